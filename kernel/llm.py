@@ -1,0 +1,120 @@
+"""The model interface the loop talks to, and the messages it sends.
+
+Adapters (OpenAI-compatible, Anthropic, scripted) turn a `ChatRequest` into their wire format
+and raise `LLMError` only after their own retries, so the loop has one failure to handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernel.calls import ToolCall
+
+
+class ToolSpec(BaseModel):
+    """What the model is told about one tool: the name, when to use it, and its JSON Schema."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class Message(BaseModel):
+    """One entry of the conversation after the instructions.
+
+    `assistant` messages carry the model's text and, for native function calling, its calls;
+    `tool` messages answer one native call by id; `user` messages carry the task and, in the
+    text protocol, observations.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """Everything one model call needs: fixed instructions, the tools, the history so far.
+
+    A plain dataclass: the loop builds one per turn around its live history, without copying it.
+    """
+
+    instructions: str
+    tools: Sequence[ToolSpec]
+    messages: Sequence[Message]
+
+
+class TokenUsage(BaseModel):
+    """Token counts for one model call, as the API reported them."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class NativeToolCall(BaseModel):
+    """A function call as the endpoint returned it; `arguments` is raw JSON text, maybe invalid."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class LLMResponse(BaseModel):
+    """One model turn: its text, its native tool calls, and the usage when reported."""
+
+    text: str = ""
+    tool_calls: tuple[NativeToolCall, ...] = ()
+    usage: TokenUsage | None = None
+    model: str = ""
+
+
+class LLMErrorKind(StrEnum):
+    """Why a model call failed for good."""
+
+    RATE_LIMITED = "rate_limited"
+    SERVER_ERROR = "server_error"
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    BAD_REQUEST = "bad_request"
+    AUTH = "auth"
+    MALFORMED_RESPONSE = "malformed_response"
+
+
+class LLMError(Exception):
+    """A model call that failed after the adapter's retries; the run stops with `llm_error`."""
+
+    def __init__(self, kind: LLMErrorKind, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.attempts = attempts
+
+    def __str__(self) -> str:
+        status = f" (HTTP {self.status})" if self.status is not None else ""
+        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"{self.kind.value}{status}{tries}: {self.message}"
+
+
+class LLM(Protocol):
+    """A chat model the loop can call."""
+
+    @property
+    def model(self) -> str:
+        """The model name, used for pricing and the trace."""
+        ...
+
+    async def complete(self, request: ChatRequest) -> LLMResponse:
+        """Return the model's next turn, or raise `LLMError` after retries."""
+        ...

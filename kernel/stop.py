@@ -1,0 +1,35 @@
+"""Why a run stopped: a closed set, so every consumer can match on it exhaustively.
+
+Only `FINISH` means success; every other member comes with `ok=False` and the partial trace.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class StopReason(StrEnum):
+    """The closed set of reasons a run ends (or pauses)."""
+
+    FINISH = "finish"
+    """The model called `finish` with an answer."""
+    MAX_STEPS = "max_steps"
+    """The step budget was spent."""
+    TOKEN_BUDGET = "token_budget"
+    """The cumulative prompt-token budget was spent."""
+    DEADLINE = "deadline"
+    """The run's wall-clock deadline passed."""
+    COST_BUDGET = "cost_budget"
+    """The USD cost budget was spent."""
+    UNPARSABLE_EXHAUSTED = "unparsable_exhausted"
+    """The model kept answering without a usable action."""
+    TOOL_ERROR_EXHAUSTED = "tool_error_exhausted"
+    """Tool calls kept failing: the same failure again and again, or too many in a row."""
+    LOOP_DETECTED = "loop_detected"
+    """The model kept repeating a call that had already been answered."""
+    LLM_ERROR = "llm_error"
+    """The model endpoint failed after its retries."""
+    CANCELLED = "cancelled"
+    """Someone stopped the run."""
+    AWAITING_APPROVAL = "awaiting_approval"
+    """The run paused: a side effect waits for a human decision; resume it with the decision."""
