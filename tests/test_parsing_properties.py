@@ -1,0 +1,224 @@
+"""Property tests for the text-protocol parser: it never raises, round-trips its own protocol, invents nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from kernel.call_blocks import TRUNCATED_PROBLEM
+from kernel.calls import ToolCall
+from kernel.parsing import UNREADABLE_PROBLEM, ParsedOutput, _canonical, _parse, parse_output
+
+FRAGMENTS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "'",
+    "\\",
+    ":",
+    ",",
+    " ",
+    "\n",
+    "```",
+    "```json\n",
+    '"action"',
+    '"name"',
+    '"args"',
+    '"arguments"',
+    '"answer"',
+    '"finish"',
+    "true",
+    "None",
+    "x",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "<|python_tag|>",
+    "<function=f>",
+    "</function>",
+    "<parameter=p>",
+    "Action:",
+    "Action Input:",
+    "Final Answer:",
+    "Observation:",
+    "Thought:",
+    "f(",
+    "(",
+    ")",
+]
+
+RESERVED_NAMES = {"finish", "finalanswer", "none", "null", "nil", "nothing", "noaction"}
+"""Names the parser reads specially: `finish` spellings (their arguments are normalised) and `None`-like words."""
+
+tool_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,30}", fullmatch=True).filter(
+    lambda name: name.replace("_", "").casefold() not in RESERVED_NAMES
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    max_leaves=12,
+)
+json_args = st.dictionaries(st.text(), json_values, max_size=6)
+prose = st.text(
+    alphabet=st.characters(blacklist_characters="{}[]<>`", blacklist_categories=("Cs",)),
+    max_size=200,
+).filter(lambda text: not re.search(r"action|answer", text, re.I))
+WORDS = st.sampled_from(
+    [
+        "the",
+        "checkout",
+        "service",
+        "error",
+        "rate",
+        "rose",
+        "after",
+        "deploy",
+        "pods",
+        "restarted",
+        "I",
+        "will",
+        "query",
+        "metrics",
+        "next",
+        "logs",
+        "show",
+        "timeouts",
+        "database",
+        "pool",
+        "exhausted",
+        "memory",
+        "CPU",
+        "latency",
+        "p99",
+        "we",
+        "should",
+        "look",
+        "at",
+        "runbook",
+        "maybe",
+        "rollback",
+        "it's",
+        '"quoted"',
+        "(aside)",
+        "5xx",
+        "10:02",
+        "step",
+        "3:",
+        "evidence:",
+        "confidence",
+        "high.",
+    ]
+)
+word_prose = st.lists(st.tuples(WORDS, st.sampled_from([" ", " ", "\n", ", ", ". "])), max_size=60).map(
+    lambda pairs: "".join(word + sep for word, sep in pairs)
+)
+
+
+def check_invariants(parsed: ParsedOutput) -> None:
+    assert isinstance(parsed, ParsedOutput)
+    assert parsed.problem != UNREADABLE_PROBLEM  # the parser's own safety net did not have to catch anything
+    assert isinstance(parsed.thought, str)
+    for call in parsed.calls:
+        assert isinstance(call, ToolCall)
+        assert call.name
+        assert isinstance(call.args, dict)
+    if parsed.calls:
+        assert parsed.problem == ""
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text())
+def test_never_raises_on_any_text(text: str):
+    check_invariants(parse_output(text))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=3), max_size=80).map("".join))
+def test_never_raises_on_json_ish_fragments(text: str):
+    check_invariants(parse_output(text))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(
+    name=tool_names,
+    args=json_args,
+    before=prose,
+    after=prose,
+    ascii_only=st.booleans(),
+    indent=st.sampled_from([None, 2]),
+)
+def test_protocol_block_round_trips(
+    name: str, args: dict[str, Any], before: str, after: str, ascii_only: bool, indent: int | None
+):
+    block = json.dumps({"action": name, "args": args}, ensure_ascii=ascii_only, indent=indent)
+    parsed = parse_output(f"{before}\n```json\n{block}\n```\n{after}")
+    assert [(call.name, call.args) for call in parsed.calls] == [(name, args)]
+    assert parsed.problem == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=tool_names, args=json_args, before=prose)
+def test_bare_protocol_object_round_trips(name: str, args: dict[str, Any], before: str):
+    assume(before.strip())
+    parsed = parse_output(f"{before} {json.dumps({'action': name, 'args': args})}")
+    assert [(call.name, call.args) for call in parsed.calls] == [(name, args)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=tool_names, args=json_args, before=prose, fenced=st.booleans(), data=st.data())
+def test_cut_off_block_yields_no_call_and_says_so(
+    name: str, args: dict[str, Any], before: str, fenced: bool, data: Any
+):
+    block = json.dumps({"action": name, "args": args})
+    cut = block[: data.draw(st.integers(min_value=1, max_value=len(block) - 1), label="cut")]
+    parsed = parse_output(f"{before}\n```json\n{cut}" if fenced else f"{before}\n{cut}")
+    assert parsed.calls == ()
+    assert parsed.problem == TRUNCATED_PROBLEM
+
+
+@settings(max_examples=300, deadline=None)
+@given(word_prose)
+def test_plain_prose_yields_no_call(text: str):
+    parsed = parse_output(text)
+    assert parsed.calls == ()
+    assert parsed.problem == ""
+    assert parsed.thought == text.strip()
+
+
+_fast_names = st.one_of(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True),
+    st.sampled_from(
+        ["finish", "Final_Answer", "final_answer", "none", "tool_name", "functions.query", "query_metrics"]
+    ),
+)
+_fast_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    thought=st.one_of(
+        st.text(max_size=80), st.sampled_from(["Thought: check it", "Known: a\nAction:", "Final Answer:"])
+    ),
+    name=_fast_names,
+    args=st.dictionaries(st.text(max_size=10), _fast_values, max_size=4),
+    gap=st.sampled_from(["\n", "\n\n", " ", ""]),
+)
+def test_fast_path_agrees_with_the_full_parser(thought: str, name: str, args: dict[str, Any], gap: str) -> None:
+    """The canonical-reply fast path is an optimisation only: wherever it answers, the full parser agrees."""
+    text = f"{thought}{gap}```json\n{json.dumps({'action': name, 'args': args})}\n```"
+    fast = _canonical(text)
+    if fast is not None:
+        assert fast == _parse(text)
