@@ -1,4 +1,4 @@
-"""HTTP plumbing shared by the LLM adapters: one JSON POST with retries, error mapping, settings.
+"""One JSON POST with retries and error mapping, shared by the LLM adapters.
 
 Both adapters go through `post_json_with_retries`, so backoff, `Retry-After` and error messages behave the same for every provider.
 """
@@ -13,13 +13,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import httpx
 
-from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message
-from kernel.prompt import messages_as_text, render_text_protocol
+from kernel.llm import LLMError, LLMErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -247,72 +245,3 @@ def preview(text: str, limit: int = 300) -> str:
 def _sentence(text: str) -> str:
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-def first_env(environ: Mapping[str, str], *names: str) -> str | None:
-    """The first of `names` set to a non-blank value in `environ`, stripped; None when none is."""
-    for name in names:
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return None
-
-
-def require_env(environ: Mapping[str, str], *names: str, purpose: str) -> str:
-    """Like `first_env`, but a missing setting is a `ValueError` that says which variable to set."""
-    value = first_env(environ, *names)
-    if value is None:
-        alternatives = " or ".join(names)
-        raise ValueError(f"{alternatives} is not set. Set it to {purpose}.")
-    return value
-
-
-def prepare_conversation(request: ChatRequest, *, native_tools: bool) -> tuple[str, list[Message]]:
-    """The system text and history to send, for native function calling or the text protocol.
-
-    Text protocol: the tool catalogue is appended to the instructions and native calls/results in
-    the history are rewritten as text turns. Native: the history is kept, except calls without an id
-    (parsed from text) and their id-less results, which no API can pair, so they are rendered as text.
-    """
-    if not native_tools:
-        catalogue = render_text_protocol(request.tools)
-        system = f"{request.instructions}\n\n{catalogue}" if request.instructions else catalogue
-        return system, messages_as_text(request.messages)
-    history: list[Message] = []
-    for message in request.messages:
-        unpaired_call = message.role == "assistant" and any(call.id is None for call in message.tool_calls)
-        unpaired_result = message.role == "tool" and not message.tool_call_id
-        history.extend(messages_as_text([message]) if unpaired_call or unpaired_result else [message])
-    return request.instructions, history
-
-
-class OwnedHttpClient:
-    """An adapter's HTTP client: the one it was given, or one it creates on first use and closes."""
-
-    def __init__(self, client: httpx.AsyncClient | None) -> None:
-        self._client = client
-        self._owns_client = client is None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient()
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this adapter created it; a client passed in is the caller's."""
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-def join_url(base_url: str, path: str) -> str:
-    """`base_url` and `path` joined with exactly one slash."""
-    return f"{base_url.rstrip('/')}/{path.lstrip('/')}"

@@ -16,17 +16,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kernel.http_retry import (
-    OwnedHttpClient,
-    RetryPolicy,
-    first_env,
-    join_url,
-    post_json_with_retries,
-    prepare_conversation,
-    preview,
-    require_env,
-)
+from kernel.adapter_base import OwnedHttpClient, first_env, join_url, require_env
+from kernel.http_retry import RetryPolicy, post_json_with_retries, preview
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, LLMResponse, Message, NativeToolCall, TokenUsage
+from kernel.prompt import prepare_conversation
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kernel.calls import FINISH_TOOL
-from kernel.llm import Message, ToolSpec
+from kernel.llm import ChatRequest, Message, ToolSpec
 
 INSTRUCTIONS = """You are OpsAgent, an incident investigator. You work in steps: each step you call one tool, read its observation, and decide the next step, until you can answer.
 
@@ -98,3 +98,22 @@ def messages_as_text(messages: Sequence[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def prepare_conversation(request: ChatRequest, *, native_tools: bool) -> tuple[str, list[Message]]:
+    """The system text and history to send, for native function calling or the text protocol.
+
+    Text protocol: the tool catalogue is appended to the instructions and native calls/results in
+    the history are rewritten as text turns. Native: the history is kept, except calls without an id
+    (parsed from text) and their id-less results, which no API can pair, so they are rendered as text.
+    """
+    if not native_tools:
+        catalogue = render_text_protocol(request.tools)
+        system = f"{request.instructions}\n\n{catalogue}" if request.instructions else catalogue
+        return system, messages_as_text(request.messages)
+    history: list[Message] = []
+    for message in request.messages:
+        unpaired_call = message.role == "assistant" and any(call.id is None for call in message.tool_calls)
+        unpaired_result = message.role == "tool" and not message.tool_call_id
+        history.extend(messages_as_text([message]) if unpaired_call or unpaired_result else [message])
+    return request.instructions, history

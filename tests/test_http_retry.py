@@ -16,14 +16,8 @@ from wire_servers import (
     openai_error,
 )
 
-from kernel.http_retry import (
-    RetryPolicy,
-    api_error_message,
-    first_env,
-    post_json_with_retries,
-    require_env,
-    retry_after_seconds,
-)
+from kernel.adapter_base import first_env, require_env
+from kernel.http_retry import RetryPolicy, api_error_message, post_json_with_retries, retry_after_seconds
 from kernel.llm import LLMError, LLMErrorKind
 
 OK = {"ok": True}

@@ -1,0 +1,62 @@
+"""What the model adapters share besides retries: an HTTP client they may own, URLs, settings.
+
+Kept apart from `http_retry` so each module holds one concept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Self
+
+import httpx
+
+
+class OwnedHttpClient:
+    """An adapter's HTTP client: the one it was given, or one it creates on first use and closes."""
+
+    def __init__(self, client: httpx.AsyncClient | None) -> None:
+        self._client = client
+        self._owns_client = client is None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient()
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this adapter created it; a client passed in is the caller's."""
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def join_url(base_url: str, path: str) -> str:
+    """`base_url` and `path` joined with exactly one slash."""
+    return f"{base_url.rstrip('/')}/{path.lstrip('/')}"
+
+
+def first_env(environ: Mapping[str, str], *names: str) -> str | None:
+    """The first of `names` set to a non-blank value in `environ`, stripped; None when none is."""
+    for name in names:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def require_env(environ: Mapping[str, str], *names: str, purpose: str) -> str:
+    """Like `first_env`, but a missing setting is a `ValueError` that says which variable to set."""
+    value = first_env(environ, *names)
+    if value is None:
+        alternatives = " or ".join(names)
+        raise ValueError(f"{alternatives} is not set. Set it to {purpose}.")
+    return value
