@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 from kernel.stop import StopReason
 
@@ -65,8 +66,12 @@ class Budget(BaseModel):
         return None
 
 
-class Usage(BaseModel):
-    """What a run has spent so far; carried in the trace so a resumed run keeps counting."""
+@dataclass
+class Usage:
+    """What a run has spent so far; carried in the trace so a resumed run keeps counting.
+
+    A pydantic dataclass: validated when a trace is loaded, plain attribute updates on the hot path.
+    """
 
     steps: int = 0
     turns: int = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,20 +19,21 @@ FINISH_TOOL = "finish"
 class ToolCall(BaseModel):
     """One requested tool invocation: a name, its arguments, and the protocol's call id."""
 
-    model_config = ConfigDict(frozen=True, ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True)
 
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     id: str | None = None
     """The native tool-call id (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`); None for text."""
 
+    @cached_property
     def key(self) -> str:
         """Identity of the call for loop detection and approvals: name + canonical arguments."""
         return f"{self.name}:{canonical_args(self.args)}"
 
     def args_hash(self) -> str:
         """SHA-256 of the name and canonical arguments, to bind an approval to this exact call."""
-        return hashlib.sha256(self.key().encode()).hexdigest()
+        return hashlib.sha256(self.key.encode()).hexdigest()
 
     def render(self) -> str:
         """A compact, human-readable `name(k=v, ...)` form for logs and Slack."""

@@ -1,0 +1,108 @@
+"""The OpsAgent kernel: a ReAct loop that never crashes on model output and never hides a failure.
+
+It knows nothing of Slack or of any backend; everything public is re-exported here.
+"""
+
+from kernel.anthropic import AnthropicLLM
+from kernel.budget import Budget, PriceTable, Pricing, Usage
+from kernel.calls import FINISH_TOOL, ToolCall, canonical_args
+from kernel.clock import RunControl
+from kernel.context import ContextPolicy
+from kernel.dispatch import CallContext, Dispatcher, DispatchResult
+from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
+from kernel.http_retry import RetryPolicy
+from kernel.llm import (
+    LLM,
+    ChatRequest,
+    LLMError,
+    LLMErrorKind,
+    LLMResponse,
+    Message,
+    NativeToolCall,
+    TokenUsage,
+    ToolSpec,
+)
+from kernel.loop import Agent, react
+from kernel.observations import READ_OUTPUT_TOOL, truncate_observation
+from kernel.openai_compat import OpenAICompatibleLLM
+from kernel.parsing import ParsedOutput, parse_output
+from kernel.policy import (
+    ApprovalRequest,
+    Approved,
+    ConfirmHook,
+    Decision,
+    Deferred,
+    Denied,
+    SideEffectMode,
+    SideEffectPolicy,
+)
+from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
+from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
+from kernel.stop import StopReason
+from kernel.tool_errors import ErrorKind, StepError
+from kernel.tools import Tool, ToolRegistry, tool_from_function
+from kernel.trace import SCHEMA_VERSION, ApprovalRecord, RunResult, Step
+
+__all__ = [
+    "DEFAULT_REDACTOR",
+    "FINISH_TOOL",
+    "LLM",
+    "READ_OUTPUT_TOOL",
+    "SCHEMA_VERSION",
+    "Agent",
+    "AnthropicLLM",
+    "ApprovalRecord",
+    "ApprovalRequest",
+    "Approved",
+    "Budget",
+    "CallContext",
+    "ChatRequest",
+    "ConfirmHook",
+    "ContextPolicy",
+    "Decision",
+    "Deferred",
+    "Denied",
+    "DispatchResult",
+    "Dispatcher",
+    "ErrorKind",
+    "Event",
+    "LLMError",
+    "LLMErrorKind",
+    "LLMResponse",
+    "Message",
+    "NativeToolCall",
+    "OpenAICompatibleLLM",
+    "ParsedOutput",
+    "PatternRedactor",
+    "PriceTable",
+    "Pricing",
+    "Redactor",
+    "RetryPolicy",
+    "RunControl",
+    "RunFinished",
+    "RunResult",
+    "RunStarted",
+    "ScriptError",
+    "ScriptedModel",
+    "SecretPattern",
+    "SideEffectMode",
+    "SideEffectPolicy",
+    "Step",
+    "StepCompleted",
+    "StepError",
+    "StepStarted",
+    "StopReason",
+    "TokenUsage",
+    "Tool",
+    "ToolCall",
+    "ToolRegistry",
+    "ToolSpec",
+    "Usage",
+    "canonical_args",
+    "native_turn",
+    "parse_output",
+    "react",
+    "text_turn",
+    "tool_from_function",
+    "truncate_observation",
+]

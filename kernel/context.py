@@ -1,0 +1,80 @@
+"""The conversation the model sees: append-only, with a stable prefix, and bounded in size.
+
+When the observations in view grow past a high-water mark, the oldest are elided to a one-line
+stub with their handle until the low-water mark is reached; the hysteresis keeps the prefix
+stable between compactions (good for provider prompt caches) and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernel.llm import ChatRequest, Message, ToolSpec
+from kernel.tokens import estimate_tokens
+
+
+class ContextPolicy(BaseModel):
+    """How much tool output the model keeps in view."""
+
+    model_config = ConfigDict(frozen=True)
+
+    obs_limit_tokens: int = Field(default=1200, ge=100)
+    """Longest single observation shown; longer ones are truncated with a marker and a handle."""
+    high_water_tokens: int = Field(default=8_000, ge=500)
+    """Observation tokens in view that trigger eliding the oldest ones."""
+    low_water_tokens: int = Field(default=4_000, ge=0)
+    """Eliding stops once the observations in view are at or under this."""
+    keep_recent: int = Field(default=2, ge=1)
+    """The most recent observation messages are never elided."""
+
+
+class Conversation:
+    """The live message history of one run, with its token count maintained incrementally."""
+
+    def __init__(self, instructions: str, tools: Sequence[ToolSpec], policy: ContextPolicy) -> None:
+        self.messages: list[Message] = []
+        self._instructions = instructions
+        self._tools = tools
+        self._policy = policy
+        self._sizes: list[int] = []
+        self._total = estimate_tokens(instructions) + estimate_tokens(json.dumps([t.model_dump() for t in tools]))
+        self._in_view: deque[int] = deque()
+        self._in_view_tokens = 0
+        self._stubs: dict[int, str] = {}
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Estimated tokens of the next request: instructions, tool specs and history."""
+        return self._total
+
+    def request(self) -> ChatRequest:
+        """The next model request, around the live history (no copy)."""
+        return ChatRequest(instructions=self._instructions, tools=self._tools, messages=self.messages)
+
+    def add(self, message: Message, *, stub: str | None = None) -> None:
+        """Append a message; one carrying observations gives the `stub` that replaces it when elided."""
+        size = estimate_tokens(message.content) + sum(estimate_tokens(c.render()) for c in message.tool_calls)
+        self.messages.append(message)
+        self._sizes.append(size)
+        self._total += size
+        if stub is not None:
+            index = len(self.messages) - 1
+            self._stubs[index] = stub
+            self._in_view.append(index)
+            self._in_view_tokens += size
+            if self._in_view_tokens > self._policy.high_water_tokens:
+                self._compact()
+
+    def _compact(self) -> None:
+        while self._in_view_tokens > self._policy.low_water_tokens and len(self._in_view) > self._policy.keep_recent:
+            index = self._in_view.popleft()
+            stub = self._stubs.pop(index)
+            saved = self._sizes[index] - estimate_tokens(stub)
+            self.messages[index] = self.messages[index].model_copy(update={"content": stub})
+            self._sizes[index] -= saved
+            self._total -= saved
+            self._in_view_tokens -= saved + estimate_tokens(stub)

@@ -1,0 +1,258 @@
+"""Tool dispatch: the one safety boundary between the model and the world.
+
+Validation, policy, approvals, rate limits, timeouts, serialisation, redaction and the audit
+log all happen here, and `dispatch` never raises: every failure is a typed `StepError`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from pydantic import BaseModel, ValidationError
+
+from kernel.calls import ToolCall
+from kernel.clock import RunControl
+from kernel.policy import (
+    ApprovalRequest,
+    Approved,
+    ConfirmHook,
+    Deferred,
+    Denied,
+    SideEffectMode,
+    SideEffectPolicy,
+)
+from kernel.prompt import render_signature
+from kernel.redaction import Redactor
+from kernel.tool_errors import (
+    BAD_ARGS_TEMPLATE,
+    DEADLINE_TEMPLATE,
+    DENIED_TEMPLATE,
+    EXCEPTION_TEMPLATE,
+    NO_CONFIRM_REASON,
+    RATE_LIMITED_TEMPLATE,
+    TIMEOUT_TEMPLATE,
+    UNKNOWN_TOOL_TEMPLATE,
+    ErrorKind,
+    StepError,
+)
+from kernel.tools import Tool, ToolRegistry
+
+log = structlog.get_logger("opsagent.dispatch")
+
+CANCELLED_MESSAGE = "'{name}' was stopped because the run was cancelled ({reason})."
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Where a call comes from: the run, the step, and the model's reasoning for it."""
+
+    run_id: str
+    step: int
+    thought: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchResult:
+    """The outcome of one call: the redacted output text or a typed error, and any approval decision."""
+
+    text: str
+    error: StepError | None = None
+    decision: Approved | Denied | Deferred | None = None
+    ms: float = 0.0
+
+
+class Dispatcher:
+    """Runs tool calls for one run under its policy, approvals, rate limits and deadline."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        policy: SideEffectPolicy,
+        confirm: ConfirmHook | None,
+        redactor: Redactor,
+        control: RunControl,
+    ) -> None:
+        self._registry = registry
+        self._policy = policy
+        self._confirm = confirm
+        self._redactor = redactor
+        self._control = control
+        self._calls: Counter[str] = Counter()
+
+    async def dispatch(
+        self, call: ToolCall, ctx: CallContext, *, decision: Approved | Denied | None = None
+    ) -> DispatchResult:
+        """Run one call and return its outcome; never raises.
+
+        `decision` settles a call that earlier paused for approval (a resumed run).
+        """
+        started = time.perf_counter()
+        tool = self._registry.get(call.name)
+        if tool is None:
+            available = ", ".join(f"'{n}'" for n in self._registry.names()) or "none"
+            return self._fail(ErrorKind.UNKNOWN_TOOL, UNKNOWN_TOOL_TEMPLATE.format(name=call.name, available=available))
+        try:
+            args = tool.args_model.model_validate(call.args)
+        except ValidationError as exc:
+            problems = "\n".join(f"- {'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors())
+            message = BAD_ARGS_TEMPLATE.format(name=call.name, problems=problems, schema=render_signature(tool.spec))
+            return self._fail(ErrorKind.BAD_ARGS, message)
+        limit = tool.max_calls_per_run
+        if limit is not None and self._calls[tool.name] >= limit:
+            return self._fail(ErrorKind.RATE_LIMITED, RATE_LIMITED_TEMPLATE.format(name=tool.name, limit=limit))
+        self._calls[tool.name] += 1
+        kwargs = vars(args)  # the validated fields, without pydantic's slow __iter__
+        handler = tool.handler
+        outcome: Approved | Denied | Deferred | None = None
+        if tool.side_effect:
+            gate = await self._gate(tool, call, ctx, decision)
+            if isinstance(gate, DispatchResult):
+                return gate
+            handler, outcome = gate
+        result = await self._execute(tool, handler, kwargs)
+        result = DispatchResult(result.text, result.error, outcome, (time.perf_counter() - started) * 1000)
+        if tool.side_effect:
+            log.info(
+                "side_effect_dispatched",
+                run_id=ctx.run_id,
+                step=ctx.step,
+                tool=tool.name,
+                args_hash=call.args_hash(),
+                approved_by=outcome.by if isinstance(outcome, Approved) else None,
+                dry_run=outcome is None,
+                error=result.error.kind if result.error else None,
+            )
+        return result
+
+    async def _gate(
+        self, tool: Tool, call: ToolCall, ctx: CallContext, decision: Approved | Denied | None
+    ) -> DispatchResult | tuple[Any, Approved | None]:
+        """Policy and approval for a side-effect call: a refusal, or the handler to run and why."""
+        refusal = self._policy.refusal(tool.name)
+        if refusal is not None:
+            return self._deny(tool, call, ctx, refusal, None)
+        if self._policy.mode is SideEffectMode.DRY_RUN:
+            return _dry_run(tool), None
+        if decision is None:
+            if self._confirm is None:
+                return self._deny(tool, call, ctx, NO_CONFIRM_REASON, None)
+            request = ApprovalRequest(
+                run_id=ctx.run_id,
+                step=ctx.step,
+                call=call,
+                args_hash=call.args_hash(),
+                thought=ctx.thought,
+                description=tool.description,
+            )
+            try:
+                async with self._control.paused():
+                    decision_or_deferred = await self._confirm(request)
+            except TimeoutError:
+                return self._cancelled(tool.name)
+            except Exception as exc:
+                return self._deny(tool, call, ctx, f"the approval request failed ({type(exc).__name__}: {exc})", None)
+            if isinstance(decision_or_deferred, Deferred):
+                log.info(
+                    "approval_deferred",
+                    run_id=ctx.run_id,
+                    step=ctx.step,
+                    tool=tool.name,
+                    approval_id=decision_or_deferred.approval_id,
+                )
+                return DispatchResult(text="", decision=decision_or_deferred)
+            decision = decision_or_deferred
+        match decision:
+            case Denied():
+                return self._deny(tool, call, ctx, f"denied by {decision.by}: {decision.reason}", decision)
+            case Approved() if decision.args_hash != call.args_hash():
+                return self._deny(tool, call, ctx, "the approval was given for different arguments", decision)
+            case Approved():
+                log.info(
+                    "approval_granted",
+                    run_id=ctx.run_id,
+                    step=ctx.step,
+                    tool=tool.name,
+                    args_hash=decision.args_hash,
+                    approved_by=decision.by,
+                )
+                return tool.handler, decision
+            case _:
+                return self._deny(tool, call, ctx, f"the approver returned no decision ({decision!r})", None)
+
+    async def _execute(self, tool: Tool, handler: Any, kwargs: dict[str, Any]) -> DispatchResult:
+        scope = self._control.limit(tool.timeout)
+        started = time.perf_counter()
+        try:
+            async with scope:
+                value = await handler(**kwargs)
+        except TimeoutError as exc:
+            if self._control.cancelled:
+                return self._cancelled(tool.name)
+            if not scope.expired:  # the tool's own TimeoutError, not ours: an exception like any other
+                return self._exception(tool, exc)
+            seconds = round(time.perf_counter() - started, 2)
+            template = DEADLINE_TEMPLATE if self._control.left() <= 0 else TIMEOUT_TEMPLATE
+            return self._fail(
+                ErrorKind.TIMEOUT,
+                template.format(name=tool.name, seconds=seconds if template is DEADLINE_TEMPLATE else tool.timeout),
+            )
+        except Exception as exc:
+            return self._exception(tool, exc)
+        return DispatchResult(text=self._redactor.redact(serialise_output(value)))
+
+    def _exception(self, tool: Tool, exc: Exception) -> DispatchResult:
+        detail = self._redactor.redact(str(exc)) or "(no message)"
+        message = EXCEPTION_TEMPLATE.format(name=tool.name, type=type(exc).__name__, detail=detail)
+        return self._fail(ErrorKind.EXCEPTION, message)
+
+    def _deny(
+        self, tool: Tool, call: ToolCall, ctx: CallContext, reason: str, decision: Denied | Approved | None
+    ) -> DispatchResult:
+        log.info(
+            "side_effect_refused",
+            run_id=ctx.run_id,
+            step=ctx.step,
+            tool=tool.name,
+            args_hash=call.args_hash(),
+            reason=reason,
+        )
+        error = StepError(kind=ErrorKind.DENIED, message=DENIED_TEMPLATE.format(name=tool.name, reason=reason))
+        return DispatchResult(text=error.render(), error=error, decision=decision)
+
+    def _cancelled(self, name: str) -> DispatchResult:
+        return self._fail(ErrorKind.CANCELLED, CANCELLED_MESSAGE.format(name=name, reason=self._control.cancel_reason))
+
+    @staticmethod
+    def _fail(kind: ErrorKind, message: str) -> DispatchResult:
+        error = StepError(kind=kind, message=message)
+        return DispatchResult(text=error.render(), error=error)
+
+
+def serialise_output(value: Any) -> str:
+    """Tool results as text: strings as they are, models and containers as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError) as exc:
+        return f"{value!r} (not JSON-serialisable: {exc})"
+
+
+def _dry_run(tool: Tool) -> Any:
+    """A stand-in handler that reports what the side-effect tool would do, and does nothing."""
+
+    async def dry_run(**kwargs: Any) -> str:
+        would = await tool.preview(**kwargs) if tool.preview else {"tool": tool.name, "args": kwargs}
+        return f"[DryRun] Not executed (policy: dry_run). Would do: {serialise_output(would)}"
+
+    return dry_run

@@ -1,0 +1,47 @@
+"""The typed events a run emits as it goes: the one stream the terminal, Slack and tests consume.
+
+`Agent.events` yields them; `Agent.run` drains them and returns the final `RunResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernel.calls import ToolCall
+from kernel.trace import RunResult, Step
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run began, or resumed from its trace."""
+
+    run_id: str
+    task: str
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StepStarted:
+    """The model asked for a call; it is about to be dispatched (approval may be asked first)."""
+
+    index: int
+    thought: str
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class StepCompleted:
+    """A step ended: its observation, error kind, timing and any approval are in `step`."""
+
+    step: Step
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """The run ended (or paused for an approval); `result` is the whole trace."""
+
+    result: RunResult
+
+
+Event = RunStarted | StepStarted | StepCompleted | RunFinished
+"""Everything a run can emit; match on it with `assert_never` in the default case."""

@@ -1,0 +1,271 @@
+"""The OpsAgent kernel loop: ask the model, run what it asks for, until a finish or a budget.
+
+One async generator of typed events is the loop; `run` drains it. The loop never raises on
+model output or tool behaviour: every failure becomes an observation or an explicit stop.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import assert_never
+
+from kernel.budget import Budget, Pricing
+from kernel.calls import FINISH_TOOL
+from kernel.clock import RunControl
+from kernel.context import ContextPolicy, Conversation
+from kernel.dispatch import CallContext, Dispatcher
+from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
+from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message
+from kernel.observations import ObservationStore, handle_for, read_output_tool
+from kernel.parsing import parse_output
+from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
+from kernel.prompt import finish_spec, render_instructions
+from kernel.redaction import DEFAULT_REDACTOR, Redactor
+from kernel.state import PlannedStep, RunState, plan_turn
+from kernel.stop import StopReason
+from kernel.tokens import estimate_tokens
+from kernel.tool_errors import LOOP_GUARD_TEMPLATE, NOT_RUN_TEMPLATE, ErrorKind, StepError
+from kernel.tools import ToolRegistry
+from kernel.trace import RunResult, Step
+
+SALVAGE_REASONS = frozenset(
+    {StopReason.MAX_STEPS, StopReason.LOOP_DETECTED, StopReason.TOOL_ERROR_EXHAUSTED, StopReason.UNPARSABLE_EXHAUSTED}
+)
+"""Stops after which one more model turn may summarise; budgets of time, tokens and money forbid it."""
+SALVAGE_PROMPT = (
+    "You must stop now: {reason}. Do not call any tool. Write what you know so far, citing the step numbers of the "
+    "evidence, what you could not check, and what a human should check next. This will be shown as an unfinished result."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Agent:
+    """A configured kernel: model, tools, limits and safety settings. Runs are independent."""
+
+    llm: LLM
+    tools: ToolRegistry
+    budget: Budget = field(default_factory=Budget)
+    policy: SideEffectPolicy = field(default_factory=SideEffectPolicy)
+    """Side effects are refused unless configured otherwise (read-only by default)."""
+    confirm: ConfirmHook | None = None
+    """Asks a human about each side-effect call; without it no side effect runs."""
+    redactor: Redactor = DEFAULT_REDACTOR
+    context: ContextPolicy = field(default_factory=ContextPolicy)
+    prices: Mapping[str, Pricing] = field(default_factory=dict)
+    salvage: bool = True
+    """On a failed run, ask the model once for what it knows so far (recorded as `partial_answer`)."""
+
+    def __post_init__(self) -> None:
+        if self.budget.max_cost_usd is not None and self.llm.model not in self.prices:
+            raise ValueError(f"a cost budget needs a price for model '{self.llm.model}': add it to `prices`")
+
+    async def run(self, task: str, *, control: RunControl | None = None) -> RunResult:
+        """Run an investigation to its end and return the trace."""
+        return await _drain(self.events(task, control=control))
+
+    async def resume(
+        self,
+        trace: RunResult,
+        *,
+        decisions: Mapping[str, Approved | Denied] | None = None,
+        control: RunControl | None = None,
+    ) -> RunResult:
+        """Continue a run from its saved trace, settling paused approvals with `decisions` (by approval id)."""
+        return await _drain(self.events_from(trace, decisions=decisions, control=control))
+
+    def events(self, task: str, *, control: RunControl | None = None) -> AsyncIterator[Event]:
+        """Run an investigation, yielding each event as it happens."""
+        state = self._new_state(
+            run_id=uuid.uuid4().hex[:12], task=task, nonce=secrets.token_hex(4), started_at=datetime.now(UTC)
+        )
+        state.start(task)
+        return self._loop(state, control or RunControl(), {}, resumed=False)
+
+    def events_from(
+        self,
+        trace: RunResult,
+        *,
+        decisions: Mapping[str, Approved | Denied] | None = None,
+        control: RunControl | None = None,
+    ) -> AsyncIterator[Event]:
+        """Continue a run from its trace (the trace is the checkpoint), yielding events."""
+        if trace.ok:
+            raise ValueError(f"run {trace.run_id} already finished; start a new run for a follow-up")
+        state = self._new_state(
+            run_id=trace.run_id, task=trace.task, nonce=trace.nonce or secrets.token_hex(4), started_at=trace.started_at
+        )
+        state.restore(trace)
+        return self._loop(state, control or RunControl(), dict(decisions or {}), resumed=True)
+
+    async def _loop(
+        self, state: RunState, control: RunControl, decisions: dict[str, Approved | Denied], *, resumed: bool
+    ) -> AsyncIterator[Event]:
+        yield RunStarted(run_id=state.run_id, task=state.task, resumed=resumed)
+        control.start(self.budget.max_seconds - state.usage.elapsed_s)
+        began = time.monotonic()
+        dispatcher = self._dispatcher(state, control)
+        state.stop = None
+        for step in [s for s in state.steps if s.pending]:
+            yield StepCompleted(await self._settle(state, dispatcher, step, decisions))
+        state.close_turn()
+        while state.stop is None:
+            state.stop = (
+                StopReason.CANCELLED
+                if control.cancelled
+                else self.budget.check_before_turn(state.usage, control.left())
+            )
+            if state.stop is not None:
+                break
+            response = await self._ask(state, control)
+            if response is None:
+                break
+            for planned in self._plan(state, response):
+                if planned.call is not None and planned.error is None:
+                    yield StepStarted(index=len(state.steps) + 1, thought=planned.thought, call=planned.call)
+                yield StepCompleted(await self._step(state, dispatcher, planned, control))
+            state.close_turn()
+        state.usage.elapsed_s += time.monotonic() - began
+        if self.salvage and state.stop in SALVAGE_REASONS:
+            await self._salvage(state, control)
+        yield RunFinished(state.result())
+
+    async def _ask(self, state: RunState, control: RunControl) -> LLMResponse | None:
+        """One model call within the deadline; on failure, sets the stop and returns None."""
+        try:
+            async with control.limit():
+                return await self.llm.complete(state.conversation.request())
+        except LLMError as exc:
+            state.stop, state.detail = StopReason.LLM_ERROR, f"model call failed: {exc}"
+        except TimeoutError:
+            state.stop = StopReason.CANCELLED if control.cancelled else StopReason.DEADLINE
+            state.detail = control.cancel_reason if control.cancelled else "the deadline passed during a model call"
+        except Exception as exc:  # an adapter bug must still end the run explicitly, not crash it
+            state.stop, state.detail = StopReason.LLM_ERROR, f"model adapter raised {type(exc).__name__}: {exc}"
+        return None
+
+    def _plan(self, state: RunState, response: LLMResponse) -> list[PlannedStep]:
+        """Count the turn's usage and split it into steps; calls past the step budget are not run."""
+        planned, native = plan_turn(response)
+        if response.usage is not None:
+            prompt, completion, estimated = response.usage.prompt_tokens, response.usage.completion_tokens, False
+        else:
+            completion = estimate_tokens(response.text) + sum(estimate_tokens(c.arguments) for c in response.tool_calls)
+            prompt, estimated = state.conversation.prompt_tokens, True
+        state.usage.add_turn(prompt, completion, estimated=estimated, price=self.prices.get(self.llm.model))
+        state.begin_turn(response, native=native, prompt_tokens=prompt, completion_tokens=completion)
+        room = self.budget.max_steps - state.usage.steps
+        return [p if i < room else _not_run(p, "the step budget ran out in this turn") for i, p in enumerate(planned)]
+
+    async def _step(self, state: RunState, dispatcher: Dispatcher, planned: PlannedStep, control: RunControl) -> Step:
+        call = planned.call
+        if planned.error is not None or call is None:
+            return state.record(planned, planned.error)
+        if state.stop is not None and state.stop is not StopReason.AWAITING_APPROVAL:
+            return state.record(planned, _not_run(planned, f"the run is stopping ({state.stop})").error)
+        if call.name == FINISH_TOOL:
+            state.stop, state.answer = StopReason.FINISH, str(call.args["answer"])
+            return state.record(planned)
+        if (earlier := state.guard.check(call, state.next_index)) is not None:
+            return state.record(planned, _loop_warning(earlier))
+        ctx = CallContext(run_id=state.run_id, step=state.next_index, thought=planned.thought)
+        outcome = await dispatcher.dispatch(call, ctx)
+        if control.cancelled:
+            state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
+        return state.record(planned, outcome)
+
+    async def _settle(
+        self, state: RunState, dispatcher: Dispatcher, step: Step, decisions: Mapping[str, Approved | Denied]
+    ) -> Step:
+        """Run (or refuse) a call that paused for approval, now that a decision may have arrived."""
+        assert step.call is not None
+        assert step.approval is not None
+        decision = decisions.get(step.approval.approval_id)
+        ctx = CallContext(run_id=state.run_id, step=step.index, thought=step.thought)
+        outcome = await dispatcher.dispatch(step.call, ctx, decision=decision)
+        return state.settle(step, outcome)
+
+    async def _salvage(self, state: RunState, control: RunControl) -> None:
+        """Ask once, without tools, for the best account so far; it stays `ok=False`."""
+        prompt = Message(role="user", content=SALVAGE_PROMPT.format(reason=state.stop))
+        live = state.conversation.request()
+        request = ChatRequest(instructions=live.instructions, tools=live.tools, messages=[*live.messages, prompt])
+        try:
+            async with control.limit():
+                response = await self.llm.complete(request)
+        except (LLMError, TimeoutError) as exc:
+            state.detail += f"; the summary turn failed ({type(exc).__name__})"
+            return
+        parsed = parse_output(response.text)
+        finish = next(
+            (c for c in parsed.calls if c.name == FINISH_TOOL and isinstance(c.args.get("answer"), str)), None
+        )
+        state.partial_answer = str(finish.args["answer"]) if finish else response.text.strip() or None
+        usage = response.usage
+        prompt_tokens = (
+            usage.prompt_tokens if usage else state.conversation.prompt_tokens + estimate_tokens(prompt.content)
+        )
+        completion_tokens = usage.completion_tokens if usage else estimate_tokens(response.text)
+        state.usage.add_turn(
+            prompt_tokens, completion_tokens, estimated=usage is None, price=self.prices.get(self.llm.model)
+        )
+
+    def _new_state(self, *, run_id: str, task: str, nonce: str, started_at: datetime) -> RunState:
+        store = ObservationStore(page_tokens=self.context.obs_limit_tokens)
+        tools = ToolRegistry([*self.tools, read_output_tool(store)])
+        conversation = Conversation(render_instructions(nonce), [*tools.specs(), finish_spec()], self.context)
+        return RunState(
+            run_id=run_id,
+            task=task,
+            model=self.llm.model,
+            nonce=nonce,
+            started_at=started_at,
+            budget=self.budget,
+            tools=tools,
+            conversation=conversation,
+            store=store,
+            obs_limit_tokens=self.context.obs_limit_tokens,
+        )
+
+    def _dispatcher(self, state: RunState, control: RunControl) -> Dispatcher:
+        return Dispatcher(
+            state.tools, policy=self.policy, confirm=self.confirm, redactor=self.redactor, control=control
+        )
+
+
+async def react(
+    task: str, tools: ToolRegistry, *, llm: LLM, control: RunControl | None = None, **options: object
+) -> RunResult:
+    """Run one investigation: shorthand for `Agent(llm=llm, tools=tools, **options).run(task)`."""
+    return await Agent(llm=llm, tools=tools, **options).run(task, control=control)  # type: ignore[arg-type]
+
+
+async def _drain(events: AsyncIterator[Event]) -> RunResult:
+    async for event in events:
+        match event:
+            case RunFinished(result=result):
+                return result
+            case RunStarted() | StepStarted() | StepCompleted():
+                pass
+            case _:
+                assert_never(event)
+    raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+
+
+def _not_run(planned: PlannedStep, why: str) -> PlannedStep:
+    name = planned.call.name if planned.call else "the call"
+    return PlannedStep(
+        planned.thought,
+        planned.call,
+        StepError(kind=ErrorKind.NOT_RUN, message=NOT_RUN_TEMPLATE.format(name=name, why=why)),
+    )
+
+
+def _loop_warning(earlier: int) -> StepError:
+    return StepError(
+        kind=ErrorKind.LOOP_GUARD, message=LOOP_GUARD_TEMPLATE.format(step=earlier, handle=handle_for(earlier))
+    )

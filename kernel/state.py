@@ -1,0 +1,303 @@
+"""The mutable state of one run, and how each kind of step is recorded into it.
+
+The loop (`kernel.loop`) decides what happens next; this module keeps the books: steps,
+turns, usage, the conversation, and the trace it all becomes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from kernel.budget import Budget, Usage
+from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.context import Conversation
+from kernel.dispatch import DispatchResult
+from kernel.llm import LLMResponse, Message
+from kernel.loop_guard import LoopGuard
+from kernel.observations import ObservationStore, fence, handle_for, truncate_observation
+from kernel.parsing import parse_output
+from kernel.policy import Approved, Deferred, Denied
+from kernel.stop import StopReason
+from kernel.streak import ErrorStreak
+from kernel.tool_errors import (
+    BAD_ARGS_JSON_TEMPLATE,
+    FINISH_NEEDS_ANSWER,
+    FINISH_NOT_ALONE,
+    ErrorKind,
+    StepError,
+    format_error,
+)
+from kernel.tools import ToolRegistry
+from kernel.trace import ApprovalRecord, RunResult, Step
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedStep:
+    """One step a model turn asks for: a call, possibly already known to be invalid."""
+
+    thought: str
+    call: ToolCall | None
+    error: StepError | None = None
+
+
+def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
+    """The steps a model turn asks for, and whether they came as native function calls."""
+    if response.tool_calls:
+        planned = []
+        for native in response.tool_calls:
+            try:
+                args = json.loads(native.arguments, parse_constant=_reject_constant) if native.arguments.strip() else {}
+                problem = "" if isinstance(args, dict) else f"got {type(args).__name__}, not an object"
+            except ValueError as exc:
+                args, problem = {"_raw": native.arguments}, str(exc)
+            if problem:
+                call = ToolCall(name=native.name, args={"_raw": native.arguments}, id=native.id)
+                error = StepError(
+                    kind=ErrorKind.BAD_ARGS, message=BAD_ARGS_JSON_TEMPLATE.format(name=native.name, problem=problem)
+                )
+                planned.append(PlannedStep(response.text, call, error))
+            else:
+                planned.append(PlannedStep(response.text, ToolCall(name=native.name, args=args, id=native.id)))
+        return _check_finish(planned), True
+    parsed = parse_output(response.text)
+    if not parsed.calls:
+        return [PlannedStep(parsed.thought, None, format_error(parsed.problem))], False
+    return _check_finish([PlannedStep(parsed.thought, call) for call in parsed.calls]), False
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _check_finish(planned: list[PlannedStep]) -> list[PlannedStep]:
+    """`finish` must come alone and with an answer; otherwise it is an error the model can fix."""
+    for i, p in enumerate(planned):
+        if p.call is None or p.call.name != FINISH_TOOL or p.error is not None:
+            continue
+        answer = p.call.args.get("answer")
+        if len(planned) > 1:
+            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NOT_ALONE))
+        elif not isinstance(answer, str) or not answer.strip():
+            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NEEDS_ANSWER))
+    return planned
+
+
+@dataclass(eq=False)
+class RunState:
+    """Everything one run has done so far; `result()` turns it into the trace."""
+
+    run_id: str
+    task: str
+    model: str
+    nonce: str
+    started_at: datetime
+    budget: Budget
+    tools: ToolRegistry
+    conversation: Conversation
+    store: ObservationStore
+    obs_limit_tokens: int
+    usage: Usage = field(default_factory=Usage)
+    steps: list[Step] = field(default_factory=list)
+    turns: list[LLMResponse] = field(default_factory=list)
+    stop: StopReason | None = None
+    answer: str | None = None
+    partial_answer: str | None = None
+    detail: str = ""
+    guard: LoopGuard = field(default_factory=LoopGuard)
+    streak: ErrorStreak = field(init=False)
+    _open: list[Step] = field(default_factory=list)
+    _native: bool = False
+    _turn_tokens: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        self.streak = ErrorStreak(self.budget)
+
+    def begin_turn(self, response: LLMResponse, *, native: bool, prompt_tokens: int, completion_tokens: int) -> None:
+        """Record a model turn before its steps are run."""
+        self.turns.append(response)
+        self._native = native
+        self._turn_tokens = (prompt_tokens, completion_tokens)
+
+    @property
+    def next_index(self) -> int:
+        """The number the next recorded step will get."""
+        return len(self.steps) + 1
+
+    def record(self, planned: PlannedStep, outcome: DispatchResult | StepError | None = None) -> Step:
+        """Record a finished step: the observation the model will see, the error, the stop it implies."""
+        prompt, completion = self._turn_tokens
+        index = self.next_index
+        fields: dict[str, Any] = {}
+        if isinstance(outcome, StepError):
+            fields = {"observation": outcome.render(), "error": outcome.kind}
+        elif isinstance(outcome, DispatchResult):
+            fields = self._dispatch_fields(index, planned.call, outcome)
+        step = Step(
+            index=index,
+            turn=len(self.turns) - 1,
+            thought=planned.thought,
+            call=planned.call,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            **fields,
+        )
+        if isinstance(outcome, StepError):
+            self._count(step, outcome)
+        elif isinstance(outcome, DispatchResult):
+            self._count(step, outcome.error)
+        if not step.pending and step.error is not ErrorKind.NOT_RUN:
+            self.usage.steps += 1
+        self.steps.append(step)
+        self._open.append(step)
+        return step
+
+    def _dispatch_fields(self, index: int, call: ToolCall | None, outcome: DispatchResult) -> dict[str, Any]:
+        """The step fields for a dispatched call; keeps the full output and watches for loops."""
+        assert call is not None
+        approval = _approval_record(outcome.decision)
+        if isinstance(outcome.decision, Deferred):
+            self.stop = self.stop or StopReason.AWAITING_APPROVAL
+            return {"approval": approval, "ms": outcome.ms}
+        handle = handle_for(index)
+        self.store.keep(handle, outcome.text)
+        view = outcome.text if outcome.error else truncate_observation(outcome.text, self.obs_limit_tokens, handle)
+        if self.guard.record(call, index, outcome.text, ok=outcome.error is None):
+            self.stop = self.stop or StopReason.LOOP_DETECTED
+            self.detail = f"step {index} repeated a call the loop guard had warned about, with the same result"
+        return {
+            "observation": view,
+            "error": outcome.error.kind if outcome.error else None,
+            "ms": outcome.ms,
+            "approval": approval,
+        }
+
+    def _count(self, step: Step, error: StepError | None) -> None:
+        if error is not None and error.kind is ErrorKind.CANCELLED:
+            return
+        fingerprint = f"{error.kind}:{step.call.key if step.call else _digest(self.turns[-1].text)}" if error else ""
+        reason = self.streak.observe(error, fingerprint)
+        if reason is not None and self.stop is None:
+            self.stop = reason
+            self.detail = f"stuck after step {step.index}: {error.render() if error else ''}"
+
+    def settle(self, step: Step, outcome: DispatchResult) -> Step:
+        """Replace a step that waited for approval with its outcome, once decided."""
+        settled = step.model_copy(update=self._dispatch_fields(step.index, step.call, outcome))
+        self._count(settled, outcome.error)
+        if not settled.pending:
+            self.usage.steps += 1
+        self.steps[step.index - 1] = settled
+        self._open = [settled if s.index == step.index else s for s in self._open]
+        return settled
+
+    def close_turn(self) -> None:
+        """Append the turn and its observations to the conversation, once no step waits for approval."""
+        if not self._open or any(s.pending for s in self._open):
+            return
+        turn, steps, self._open = self.turns[self._open[0].turn], self._open, []
+        if self._native and all(s.call and s.call.id for s in steps):
+            self.conversation.add(
+                Message(role="assistant", content=turn.text, tool_calls=tuple(s.call for s in steps if s.call))
+            )
+            for s in steps:
+                assert s.call is not None
+                self.conversation.add(
+                    Message(role="tool", content=self._shown(s), tool_call_id=s.call.id, tool_name=s.call.name),
+                    stub=_stub(s),
+                )
+            return
+        self.conversation.add(Message(role="assistant", content=turn.text))
+        blocks = [
+            f"Observation (step {s.index}{', ' + s.call.name if s.call else ''}):\n{self._shown(s)}" for s in steps
+        ]
+        stubs = [_stub(s) for s in steps if s.call is not None]
+        self.conversation.add(
+            Message(role="user", content="\n\n".join(blocks)), stub="\n".join(stubs) if stubs else None
+        )
+
+    def _shown(self, step: Step) -> str:
+        """The observation as it goes to the model: tool output fenced as data, kernel messages as they are."""
+        fenced = step.error is None or step.error is ErrorKind.EXCEPTION
+        return fence(step.observation, self.nonce) if fenced and step.call is not None else step.observation
+
+    def start(self, task: str) -> None:
+        """Open the conversation with the task."""
+        self.conversation.add(Message(role="user", content=f"Task: {task}"))
+
+    def restore(self, trace: RunResult) -> None:
+        """Rebuild the state from a trace: the same steps replayed into the same conversation."""
+        self.start(trace.task)
+        self.usage = replace(trace.usage)
+        by_turn: dict[int, list[Step]] = {}
+        for step in trace.steps:
+            by_turn.setdefault(step.turn, []).append(step)
+        for turn_index, response in enumerate(trace.turns):
+            steps = by_turn.get(turn_index, [])
+            first = steps[0] if steps else None
+            native = bool(response.tool_calls) and all(s.call is not None and s.call.id for s in steps)
+            self.begin_turn(
+                response,
+                native=native,
+                prompt_tokens=first.prompt_tokens if first else 0,
+                completion_tokens=first.completion_tokens if first else 0,
+            )
+            for step in steps:
+                if step.call is not None and not step.pending:
+                    full = trace.outputs.get(handle_for(step.index), step.observation)
+                    self.store.keep(handle_for(step.index), full)
+                    self.guard.record(step.call, step.index, full, ok=step.ok)
+                self.steps.append(step)
+                self._open.append(step)
+            self.close_turn()
+        self.answer, self.partial_answer, self.detail = trace.answer, trace.partial_answer, trace.detail
+
+    def result(self) -> RunResult:
+        """The trace of the run so far."""
+        outputs = {h: text for h, text in self.store.items() if self._view_of(h) != text}
+        return RunResult(
+            run_id=self.run_id,
+            task=self.task,
+            model=self.model,
+            started_at=self.started_at,
+            stop_reason=self.stop or StopReason.CANCELLED,
+            answer=self.answer,
+            partial_answer=self.partial_answer,
+            detail=self.detail,
+            steps=list(self.steps),
+            turns=list(self.turns),
+            usage=replace(self.usage),
+            outputs=outputs,
+            nonce=self.nonce,
+        )
+
+    def _view_of(self, handle: str) -> str | None:
+        index = int(handle[1:])
+        return self.steps[index - 1].observation if 0 < index <= len(self.steps) else None
+
+
+def _approval_record(decision: Approved | Denied | Deferred | None) -> ApprovalRecord | None:
+    match decision:
+        case None:
+            return None
+        case Approved():
+            return ApprovalRecord(decision="approved", by=decision.by, at=decision.at, reason=decision.note)
+        case Denied():
+            return ApprovalRecord(decision="denied", by=decision.by, at=decision.at, reason=decision.reason)
+        case Deferred():
+            return ApprovalRecord(decision="pending", approval_id=decision.approval_id)
+
+
+def _stub(step: Step) -> str:
+    first = step.observation.strip().split("\n", 1)[0][:160]
+    return (
+        f"[step {step.index} output elided from view to save context; it began: {first!r}. "
+        f'read_output(handle="{handle_for(step.index)}") shows it in full]'
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.strip().encode()).hexdigest()[:16]

@@ -1,0 +1,50 @@
+"""Telling a stuck model from noisy work that still progresses, from the run of failed steps.
+
+The same failure again and again is stuck; different failures in a row are noise, and only a
+long streak of them stops the run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kernel.budget import Budget
+from kernel.stop import StopReason
+from kernel.tool_errors import ErrorKind, StepError
+
+
+class ErrorStreak:
+    """Counts the current streak of failed steps and the repeats of each failure within it."""
+
+    def __init__(self, budget: Budget) -> None:
+        self._budget = budget
+        self._length = 0
+        self._only_format = True
+        self._repeats: Counter[str] = Counter()
+
+    def observe(self, error: StepError | None, fingerprint: str) -> StopReason | None:
+        """Count one step's outcome; the stop reason if the streak shows the run is stuck."""
+        if error is None:
+            self._length = 0
+            self._only_format = True
+            self._repeats.clear()
+            return None
+        self._length += 1
+        self._only_format &= error.kind is ErrorKind.FORMAT
+        self._repeats[fingerprint] += 1
+        limit = self._budget.max_identical_transient_errors if error.transient else self._budget.max_identical_errors
+        if self._repeats[fingerprint] >= limit:
+            return _reason_for(error.kind)
+        if self._length >= self._budget.max_consecutive_errors:
+            return StopReason.UNPARSABLE_EXHAUSTED if self._only_format else StopReason.TOOL_ERROR_EXHAUSTED
+        return None
+
+
+def _reason_for(kind: ErrorKind) -> StopReason:
+    match kind:
+        case ErrorKind.FORMAT:
+            return StopReason.UNPARSABLE_EXHAUSTED
+        case ErrorKind.LOOP_GUARD:
+            return StopReason.LOOP_DETECTED
+        case _:
+            return StopReason.TOOL_ERROR_EXHAUSTED

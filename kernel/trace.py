@@ -1,0 +1,134 @@
+"""The run's trace: every step with its thought, call, observation, timing and tokens, and the result.
+
+Serialised traces carry a `schema_version`; older versions are migrated when loaded, so a trace
+stays a readable record, a resume checkpoint and a replay fixture for as long as we keep it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from kernel.budget import Usage
+from kernel.calls import ToolCall
+from kernel.llm import LLMResponse
+from kernel.stop import StopReason
+from kernel.tool_errors import ErrorKind
+
+SCHEMA_VERSION = 1
+"""Bump on any incompatible change, and add the step up from the old version to `MIGRATIONS`."""
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+"""`MIGRATIONS[n]` turns a version-n trace dict into a version-n+1 one."""
+
+
+class ApprovalRecord(BaseModel):
+    """The human decision on a side-effect step, or that it is still pending."""
+
+    decision: Literal["approved", "denied", "pending"]
+    by: str = ""
+    at: datetime | None = None
+    reason: str = ""
+    approval_id: str = ""
+
+
+class Step(BaseModel):
+    """One tool call (or one unusable model turn) and what came of it."""
+
+    index: int
+    """1-based position in the run."""
+    turn: int
+    """0-based index of the model turn in `RunResult.turns` that asked for this step."""
+    thought: str = ""
+    call: ToolCall | None = None
+    """None when the model's turn held no usable action."""
+    observation: str = ""
+    """Exactly what the model was shown (truncated, redacted), before fencing."""
+    error: ErrorKind | None = None
+    ms: float = 0.0
+    prompt_tokens: int = 0
+    """Prompt tokens of the model turn that produced this step."""
+    completion_tokens: int = 0
+    approval: ApprovalRecord | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the step succeeded."""
+        return self.error is None
+
+    @property
+    def pending(self) -> bool:
+        """Whether the step waits for a human decision."""
+        return self.approval is not None and self.approval.decision == "pending"
+
+
+class RunResult(BaseModel):
+    """The outcome of a run and its full trace. `ok` is true only for `finish`; failure is explicit."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+    """Model-made arguments may hold NaN or Infinity (lenient parsing); they must survive a round-trip."""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    task: str
+    model: str = ""
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    stop_reason: StopReason
+    answer: str | None = None
+    """The final answer; set only when the run finished."""
+    partial_answer: str | None = None
+    """On failure: the model's last word on what it knows and could not check. Not an answer."""
+    detail: str = ""
+    """A human-readable account of why the run stopped."""
+    steps: list[Step] = Field(default_factory=list)
+    turns: list[LLMResponse] = Field(default_factory=list)
+    """Every model response, in order: what replay feeds back to the kernel."""
+    usage: Usage = Field(default_factory=Usage)
+    outputs: dict[str, str] = Field(default_factory=dict)
+    """Full outputs behind handles, for steps whose observation was truncated."""
+    nonce: str = ""
+    """The data-fence nonce the model was told about; a resumed run keeps it."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ok(self) -> bool:
+        """True only when the model finished with an answer."""
+        return self.stop_reason is StopReason.FINISH
+
+    def pending_steps(self) -> list[Step]:
+        """Steps that wait for an approval decision (when `stop_reason` is `awaiting_approval`)."""
+        return [s for s in self.steps if s.pending]
+
+    def full_output(self, step: Step) -> str:
+        """A step's complete output: the kept full text if it was truncated, else the observation."""
+        return self.outputs.get(f"o{step.index}", step.observation)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """Serialise the trace (with `schema_version`) as JSON."""
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> RunResult:
+        """Load a trace written by this or any earlier schema version."""
+        return cls.model_validate(migrate(json.loads(text)))
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a trace dict up to `SCHEMA_VERSION`, refusing versions from the future."""
+    version = data.get("schema_version")
+    if not isinstance(version, int):
+        raise ValueError("not an OpsAgent trace: it has no integer schema_version")
+    if version > SCHEMA_VERSION:
+        raise ValueError(
+            f"trace schema_version {version} is newer than this OpsAgent understands ({SCHEMA_VERSION}); upgrade OpsAgent"
+        )
+    while version < SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version += 1
+        data["schema_version"] = version
+    data.pop("ok", None)
+    return data

@@ -1,0 +1,67 @@
+"""Shared fixtures: a small tool set that behaves like real backends, including badly."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import pytest
+from pydantic import Field
+
+from kernel import ToolRegistry
+
+
+class Backend:
+    """Records what the tools were asked, so tests can assert side effects happened (or not)."""
+
+    def __init__(self) -> None:
+        self.rollbacks: list[tuple[str, str]] = []
+        self.metric_queries: list[tuple[str, str]] = []
+        self.flaky_failures_left = 0
+
+
+@pytest.fixture
+def backend() -> Backend:
+    return Backend()
+
+
+@pytest.fixture
+def tools(backend: Backend) -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.register
+    async def query_metrics(
+        service: Annotated[str, Field(description="Service name, e.g. order-service.")],
+        metric: Annotated[str, Field(description="Metric alias such as http_5xx_rate.")] = "http_5xx_rate",
+        window: str = "30m",
+    ) -> str:
+        """Query a service's metric over a window; the summary names the change point."""
+        backend.metric_queries.append((service, metric))
+        if backend.flaky_failures_left > 0:
+            backend.flaky_failures_left -= 1
+            raise ConnectionError("prometheus: connection reset by peer")
+        return f"{service} {metric} over {window}: jumped from 0.10% to 12.0% at t-10m"
+
+    @registry.register(timeout=0.05)
+    async def search_logs(service: str, query: str = "") -> str:
+        """Search a service's logs; slow queries time out."""
+        if query == "slow":
+            await asyncio.sleep(10)
+        if query == "huge":
+            return "\n".join(f"2026-11-30T03:{i % 60:02d}:00Z ERROR upstream connect error #{i}" for i in range(3000))
+        if query == "secret":
+            return "connecting with password=hunter2hunter2 to db"
+        if query == "dict":
+            return {"count": 3, "messages": ["a", "b"]}  # type: ignore[return-value]
+        return f"3 errors in {service}: upstream connect error -> payment-service"
+
+    async def preview_rollback(service: str, to_version: str) -> dict[str, str]:
+        return {"POST": "https://deploy.example/rollback", "service": service, "to_version": to_version}
+
+    @registry.register(side_effect=True, preview=preview_rollback)
+    async def rollback_deployment(service: str, to_version: str) -> str:
+        """Roll a service back to an earlier version. Side effect: needs approval."""
+        backend.rollbacks.append((service, to_version))
+        return f"rolled back {service} to {to_version}"
+
+    return registry

@@ -1,0 +1,33 @@
+"""The bounded conversation: old observations are elided to stubs, and stay readable by handle."""
+
+from __future__ import annotations
+
+from kernel import Agent, ContextPolicy, ScriptedModel, text_turn
+
+
+async def test_old_observations_are_elided_and_remain_readable(tools):
+    calls = [text_turn("search_logs", service=f"s{i}", query="huge") for i in range(4)]
+    read = text_turn("read_output", handle="o1", offset=0)
+    model = ScriptedModel([*calls, read, text_turn("finish", answer="a")])
+    policy = ContextPolicy(obs_limit_tokens=1000, high_water_tokens=2500, low_water_tokens=1200, keep_recent=1)
+    result = await Agent(llm=model, tools=tools, context=policy).run("t")
+    assert result.ok
+    last_view = model.requests[-1].messages
+    elided = [m.content for m in last_view if "elided from view" in m.content]
+    assert elided, "the oldest observations were replaced by stubs"
+    assert 'read_output(handle="o1") shows it in full' in elided[0]
+    # The stub keeps the first line, so the gist stays in view.
+    assert "ERROR upstream connect error #0" in elided[0]
+    assert result.steps[4].observation.startswith("[output o1: characters 0-4000 of ")
+    # Prompts stop growing once compaction kicks in.
+    sizes = [sum(len(m.content) for m in r.messages) for r in model.requests]
+    assert max(sizes[3:]) < sizes[2] * 1.5
+
+
+async def test_prefix_is_stable_between_compactions(tools):
+    calls = [text_turn("query_metrics", service=f"s{i}") for i in range(3)]
+    model = ScriptedModel([*calls, text_turn("finish", answer="a")])
+    await Agent(llm=model, tools=tools).run("t")
+    first, later = model.requests[1].messages, model.requests[3].messages
+    assert later[: len(first)] == first
+    assert model.requests[0].instructions == model.requests[3].instructions
