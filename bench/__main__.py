@@ -1,0 +1,56 @@
+"""`python -m bench [--quick]`: run our kernel and the reference baseline side by side and report the ratios.
+
+Prints Markdown tables (for the README) and writes `bench/results/latest.json`; `--quick` is a smoke run of seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import time
+from typing import Any
+
+from bench import chaos, report, suites
+
+QUICK = {"overhead_reps": 3, "runs": 50, "concurrency_reps": 1, "seeds": 20}
+FULL = {"overhead_reps": 30, "runs": 200, "concurrency_reps": 3, "seeds": 200}
+
+
+async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    if "a" in only:
+        results["overhead"] = await suites.overhead((20, 50, 100), cfg["overhead_reps"])
+    if "b" in only:
+        results["concurrency"] = await suites.concurrency(cfg["runs"], 10, 0.05, cfg["concurrency_reps"])
+    if "c" in only:
+        results["chaos"] = await chaos.chaos(cfg["seeds"])
+    if "d" in only:
+        results["tokens"] = await suites.prompt_tokens()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
+    parser.add_argument("--only", default="abcd", help="suites to run, e.g. 'ad' (default: all)")
+    args = parser.parse_args(argv)
+    began = time.perf_counter()
+    results = asyncio.run(run_all(QUICK if args.quick else FULL, set(args.only)))
+    results["machine"] = {
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "mode": "quick" if args.quick else "full",
+        "total_s": time.perf_counter() - began,
+    }
+    print(report.markdown(results))
+    path = report.save(results)
+    print(f"Results written to {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
