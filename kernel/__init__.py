@@ -39,7 +39,7 @@ from kernel.policy import (
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
-from kernel.tool_errors import ErrorKind, StepError
+from kernel.tool_errors import ErrorKind, StepError, ToolFailure
 from kernel.tools import Tool, ToolRegistry, tool_from_function
 from kernel.trace import SCHEMA_VERSION, ApprovalRecord, RunResult, Step
 
@@ -95,6 +95,7 @@ __all__ = [
     "TokenUsage",
     "Tool",
     "ToolCall",
+    "ToolFailure",
     "ToolRegistry",
     "ToolSpec",
     "Usage",

@@ -33,12 +33,14 @@ from kernel.tool_errors import (
     DEADLINE_TEMPLATE,
     DENIED_TEMPLATE,
     EXCEPTION_TEMPLATE,
+    FAILURE_TEMPLATE,
     NO_CONFIRM_REASON,
     RATE_LIMITED_TEMPLATE,
     TIMEOUT_TEMPLATE,
     UNKNOWN_TOOL_TEMPLATE,
     ErrorKind,
     StepError,
+    ToolFailure,
 )
 from kernel.tools import Tool, ToolRegistry
 
@@ -208,7 +210,10 @@ class Dispatcher:
 
     def _exception(self, tool: Tool, exc: Exception) -> DispatchResult:
         detail = self._redactor.redact(str(exc)) or "(no message)"
-        message = EXCEPTION_TEMPLATE.format(name=tool.name, type=type(exc).__name__, detail=detail)
+        if isinstance(exc, ToolFailure):
+            message = FAILURE_TEMPLATE.format(name=tool.name, detail=detail)
+        else:
+            message = EXCEPTION_TEMPLATE.format(name=tool.name, type=type(exc).__name__, detail=detail)
         return self._fail(ErrorKind.EXCEPTION, message)
 
     def _deny(

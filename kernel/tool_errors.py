@@ -45,6 +45,7 @@ DEADLINE_TEMPLATE = (
     "'{name}' was cut off after {seconds:g} s because the run's deadline is near. Finish with what you know."
 )
 EXCEPTION_TEMPLATE = "'{name}' failed: {type}: {detail}"
+FAILURE_TEMPLATE = "'{name}' failed: {detail}"
 DENIED_TEMPLATE = "'{name}' was not run: {reason}. Use a read-only tool, or ask the user to authorise this action."
 NO_CONFIRM_REASON = "it has side effects and no approver is configured for this run"
 LOOP_GUARD_TEMPLATE = (
@@ -65,6 +66,14 @@ FORMAT_TEMPLATE = (
     '{{"action": "<tool name>", "args": {{...}}}}\n'
     'or, when you know the answer: {{"action": "finish", "args": {{"answer": "..."}}}}'
 )
+
+
+class ToolFailure(Exception):
+    """Raise from a tool to report a failure whose message is written for the model.
+
+    Dispatch shows the message as is (no exception type), so it should say what to change:
+    "Prometheus rejected the query: parse error at char 12. Check the PromQL syntax."
+    """
 
 
 class StepError(BaseModel):

@@ -8,7 +8,7 @@ from typing import Annotated
 import pytest
 from pydantic import Field
 
-from kernel import ToolRegistry
+from kernel import ToolFailure, ToolRegistry
 
 
 class Backend:
@@ -51,6 +51,8 @@ def tools(backend: Backend) -> ToolRegistry:
             return "\n".join(f"2026-11-30T03:{i % 60:02d}:00Z ERROR upstream connect error #{i}" for i in range(3000))
         if query == "secret":
             return "connecting with password=hunter2hunter2 to db"
+        if query == "bad":
+            raise ToolFailure("LogQL parse error at char 7. Quote label values.")
         if query == "dict":
             return {"count": 3, "messages": ["a", "b"]}  # type: ignore[return-value]
         return f"3 errors in {service}: upstream connect error -> payment-service"

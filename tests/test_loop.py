@@ -119,6 +119,14 @@ async def test_tool_exception_becomes_observation_and_retry_succeeds(tools, back
     )
 
 
+async def test_tool_failure_message_is_shown_as_written(tools):
+    result, _ = await run(tools, [text_turn("search_logs", service="s", query="bad"), FINISH])
+    assert result.steps[0].error is ErrorKind.EXCEPTION
+    assert result.steps[0].observation == (
+        "[ToolError] exception: 'search_logs' failed: LogQL parse error at char 7. Quote label values."
+    )
+
+
 async def test_tool_timeout_says_what_to_do(tools):
     result, _ = await run(tools, [text_turn("search_logs", service="order-service", query="slow"), FINISH])
     assert result.steps[0].error is ErrorKind.TIMEOUT
