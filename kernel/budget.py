@@ -47,11 +47,11 @@ class Budget(BaseModel):
     max_consecutive_errors: int = Field(default=8, ge=1)
     """Failed steps in a row, whatever they are. A safety net: stuck loops are caught sooner below."""
     max_identical_errors: int = Field(default=3, ge=2)
-    """The same deterministic failure (same call, same kind) this often within one error streak
-    means the model is stuck: it will get the same answer again."""
+    """The same deterministic failure (same call, same kind) this often in a row means the model
+    is stuck: it will get the same answer again."""
     max_identical_transient_errors: int = Field(default=5, ge=2)
-    """The same call failing with a timeout or exception this often in one streak: retrying a
-    flaky backend is legitimate, so this allows more tries before calling it stuck."""
+    """The same call failing with a timeout or exception this often in a row: retrying a flaky
+    backend is legitimate, so this allows more tries before calling it stuck."""
 
     def check_before_turn(self, usage: Usage, seconds_left: float) -> StopReason | None:
         """The limit that forbids another model turn, if any (checked once, before each turn)."""

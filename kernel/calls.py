@@ -7,22 +7,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import field
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 FINISH_TOOL = "finish"
 """The reserved tool name that ends a run; its `answer` argument is the result."""
 
 
-class ToolCall(BaseModel):
-    """One requested tool invocation: a name, its arguments, and the protocol's call id."""
+@dataclass(frozen=True)
+class ToolCall:
+    """One requested tool invocation: a name, its arguments, and the protocol's call id.
 
-    model_config = ConfigDict(frozen=True)
+    A pydantic dataclass: validated like a model, without a model's per-instance overhead.
+    """
 
     name: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
     id: str | None = None
     """The native tool-call id (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`); None for text."""
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,19 +34,33 @@ class ContextPolicy(BaseModel):
     """The most recent observation messages are never elided."""
 
 
+def prefix_tokens(instructions: str, tools: Sequence[ToolSpec]) -> int:
+    """Estimated tokens of what every request repeats: the instructions and the tool specs."""
+    return estimate_tokens(instructions) + estimate_tokens(json.dumps([t.model_dump() for t in tools]))
+
+
 class Conversation:
     """The live message history of one run, with its token count maintained incrementally."""
 
-    def __init__(self, instructions: str, tools: Sequence[ToolSpec], policy: ContextPolicy) -> None:
+    def __init__(
+        self,
+        instructions: str,
+        tools: Sequence[ToolSpec],
+        policy: ContextPolicy,
+        *,
+        prefix_tokens: int,
+        make_stub: Callable[[Any], str],
+    ) -> None:
         self.messages: list[Message] = []
+        self._make_stub = make_stub
         self._instructions = instructions
         self._tools = tools
         self._policy = policy
         self._sizes: list[int] = []
-        self._total = estimate_tokens(instructions) + estimate_tokens(json.dumps([t.model_dump() for t in tools]))
+        self._total = prefix_tokens
         self._in_view: deque[int] = deque()
         self._in_view_tokens = 0
-        self._stubs: dict[int, str] = {}
+        self._elidable: dict[int, Any] = {}
 
     @property
     def prompt_tokens(self) -> int:
@@ -55,15 +71,16 @@ class Conversation:
         """The next model request, around the live history (no copy)."""
         return ChatRequest(instructions=self._instructions, tools=self._tools, messages=self.messages)
 
-    def add(self, message: Message, *, stub: str | None = None) -> None:
-        """Append a message; one carrying observations gives the `stub` that replaces it when elided."""
+    def add(self, message: Message, *, elidable: Any = None) -> None:
+        """Append a message; one carrying observations passes what `make_stub` needs to write the
+        text that replaces it when elided (written only then: most runs never elide)."""
         size = estimate_tokens(message.content) + sum(estimate_tokens(c.render()) for c in message.tool_calls)
         self.messages.append(message)
         self._sizes.append(size)
         self._total += size
-        if stub is not None:
+        if elidable is not None:
             index = len(self.messages) - 1
-            self._stubs[index] = stub
+            self._elidable[index] = elidable
             self._in_view.append(index)
             self._in_view_tokens += size
             if self._in_view_tokens > self._policy.high_water_tokens:
@@ -72,9 +89,9 @@ class Conversation:
     def _compact(self) -> None:
         while self._in_view_tokens > self._policy.low_water_tokens and len(self._in_view) > self._policy.keep_recent:
             index = self._in_view.popleft()
-            stub = self._stubs.pop(index)
+            stub = self._make_stub(self._elidable.pop(index))
             saved = self._sizes[index] - estimate_tokens(stub)
-            self.messages[index] = self.messages[index].model_copy(update={"content": stub})
+            self.messages[index] = replace(self.messages[index], content=stub)
             self._sizes[index] -= saved
             self._total -= saved
             self._in_view_tokens -= saved + estimate_tokens(stub)

@@ -26,15 +26,14 @@ class ToolSpec(BaseModel):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
-class Message(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Message:
     """One entry of the conversation after the instructions.
 
     `assistant` messages carry the model's text and, for native function calling, its calls;
     `tool` messages answer one native call by id; `user` messages carry the task and, in the
-    text protocol, observations.
+    text protocol, observations. A plain dataclass: the loop builds two per step.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     role: Literal["user", "assistant", "tool"]
     content: str = ""

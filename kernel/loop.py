@@ -17,16 +17,16 @@ from typing import assert_never
 from kernel.budget import Budget, Pricing
 from kernel.calls import FINISH_TOOL
 from kernel.clock import RunControl
-from kernel.context import ContextPolicy, Conversation
+from kernel.context import ContextPolicy, Conversation, prefix_tokens
 from kernel.dispatch import CallContext, Dispatcher
 from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
-from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message
-from kernel.observations import ObservationStore, handle_for, read_output_tool
+from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message, ToolSpec
+from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, read_output_tool
 from kernel.parsing import parse_output
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
-from kernel.prompt import finish_spec, render_instructions
+from kernel.prompt import INSTRUCTIONS, finish_spec
 from kernel.redaction import DEFAULT_REDACTOR, Redactor
-from kernel.state import PlannedStep, RunState, plan_turn
+from kernel.state import PlannedStep, RunState, elided_stub, plan_turn
 from kernel.stop import StopReason
 from kernel.tokens import estimate_tokens
 from kernel.tool_errors import LOOP_GUARD_TEMPLATE, NOT_RUN_TEMPLATE, ErrorKind, StepError
@@ -63,6 +63,17 @@ class Agent:
     def __post_init__(self) -> None:
         if self.budget.max_cost_usd is not None and self.llm.model not in self.prices:
             raise ValueError(f"a cost budget needs a price for model '{self.llm.model}': add it to `prices`")
+
+    _catalogues: dict[int, tuple[tuple[ToolSpec, ...], int]] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def _catalogue(self) -> tuple[tuple[ToolSpec, ...], int]:
+        """The tool specs every run offers and the tokens of the fixed prompt prefix, built once per
+        version of the tool set (tools registered later are offered to later runs)."""
+        if (cached := self._catalogues.get(self.tools.version)) is None:
+            specs = (*self.tools.specs(), READ_OUTPUT_SPEC, finish_spec())
+            cached = self._catalogues[self.tools.version] = (specs, prefix_tokens(INSTRUCTIONS, specs))
+        return cached
 
     async def run(self, task: str, *, control: RunControl | None = None) -> RunResult:
         """Run an investigation to its end and return the trace."""
@@ -217,7 +228,8 @@ class Agent:
     def _new_state(self, *, run_id: str, task: str, nonce: str, started_at: datetime) -> RunState:
         store = ObservationStore(page_tokens=self.context.obs_limit_tokens)
         tools = ToolRegistry([*self.tools, read_output_tool(store)])
-        conversation = Conversation(render_instructions(nonce), [*tools.specs(), finish_spec()], self.context)
+        specs, prefix = self._catalogue
+        conversation = Conversation(INSTRUCTIONS, specs, self.context, prefix_tokens=prefix, make_stub=elided_stub)
         return RunState(
             run_id=run_id,
             task=task,

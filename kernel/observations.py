@@ -10,10 +10,12 @@ from typing import Annotated
 
 from pydantic import Field
 
-from kernel.tokens import estimate_tokens
+from kernel.tokens import CHARS_PER_TOKEN, estimate_tokens
 from kernel.tools import Tool, tool_from_function
 
 READ_OUTPUT_TOOL = "read_output"
+PAGE_HEADER_TOKENS = 60
+"""Room left in a page for its header line, so a page always fits the observation limit."""
 HEAD_SHARE = 0.6
 """Share of the limit kept from the start of a long output; the rest comes from its end."""
 TRUNCATION_MARKER = (
@@ -59,7 +61,7 @@ class ObservationStore:
 
     def __init__(self, page_tokens: int) -> None:
         self._texts: dict[str, str] = {}
-        self._page_chars = page_tokens * 4
+        self._page_tokens = page_tokens - PAGE_HEADER_TOKENS
 
     def keep(self, handle: str, text: str) -> None:
         """Remember the full output behind `handle`."""
@@ -82,7 +84,10 @@ class ObservationStore:
         if match:
             return self._matching_lines(handle, text, match)
         offset = max(0, min(offset, len(text)))
-        end = min(len(text), offset + self._page_chars)
+        end = min(len(text), offset + self._page_tokens * CHARS_PER_TOKEN)
+        tokens = estimate_tokens(text[offset:end])
+        if tokens > self._page_tokens:  # dense text (CJK): shrink so the page is never truncated in view
+            end = offset + (end - offset) * self._page_tokens // tokens
         more = f'; next page: read_output(handle="{handle}", offset={end})' if end < len(text) else "; end of output"
         return f"[output {handle}: characters {offset}-{end} of {len(text)}{more}]\n{text[offset:end]}"
 
@@ -93,8 +98,8 @@ class ObservationStore:
         shown: list[str] = []
         size = 0
         for hit in hits:
-            size += len(hit) + 1
-            if size > self._page_chars:
+            size += estimate_tokens(hit) + 1
+            if size > self._page_tokens:
                 break
             shown.append(hit)
         cut = f", first {len(shown)} shown" if len(shown) < len(hits) else ""
@@ -116,6 +121,7 @@ async def _read_output(
 
 _READ_OUTPUT = tool_from_function(_read_output, name=READ_OUTPUT_TOOL, timeout=5.0)
 """Built once: a run's `read_output` reuses its argument model and schema, binding only its store."""
+READ_OUTPUT_SPEC = _READ_OUTPUT.spec
 
 
 def read_output_tool(store: ObservationStore) -> Tool:

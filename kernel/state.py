@@ -21,6 +21,7 @@ from kernel.loop_guard import LoopGuard
 from kernel.observations import ObservationStore, fence, handle_for, truncate_observation
 from kernel.parsing import parse_output
 from kernel.policy import Approved, Deferred, Denied
+from kernel.prompt import render_task
 from kernel.stop import StopReason
 from kernel.streak import ErrorStreak
 from kernel.tool_errors import (
@@ -186,7 +187,7 @@ class RunState:
 
     def settle(self, step: Step, outcome: DispatchResult) -> Step:
         """Replace a step that waited for approval with its outcome, once decided."""
-        settled = step.model_copy(update=self._dispatch_fields(step.index, step.call, outcome))
+        settled = replace(step, **self._dispatch_fields(step.index, step.call, outcome))
         self._count(settled, outcome.error)
         if not settled.pending:
             self.usage.steps += 1
@@ -207,17 +208,15 @@ class RunState:
                 assert s.call is not None
                 self.conversation.add(
                     Message(role="tool", content=self._shown(s), tool_call_id=s.call.id, tool_name=s.call.name),
-                    stub=_stub(s),
+                    elidable=(s,),
                 )
             return
         self.conversation.add(Message(role="assistant", content=turn.text))
         blocks = [
             f"Observation (step {s.index}{', ' + s.call.name if s.call else ''}):\n{self._shown(s)}" for s in steps
         ]
-        stubs = [_stub(s) for s in steps if s.call is not None]
-        self.conversation.add(
-            Message(role="user", content="\n\n".join(blocks)), stub="\n".join(stubs) if stubs else None
-        )
+        observed = tuple(s for s in steps if s.call is not None)
+        self.conversation.add(Message(role="user", content="\n\n".join(blocks)), elidable=observed or None)
 
     def _shown(self, step: Step) -> str:
         """The observation as it goes to the model: tool output fenced as data, kernel messages as they are."""
@@ -226,7 +225,7 @@ class RunState:
 
     def start(self, task: str) -> None:
         """Open the conversation with the task."""
-        self.conversation.add(Message(role="user", content=f"Task: {task}"))
+        self.conversation.add(Message(role="user", content=render_task(task, self.nonce)))
 
     def restore(self, trace: RunResult) -> None:
         """Rebuild the state from a trace: the same steps replayed into the same conversation."""
@@ -291,11 +290,13 @@ def _approval_record(decision: Approved | Denied | Deferred | None) -> ApprovalR
             return ApprovalRecord(decision="pending", approval_id=decision.approval_id)
 
 
-def _stub(step: Step) -> str:
-    first = step.observation.strip().split("\n", 1)[0][:160]
-    return (
-        f"[step {step.index} output elided from view to save context; it began: {first!r}. "
-        f'read_output(handle="{handle_for(step.index)}") shows it in full]'
+def elided_stub(steps: tuple[Step, ...]) -> str:
+    """What stays in view of elided observations: each step's first line and its handle."""
+    return "\n".join(
+        f"[step {s.index} output elided from view to save context; it began: "
+        f"{s.observation.strip().split(chr(10), 1)[0][:160]!r}. "
+        f'read_output(handle="{handle_for(s.index)}") shows it in full]'
+        for s in steps
     )
 
 

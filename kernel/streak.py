@@ -1,12 +1,10 @@
 """Telling a stuck model from noisy work that still progresses, from the run of failed steps.
 
-The same failure again and again is stuck; different failures in a row are noise, and only a
-long streak of them stops the run.
+The same failure again and again, back to back, is stuck; different failures in a row are noise,
+and only a long streak of them stops the run.
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 from kernel.budget import Budget
 from kernel.stop import StopReason
@@ -14,26 +12,28 @@ from kernel.tool_errors import ErrorKind, StepError
 
 
 class ErrorStreak:
-    """Counts the current streak of failed steps and the repeats of each failure within it."""
+    """Counts the current streak of failed steps and how often its latest failure repeated back to back."""
 
     def __init__(self, budget: Budget) -> None:
         self._budget = budget
         self._length = 0
         self._only_format = True
-        self._repeats: Counter[str] = Counter()
+        self._last = ""
+        self._repeats = 0
 
     def observe(self, error: StepError | None, fingerprint: str) -> StopReason | None:
         """Count one step's outcome; the stop reason if the streak shows the run is stuck."""
         if error is None:
             self._length = 0
             self._only_format = True
-            self._repeats.clear()
+            self._last, self._repeats = "", 0
             return None
         self._length += 1
         self._only_format &= error.kind is ErrorKind.FORMAT
-        self._repeats[fingerprint] += 1
+        self._repeats = self._repeats + 1 if fingerprint == self._last else 1
+        self._last = fingerprint
         limit = self._budget.max_identical_transient_errors if error.transient else self._budget.max_identical_errors
-        if self._repeats[fingerprint] >= limit:
+        if self._repeats >= limit:
             return _reason_for(error.kind)
         if self._length >= self._budget.max_consecutive_errors:
             return StopReason.UNPARSABLE_EXHAUSTED if self._only_format else StopReason.TOOL_ERROR_EXHAUSTED

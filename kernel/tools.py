@@ -56,6 +56,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self.version = 0
+        """Bumped by every `add`, so what is derived from the tool set can be cached against it."""
         for tool in tools:
             self.add(tool)
 
@@ -66,6 +68,7 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise ValueError(f"a tool named '{tool.name}' is already registered")
         self._tools[tool.name] = tool
+        self.version += 1
         return tool
 
     @overload

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic.dataclasses import dataclass
 
 from kernel.budget import Usage
 from kernel.calls import ToolCall
@@ -26,7 +27,8 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """`MIGRATIONS[n]` turns a version-n trace dict into a version-n+1 one."""
 
 
-class ApprovalRecord(BaseModel):
+@dataclass(slots=True)
+class ApprovalRecord:
     """The human decision on a side-effect step, or that it is still pending."""
 
     decision: Literal["approved", "denied", "pending"]
@@ -36,8 +38,13 @@ class ApprovalRecord(BaseModel):
     approval_id: str = ""
 
 
-class Step(BaseModel):
-    """One tool call (or one unusable model turn) and what came of it."""
+@dataclass(slots=True)
+class Step:
+    """One tool call (or one unusable model turn) and what came of it.
+
+    A pydantic dataclass with slots: a run keeps every step, so each must be small; it is still
+    validated when a trace is loaded.
+    """
 
     index: int
     """1-based position in the run."""

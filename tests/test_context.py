@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from kernel import Agent, ContextPolicy, ScriptedModel, text_turn
+from kernel.observations import ObservationStore
+from kernel.tokens import estimate_tokens
 
 
 async def test_old_observations_are_elided_and_remain_readable(tools):
@@ -18,7 +20,9 @@ async def test_old_observations_are_elided_and_remain_readable(tools):
     assert 'read_output(handle="o1") shows it in full' in elided[0]
     # The stub keeps the first line, so the gist stays in view.
     assert "ERROR upstream connect error #0" in elided[0]
-    assert result.steps[4].observation.startswith("[output o1: characters 0-4000 of ")
+    page = result.steps[4].observation
+    assert page.startswith('[output o1: characters 0-3760 of 166889; next page: read_output(handle="o1", offset=3760)]')
+    assert "…[truncated" not in page, "a page always fits the observation limit"
     # Prompts stop growing once compaction kicks in.
     sizes = [sum(len(m.content) for m in r.messages) for r in model.requests]
     assert max(sizes[3:]) < sizes[2] * 1.5
@@ -31,3 +35,11 @@ async def test_prefix_is_stable_between_compactions(tools):
     first, later = model.requests[1].messages, model.requests[3].messages
     assert later[: len(first)] == first
     assert model.requests[0].instructions == model.requests[3].instructions
+
+
+def test_pages_of_dense_text_fit_the_limit():
+    store = ObservationStore(page_tokens=1000)
+    store.keep("o1", "事件" * 5000)
+    page = store.page("o1")
+    assert estimate_tokens(page) <= 1000
+    assert page.startswith("[output o1: characters 0-")
