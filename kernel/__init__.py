@@ -5,10 +5,11 @@ It knows nothing of Slack or of any backend; everything public is re-exported he
 
 from kernel.anthropic import AnthropicLLM
 from kernel.budget import Budget, PriceTable, Pricing, Usage
+from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL, ToolCall, canonical_args
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
-from kernel.dispatch import CallContext, Dispatcher, DispatchResult
+from kernel.dispatch import Dispatcher, DispatchResult
 from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
 from kernel.http_retry import RetryPolicy
 from kernel.llm import (

@@ -15,6 +15,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from kernel.call_context import CallContext
 from kernel.calls import ToolCall
 from kernel.clock import RunControl
 from kernel.policy import (
@@ -47,15 +48,6 @@ from kernel.tools import Tool, ToolRegistry
 log = structlog.get_logger("opsagent.dispatch")
 
 CANCELLED_MESSAGE = "'{name}' was stopped because the run was cancelled ({reason})."
-
-
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """Where a call comes from: the run, the step, and the model's reasoning for it."""
-
-    run_id: str
-    step: int
-    thought: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +102,8 @@ class Dispatcher:
             return self._fail(ErrorKind.RATE_LIMITED, RATE_LIMITED_TEMPLATE.format(name=tool.name, limit=limit))
         self._calls[tool.name] += 1
         kwargs = vars(args)  # the validated fields, without pydantic's slow __iter__
+        if tool.context_param is not None:
+            kwargs = {**kwargs, tool.context_param: ctx}
         handler = tool.handler
         outcome: Approved | Denied | Deferred | None = None
         if tool.side_effect:

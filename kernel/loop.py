@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from typing import assert_never
 
 from kernel.budget import Budget, Pricing
+from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy, Conversation, prefix_tokens
-from kernel.dispatch import CallContext, Dispatcher
+from kernel.dispatch import Dispatcher
 from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
 from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message, ToolSpec
 from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, read_output_tool
@@ -183,7 +184,7 @@ class Agent:
             return state.record(planned)
         if (earlier := state.guard.check(call, state.next_index)) is not None:
             return state.record(planned, _loop_warning(earlier))
-        ctx = CallContext(run_id=state.run_id, step=state.next_index, thought=planned.thought)
+        ctx = CallContext(run_id=state.run_id, step=state.next_index, call=call, thought=planned.thought)
         outcome = await dispatcher.dispatch(call, ctx)
         if control.cancelled:
             state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
@@ -196,7 +197,7 @@ class Agent:
         assert step.call is not None
         assert step.approval is not None
         decision = decisions.get(step.approval.approval_id)
-        ctx = CallContext(run_id=state.run_id, step=step.index, thought=step.thought)
+        ctx = CallContext(run_id=state.run_id, step=step.index, call=step.call, thought=step.thought)
         outcome = await dispatcher.dispatch(step.call, ctx, decision=decision)
         return state.settle(step, outcome)
 

@@ -14,6 +14,7 @@ from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL
 from kernel.llm import ToolSpec
 from kernel.prompt import render_text_protocol
@@ -44,6 +45,8 @@ class Tool:
     """A rate limit: calls beyond it are refused with a model-visible error."""
     preview: Handler | None = None
     """For side-effect tools: what would be done, returned instead of acting under `dry_run`."""
+    context_param: str | None = None
+    """The handler's parameter annotated `CallContext`, filled in by dispatch; not a model argument."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -143,16 +146,25 @@ def tool_from_function(
         returns=returns,
         max_calls_per_run=max_calls_per_run,
         preview=preview,
+        context_param=context_param_of(fn),
     )
 
 
+def context_param_of(fn: Callable[..., Any]) -> str | None:
+    """The name of the function's `CallContext` parameter, if it has one."""
+    hints = get_type_hints(fn, include_extras=True)
+    return next((name for name, hint in hints.items() if hint is CallContext), None)
+
+
 def args_model_for(fn: Callable[..., Any]) -> type[BaseModel]:
-    """A pydantic model of the function's parameters; unknown arguments are rejected."""
+    """A pydantic model of the function's parameters (less its `CallContext`); unknown arguments are rejected."""
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ValueError(f"tool function '{fn.__name__}' may not take *args or **kwargs")
+        if hints.get(param.name) is CallContext:
+            continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hints.get(param.name, Any), default)
     return create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)

@@ -1,0 +1,26 @@
+"""Where a tool call comes from, for tools that need to know: the run, the step, the call's hash.
+
+A tool asks for it by declaring a parameter annotated `CallContext`; dispatch fills it in, and the
+model never sees it (it is not part of the tool's arguments).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernel.calls import ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """The run, the step, the model's reasoning, and the hash that identifies the exact call."""
+
+    run_id: str
+    step: int
+    call: ToolCall
+    thought: str = ""
+
+    @property
+    def args_hash(self) -> str:
+        """SHA-256 of the tool name and canonical arguments: with the run id, a stable idempotency key."""
+        return self.call.args_hash()
