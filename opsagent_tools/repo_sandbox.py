@@ -1,6 +1,6 @@
-"""The pure parts shared by both repository backends: path and ref safety, and the results they return.
+"""Path and ref safety shared by both repository backends.
 
-A model-supplied path must stay inside the repository and away from secrets; outputs are capped and say so.
+A model-supplied path must stay inside the repository and away from secrets, whatever its encoding.
 """
 
 from __future__ import annotations
