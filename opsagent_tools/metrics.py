@@ -7,16 +7,16 @@ import asyncio
 import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernel.tool_errors import ToolFailure
 from kernel.tools import Tool, tool_from_function
 from opsagent_tools.prometheus import PrometheusClient
-from opsagent_tools.series import Unit, format_span, report_series
+from opsagent_tools.series import Series, Unit, format_span, report_series
 
 MAX_WINDOW_S = 7 * 86400
 MIN_WINDOW_S = 60
@@ -171,10 +171,29 @@ def _promql_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+class MetricsClient(Protocol):
+    """What the metrics tools need from a backend: `PrometheusClient`, or `FileMetricsClient` for recordings."""
+
+    async def query_range(self, promql: str, start: datetime, end: datetime, step_s: float) -> list[Series]: ...
+
+    async def label_values(
+        self,
+        label: str,
+        match: str | Sequence[str] | None = None,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+    ) -> list[str]: ...
+
+    async def metric_names(
+        self, match: str | Sequence[str] | None = None, *, start: datetime | None = None, end: datetime | None = None
+    ) -> list[str]: ...
+
+
 class _MetricsTools:
     """The state both tools share: settings, client, and the clock that defines "now"."""
 
-    def __init__(self, settings: MetricsSettings, client: PrometheusClient, now: Callable[[], datetime]) -> None:
+    def __init__(self, settings: MetricsSettings, client: MetricsClient, now: Callable[[], datetime]) -> None:
         self.settings, self.client, self.now = settings, client, now
 
     def resolve(self, metric: str, service: str, step_s: float, window_s: float) -> tuple[str, str, str | None]:
@@ -294,7 +313,7 @@ def _capped(names: list[str], cap: int) -> str:
 def metrics_tools(
     settings: MetricsSettings,
     *,
-    client: PrometheusClient | None = None,
+    client: MetricsClient | None = None,
     now: Callable[[], datetime] | None = None,
 ) -> list[Tool]:
     """`query_metrics` and `list_metrics` over `settings`' Prometheus (or `client`); `now` fixes the clock in tests."""
