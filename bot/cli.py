@@ -1,51 +1,188 @@
-"""The `opsagent` command line: the offline demo, and the same demo against a real model.
+"""The `opsagent` command line: demo, investigate, tools list/call, check.
 
-Every subcommand consumes the kernel's event stream, as the Slack bot does.
+Every command that runs the agent consumes the kernel's event stream, as the Slack bot does, and
+`tools call` goes through the very dispatch the agent uses.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 import structlog
 
-from bot.demo import DEMO_TASK, demo_agent
+from bot.demo import run_demo
+from bot.settings import Settings, build_llm, load_settings
 from bot.terminal import render_event
-from kernel import Agent, OpenAICompatibleLLM, RunFinished, RunResult
+from bot.terminal_approval import TerminalApprover
+from kernel import (
+    DEFAULT_REDACTOR,
+    Agent,
+    CallContext,
+    Dispatcher,
+    RunControl,
+    RunFinished,
+    RunResult,
+    ToolCall,
+    ToolRegistry,
+)
+from opsagent_tools.toolset import build_tools, check_backends
+
+TRACE_DIR = Path("traces")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `opsagent` console script; returns the process exit code."""
-    parser = argparse.ArgumentParser(prog="opsagent", description="OpsAgent: an incident-response agent.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="investigate the built-in demo incident offline")
-    demo.add_argument(
-        "--live",
-        action="store_true",
-        help="use the model from OPSAGENT_LLM_BASE_URL / OPSAGENT_LLM_API_KEY / OPSAGENT_LLM_MODEL",
-    )
-    demo.add_argument("--trace", metavar="FILE", help="write the run's JSON trace to FILE")
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
-    agent = demo_agent(OpenAICompatibleLLM.from_env() if args.live else None)
-    result = asyncio.run(_stream(agent, DEMO_TASK))
-    if args.trace:
-        Path(args.trace).write_text(result.to_json(), encoding="utf-8")
-    return 0 if result.ok else 1
+    try:
+        return asyncio.run(args.handler(args))
+    except ValueError as exc:  # configuration problems: say what to fix, no traceback
+        print(f"opsagent: {exc}", file=sys.stderr)
+        return 2
 
 
-async def _stream(agent: Agent, task: str) -> RunResult:
-    """Print each event as it happens; return the final result."""
-    async for event in agent.events(task):
-        if text := render_event(event):
-            print(text, flush=True)
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="opsagent", description="OpsAgent: an incident-response agent.")
+    parser.add_argument(
+        "--config", type=Path, help="the configuration file (default: $OPSAGENT_CONFIG, ./opsagent.toml)"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser(
+        "demo", help="investigate the built-in demo incident, offline unless a model is configured"
+    )
+    demo.add_argument("--trace", type=Path, help="where to save the trace (default: traces/<run id>.json)")
+    demo.set_defaults(handler=_demo)
+
+    investigate = commands.add_parser("investigate", help="investigate TASK with the configured model and tools")
+    investigate.add_argument("task")
+    investigate.add_argument("--trace", type=Path, help="where to save the trace (default: traces/<run id>.json)")
+    investigate.set_defaults(handler=_investigate)
+
+    tools = commands.add_parser("tools", help="list the configured tools, or call one through the agent's dispatch")
+    tool_commands = tools.add_subparsers(dest="tools_command", required=True)
+    listing = tool_commands.add_parser("list", help="the registered tools and their argument schemas")
+    listing.add_argument("--json", action="store_true", help="print the specs as JSON")
+    listing.set_defaults(handler=_tools_list)
+    call = tool_commands.add_parser("call", help="run one tool and print the observation the model would see")
+    call.add_argument("name")
+    call.add_argument("--args", default="{}", help="the arguments as a JSON object")
+    call.set_defaults(handler=_tools_call)
+
+    check = commands.add_parser("check", help="validate the configuration and reach each backend")
+    check.set_defaults(handler=_check)
+    return parser
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    llm = build_llm(_settings(args).llm)
+    result = await run_demo(llm, print_line=_print)
+    return _finish(result, args.trace)
+
+
+async def _investigate(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    llm = build_llm(settings.llm)
+    if llm is None:
+        raise ValueError(
+            "no model is configured: add an [llm] section, or set OPSAGENT_LLM_MODEL / OPENAI_API_KEY / "
+            "ANTHROPIC_API_KEY (`opsagent demo` runs offline without one)"
+        )
+    agent = Agent(
+        llm=llm,
+        tools=build_tools(settings.tools),
+        budget=settings.budget,
+        policy=settings.policy,
+        confirm=TerminalApprover(),
+        context=settings.context,
+        prices=settings.llm.prices if settings.llm else {},
+    )
+    result: RunResult | None = None
+    async for event in agent.events(args.task):
+        _print(render_event(event))
         if isinstance(event, RunFinished):
-            return event.result
-    raise RuntimeError("the run ended without a RunFinished event")
+            result = event.result
+    assert result is not None  # the loop always ends with RunFinished
+    return _finish(result, args.trace)
+
+
+async def _tools_list(args: argparse.Namespace) -> int:
+    registry = build_tools(_settings(args).tools)
+    if args.json:
+        print(json.dumps([tool.spec.model_dump() for tool in registry], indent=2))
+    elif not len(registry):
+        print("no tools are configured: add [tools.metrics], [tools.logs], [tools.repos] or [tools.actions]")
+    else:
+        print(_render_tools(registry))
+    return 0
+
+
+async def _tools_call(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    try:
+        arguments = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f'--args is not valid JSON ({exc}); pass an object such as \'{{"service": "order"}}\''
+        ) from exc
+    if not isinstance(arguments, dict):
+        raise ValueError("--args must be a JSON object")
+    dispatcher = Dispatcher(
+        build_tools(settings.tools),
+        policy=settings.policy,
+        confirm=TerminalApprover(),
+        redactor=DEFAULT_REDACTOR,
+        control=RunControl(),
+    )
+    call = ToolCall(name=args.name, args=arguments)
+    outcome = await dispatcher.dispatch(call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call))
+    print(outcome.text)
+    return 1 if outcome.error else 0
+
+
+async def _check(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    results = await check_backends(settings.tools)
+    llm = build_llm(settings.llm)
+    print(f"✓ model: {llm.model}" if llm else "· model: none configured (the demo still runs offline)")
+    print(f"✓ policy: side effects {settings.policy.mode}")
+    if not results:
+        print("· no backends configured")
+    for result in results:
+        print(f"{'✓' if result.ok else '✗'} {result.name}: {result.message}")
+    return 0 if all(result.ok for result in results) else 1
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(args.config)
+
+
+def _render_tools(registry: ToolRegistry) -> str:
+    blocks = []
+    for tool in registry:
+        flags = " [side effect: needs approval]" if tool.side_effect else ""
+        schema = json.dumps(tool.spec.parameters.get("properties", {}), indent=2)
+        blocks.append(f"{tool.name}{flags}\n  {tool.spec.description}\n  arguments: {schema}")
+    return "\n\n".join(blocks)
+
+
+def _print(text: str) -> None:
+    if text:
+        print(text, flush=True)
+
+
+def _finish(result: RunResult, trace: Path | None) -> int:
+    path = trace or TRACE_DIR / f"{result.run_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(result.to_json(), encoding="utf-8")
+    print(f"trace saved: {path}")
+    return 0 if result.ok else 1
 
 
 if __name__ == "__main__":

@@ -1,125 +1,159 @@
-"""An offline demo incident: canned backends and a scripted model, no Slack or LLM account needed.
+"""`opsagent demo`: the order-service incident, investigated end to end with no account and no network.
 
-It shows the kernel's whole path: investigation steps, a side effect held by policy, a final answer.
+The backends are real (recorded metrics, log files, a git repository) and generated fresh for each
+run; the model is a clearly labelled scripted one unless a real model is configured.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import secrets
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
 
-from pydantic import Field
+from aiohttp import web
 
-from kernel import LLM, Agent, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
+from bot.terminal import render_event
+from bot.terminal_approval import TerminalApprover
+from kernel import (
+    LLM,
+    Agent,
+    ConfirmHook,
+    RunFinished,
+    RunResult,
+    ScriptedModel,
+    SideEffectMode,
+    SideEffectPolicy,
+    text_turn,
+)
+from opsagent_tools.demo_incident import DEMO_SECRET_ENV, write_demo_incident
+from opsagent_tools.toolset import build_tools
 
 DEMO_TASK = "order-service 5xx went from 0.1% to 12% in 3 minutes, find the root cause"
-
-_METRICS = {
-    "order-service": "order-service http_5xx_rate (sum by service of 5xx / all requests), window 30m, step 3m:\n"
-    "t-30m:0.10% t-27m:0.09% t-24m:0.11% t-21m:0.10% t-18m:0.10% t-15m:0.12% t-12m:0.10% t-9m:4.20% "
-    "t-6m:11.80% t-3m:12.10% now:12.00%\nSummary: jumped from 0.10% to 4.2% at t-9m, now 12.0%.",
-    "payment-service": "payment-service http_5xx_rate, window 30m, step 3m:\n"
-    "t-30m:0.02% t-27m:0.01% t-24m:0.02% t-21m:0.02% t-18m:0.01% t-15m:0.02% t-12m:0.02% t-9m:0.02% "
-    "t-6m:0.01% t-3m:0.02% now:0.02%\nSummary: flat at about 0.02%; no change point.",
-}
-_LOGS = (
-    "order-service errors since t-12m: 1,482 lines, 2 distinct messages\n"
-    "1,290 × upstream connect error or disconnect/reset before headers → payment-service:8443 (pool exhausted)\n"
-    "192 × DeployEvent: order-service v2.14.0 rolled out (replaces v2.13.2) at t-10m\n"
-    "newest: 2026-11-30T03:38:57Z ERROR order-service pod=order-service-7d9f8b6c4-x2lkq "
-    "payment client: pool exhausted (max_connections=4, waiting=212)"
-)
-_DIFF = (
-    "v2.13.2..v2.14.0: 3 files changed\n"
-    "config/payment-client.yaml\n"
-    "-  max_connections: 64\n"
-    "+  max_connections: 4   # TODO: restore after load test\n"
-    "src/checkout/handler.py: +12 -3 (retry on 503)\nCHANGELOG.md: +4"
+OFFLINE_BANNER = (
+    "OFFLINE DEMO MODEL: a scripted, deterministic stand-in for an LLM. The tools, data and approvals are real.\n"
+    "Set OPSAGENT_LLM_MODEL (+ OPSAGENT_LLM_BASE_URL / OPENAI_API_KEY) or ANTHROPIC_API_KEY to run it on a real model."
 )
 
 
-def demo_tools() -> ToolRegistry:
-    """Canned read-only backends for the demo incident, plus a side-effect rollback."""
-    registry = ToolRegistry()
+async def run_demo(
+    llm: LLM | None, *, print_line: Callable[[str], None], confirm: ConfirmHook | None = None
+) -> RunResult:
+    """Generate the incident, serve a stand-in deployment webhook, and investigate; returns the trace.
 
-    @registry.register(returns="a downsampled series in relative time and a one-line summary of the change")
-    async def query_metrics(
-        service: Annotated[str, Field(description="Service name, e.g. order-service.")],
-        metric: Annotated[str, Field(description="Metric alias, e.g. http_5xx_rate.")] = "http_5xx_rate",
-        window: str = "30m",
-    ) -> str:
-        """Query a service's metric over a time window. 5xx may come from the gateway: then query service=gateway."""
-        return _METRICS.get(service, f"no series for service={service!r}. Known services: {', '.join(_METRICS)}")
+    Approvals are asked on the terminal unless another `confirm` hook is given.
+    """
+    print_line(OFFLINE_BANNER if llm is None else f"Model: {llm.model}")
+    with tempfile.TemporaryDirectory(prefix="opsagent-demo-") as root:
+        async with DemoDeploymentWebhook() as webhook:
+            settings = write_demo_incident(Path(root), datetime.now(UTC), action_url=webhook.url)
+            tools = build_tools(settings, environ={DEMO_SECRET_ENV: webhook.secret})
+            agent = Agent(
+                llm=llm or demo_script(),
+                tools=tools,
+                policy=SideEffectPolicy(mode=SideEffectMode.FULL),
+                confirm=confirm or TerminalApprover(),
+            )
+            async for event in agent.events(DEMO_TASK):
+                print_line(render_event(event))
+                if isinstance(event, RunFinished):
+                    return event.result
+    raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
 
-    @registry.register(returns="the count, grouped repeated messages, and the newest lines")
-    async def search_logs(service: str, query: str = "", since: str = "15m") -> str:
-        """Search a service's error logs since a relative time such as 15m."""
-        return _LOGS if service == "order-service" else f"{service}: 0 error lines since {since}"
 
-    @registry.register(returns="files changed and the diff, truncated sensibly")
-    async def compare_refs(base: str, head: str) -> str:
-        """The change between two refs (tags, branches or commits) of the service's repository."""
-        return _DIFF if (base, head) == ("v2.13.2", "v2.14.0") else f"no such refs: {base}..{head}"
+class DemoDeploymentWebhook:
+    """A stand-in for the operator's deployment system on 127.0.0.1: it accepts signed actions."""
 
-    async def preview(service: str, to_version: str) -> dict[str, str]:
-        return {"POST": "https://deploy.example.internal/hooks/rollback", "service": service, "to_version": to_version}
+    def __init__(self) -> None:
+        self.secret = secrets.token_hex(16)
+        self.url = ""
+        self.received: list[bytes] = []
+        self._runner: web.AppRunner | None = None
 
-    @registry.register(side_effect=True, preview=preview, returns="the deployment system's answer")
-    async def rollback_deployment(service: str, to_version: str) -> str:
-        """Roll a service back to an earlier version. Side effect: runs only after a human approves."""
-        return f"rollback of {service} to {to_version} accepted"
+    async def __aenter__(self) -> DemoDeploymentWebhook:
+        app = web.Application()
+        app.router.add_post("/actions", self._accept)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}/actions"
+        return self
 
-    return registry
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _accept(self, request: web.Request) -> web.Response:
+        self.received.append(await request.read())
+        return web.json_response({"status": "queued", "message": "demo deployment system: rollback queued"}, status=202)
 
 
 def demo_script() -> ScriptedModel:
-    """What a good model does on the demo incident, turn by turn."""
+    """What a good model does on the demo incident, turn by turn (it cites the steps it relies on)."""
     return ScriptedModel(
         [
             text_turn(
                 "query_metrics",
-                "Known: nothing yet. Missing: when and where the 5xx rose. Why: confirm the jump.",
+                "Known: only the report. Missing: when and how sharply 5xx rose. Why: confirm the "
+                "jump and find its start.",
                 service="order-service",
+                metric="http_5xx_rate",
+                window="30m",
             ),
             text_turn(
                 "search_logs",
-                "Known: jump at t-9m (step 1). Missing: what the errors say. Why: logs name the cause.",
-                service="order-service",
+                "Known: 5xx jumped about 10 minutes ago (step 1). Missing: who returns them. Why: "
+                "5xx can come from the gateway in front of the service.",
+                service="gateway",
+                since="15m",
             ),
             text_turn(
-                "query_metrics",
-                "Known: upstream resets to payment-service, deploy v2.14.0 at t-10m (step 2). "
-                "Missing: is payment-service itself failing? Why: rule it out.",
-                service="payment-service",
+                "search_logs",
+                "Known: the gateway returns 503s on upstream connection timeouts to order-service "
+                "(step 2). Missing: what order-service itself says. Why: the cause is upstream.",
+                service="order-service",
+                since="15m",
+                level="info",
             ),
             text_turn(
                 "compare_refs",
-                "Known: payment-service is healthy (step 3), so the client side is suspect. "
-                "Missing: what v2.14.0 changed. Why: the deploy matches the jump.",
+                "Known: v2.14.0 rolled out just before the jump, and order-service cannot get "
+                "database connections: the pool is full (step 3). Missing: what v2.14.0 changed. Why: the deploy "
+                "lines up with the onset.",
                 base="v2.13.2",
                 head="v2.14.0",
             ),
             text_turn(
+                "read_repo_file",
+                "Known: v2.14.0 changed config/database.yaml (step 4). Missing: the deployed pool "
+                "settings in full. Why: confirm the pool size.",
+                path="config/database.yaml",
+                ref="v2.14.0",
+            ),
+            text_turn(
                 "rollback_deployment",
-                "Known: v2.14.0 cut max_connections 64 → 4 (step 4). Why: rolling back restores the pool.",
+                "Known: v2.14.0 cut the pool from 50 to 10 connections (steps 4-5), "
+                "10 are in use with ~190 requests waiting (step 3), and the gateway times out (step 2). Why: rolling "
+                "back restores the pool fastest.",
                 service="order-service",
                 to_version="v2.13.2",
             ),
             text_turn(
                 "finish",
                 answer=(
-                    "**Root cause**: order-service v2.14.0 (deployed at t-10m) lowered the payment client's "
-                    "`max_connections` from 64 to 4 (step 4). The pool is exhausted (step 2), so requests to "
-                    "payment-service fail with upstream resets and order-service returns 5xx (step 1). "
-                    "payment-service itself is healthy (step 3).\n"
-                    "**Confidence**: high — the timing, the log messages and the diff agree.\n"
-                    "**Recommendations**: roll back order-service to v2.13.2 (prepared as a dry run in step 5; "
-                    "needs approval), then restore `max_connections: 64` and add a config check for pool sizes."
+                    "**Root cause**: deploy v2.14.0 of order-service (about 11 minutes ago) set `pool.max_size` in "
+                    "`config/database.yaml` from 50 to 10 (steps 4-5). All 10 connections are busy and requests queue for a "
+                    "connection until the 30 s timeout (step 3), so the gateway's upstream requests to order-service time out "
+                    "and it answers 503 (step 2): 5xx went from 0.1% to 12% within three minutes of the rollout (step 1).\n"
+                    "**Confidence**: high: the timing, the pool-exhaustion logs and the config diff agree.\n"
+                    "**Action**: a rollback of order-service to v2.13.2 was proposed for approval (step 6; its outcome is "
+                    "recorded there).\n"
+                    "**Recommendations**: restore `max_size: 50` (or size pgbouncer to match) before re-deploying; alert on "
+                    "`db_pool_pending_requests > 0` for 2 minutes; add a config check that flags pool-size cuts."
                 ),
             ),
         ]
     )
-
-
-def demo_agent(llm: LLM | None = None) -> Agent:
-    """The demo's agent: the scripted model unless another is given; side effects as dry runs."""
-    return Agent(llm=llm or demo_script(), tools=demo_tools(), policy=SideEffectPolicy(mode=SideEffectMode.DRY_RUN))

@@ -10,7 +10,7 @@ from typing import assert_never
 
 from kernel import FINISH_TOOL, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
 
-EXCERPT_CHARS = 600
+EXCERPT_CHARS = 1500
 """How much of an observation the terminal shows; the trace keeps all of it."""
 
 

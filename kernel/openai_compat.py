@@ -82,13 +82,13 @@ class OpenAICompatibleLLM(OwnedHttpClient):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Self:
-        """Build from `OPSAGENT_LLM_MODEL`, `OPSAGENT_LLM_BASE_URL`, `OPSAGENT_LLM_API_KEY` (or `OPENAI_API_KEY`).
+        """Build from `OPSAGENT_LLM_MODEL`, `OPSAGENT_LLM_BASE_URL` (or `OPENAI_BASE_URL`), `OPSAGENT_LLM_API_KEY` (or `OPENAI_API_KEY`).
 
         `OPSAGENT_LLM_API_VERSION`, or a base URL on `*.azure.com`, selects Azure OpenAI (the
         `api-key` header). `overrides` are passed to the constructor and win over the environment.
         """
         env = os.environ if environ is None else environ
-        base_url = first_env(env, "OPSAGENT_LLM_BASE_URL") or DEFAULT_BASE_URL
+        base_url = first_env(env, "OPSAGENT_LLM_BASE_URL", "OPENAI_BASE_URL") or DEFAULT_BASE_URL
         api_version = first_env(env, "OPSAGENT_LLM_API_VERSION")
         azure = api_version is not None or (urlsplit(base_url).hostname or "").endswith(".azure.com")
         settings: dict[str, Any] = {

@@ -1,0 +1,107 @@
+"""OpsAgent's configuration: one TOML file (path from `OPSAGENT_CONFIG`), secrets from the environment.
+
+The file names backends, metric aliases, repositories, the action webhook, the side-effect policy,
+the budgets and the model; environment variables (`OPSAGENT_<SECTION>__<KEY>`) override it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
+from opsagent_tools.toolset import ToolsSettings
+
+CONFIG_ENV = "OPSAGENT_CONFIG"
+DEFAULT_CONFIG = Path("opsagent.toml")
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+
+
+class LLMSettings(BaseModel):
+    """The model. Keys never live in the file: `api_key_env` names the variable that holds one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["openai", "anthropic"] = "openai"
+    """`openai` covers every OpenAI-compatible endpoint: OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM."""
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """Defaults to OPSAGENT_LLM_API_KEY / OPENAI_API_KEY, or ANTHROPIC_API_KEY."""
+    temperature: float = 0.0
+    native_tools: bool = True
+    """False forces the text protocol (for models whose function calling is unreliable)."""
+    prices: dict[str, Pricing] = Field(default_factory=dict)
+    """USD per million tokens by model name, for cost reporting and `budget.max_cost_usd`."""
+
+
+class Settings(BaseSettings):
+    """Everything `opsagent` reads from `opsagent.toml`."""
+
+    model_config = SettingsConfigDict(env_prefix="OPSAGENT_", env_nested_delimiter="__", extra="forbid")
+
+    llm: LLMSettings | None = None
+    """Absent: the model comes from the environment (OPSAGENT_LLM_*, OPENAI_*, ANTHROPIC_API_KEY)."""
+    budget: Budget = Field(default_factory=Budget)
+    policy: SideEffectPolicy = Field(default_factory=SideEffectPolicy)
+    """Read-only unless set: `mode = "dry_run" | "allowlist" | "full"`; side effects always need an approval."""
+    context: ContextPolicy = Field(default_factory=ContextPolicy)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = settings_cls.model_config.get("toml_file")
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+
+
+def load_settings(path: Path | None = None, environ: Mapping[str, str] = os.environ) -> Settings:
+    """Read the configuration: `path`, else `$OPSAGENT_CONFIG`, else `./opsagent.toml` if present, else defaults."""
+    chosen = path or (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
+    if chosen is not None and not chosen.is_file():
+        raise ValueError(f"configuration file {chosen} does not exist (from {'--config' if path else CONFIG_ENV})")
+    if chosen is None and DEFAULT_CONFIG.is_file():
+        chosen = DEFAULT_CONFIG
+
+    class FromFile(Settings):
+        model_config = SettingsConfigDict(toml_file=chosen)
+
+    return FromFile()
+
+
+def build_llm(settings: LLMSettings | None, environ: Mapping[str, str] = os.environ) -> LLM | None:
+    """The configured model, or the one the environment names, or None when neither names one."""
+    if settings is not None:
+        key = environ.get(settings.api_key_env, "") if settings.api_key_env else None
+        if settings.provider == "anthropic":
+            return AnthropicLLM(
+                model=settings.model,
+                api_key=key or environ.get("ANTHROPIC_API_KEY"),
+                temperature=settings.temperature,
+                native_tools=settings.native_tools,
+                **({"base_url": settings.base_url} if settings.base_url else {}),
+            )
+        return OpenAICompatibleLLM.from_env(
+            {**environ, "OPSAGENT_LLM_MODEL": settings.model},
+            temperature=settings.temperature,
+            native_tools=settings.native_tools,
+            **({"base_url": settings.base_url} if settings.base_url else {}),
+            **({"api_key": key} if key else {}),
+        )
+    if environ.get("ANTHROPIC_API_KEY") and not (environ.get("OPENAI_API_KEY") or environ.get("OPSAGENT_LLM_BASE_URL")):
+        return AnthropicLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_ANTHROPIC_MODEL, **environ})
+    if environ.get("OPSAGENT_LLM_MODEL") or environ.get("OPSAGENT_LLM_BASE_URL") or environ.get("OPENAI_API_KEY"):
+        return OpenAICompatibleLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_OPENAI_MODEL, **environ})
+    return None

@@ -1,0 +1,142 @@
+"""The configured tool set: which tools exist is decided by which backends the configuration names.
+
+One function builds the registry the agent, `opsagent tools call` and the Slack bot all use, and
+one function checks that every configured backend answers, with a clear message per failure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from kernel import ToolFailure, ToolRegistry
+from opsagent_tools.actions import ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.log_tools import LogsSettings, build_backend, log_tools
+from opsagent_tools.logs import LogQuery
+from opsagent_tools.metrics import MetricsSettings, metrics_tools
+from opsagent_tools.metrics_files import FileMetricsClient
+from opsagent_tools.prometheus import PrometheusClient
+from opsagent_tools.repo_tools import RepoBackend, RepoSettings, build_backends, repo_tools
+
+Clock = Callable[[], datetime]
+CHECK_SERVICE = "opsagent-check"
+"""A service name no one uses: a log search for it proves the backend answers without reading real logs."""
+
+
+class ActionsSettings(BaseModel):
+    """Side-effect actions; absent means the agent has no side-effect tools at all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    webhook: ActionWebhookSettings
+
+
+class ToolsSettings(BaseModel):
+    """The `[metrics]`, `[logs]`, `[repos]` and `[actions]` sections; each one left out disables its tools."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metrics: MetricsSettings | None = None
+    """`url` is a Prometheus-compatible base URL, or `file:///path/series.jsonl` for recorded series."""
+    logs: LogsSettings | None = None
+    repos: RepoSettings | None = None
+    actions: ActionsSettings | None = None
+
+
+def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:
+    """The metrics backend the URL names: recorded series for `file://`, else the Prometheus HTTP API."""
+    url = urlsplit(settings.url)
+    if url.scheme == "file":
+        return FileMetricsClient(Path(url.path))
+    return PrometheusClient(base_url=settings.url, timeout=settings.timeout_s, headers=settings.headers)
+
+
+def build_tools(
+    settings: ToolsSettings, *, environ: Mapping[str, str] = os.environ, now: Clock | None = None
+) -> ToolRegistry:
+    """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
+    at start-up, rather than in the middle of an incident."""
+    registry = ToolRegistry()
+    if settings.metrics is not None:
+        for tool in metrics_tools(settings.metrics, client=metrics_client(settings.metrics), now=now):
+            registry.add(tool)
+    if settings.logs is not None:
+        log_options = {"now": now} if now is not None else {}
+        for tool in log_tools(settings.logs, backend=build_backend(settings.logs, environ), **log_options):
+            registry.add(tool)
+    if settings.repos is not None:
+        for tool in repo_tools(settings.repos):
+            registry.add(tool)
+    if settings.actions is not None:
+        for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ)):
+            registry.add(tool)
+    return registry
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One backend's answer to `opsagent check`."""
+
+    name: str
+    ok: bool
+    message: str
+
+
+async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] = os.environ) -> list[CheckResult]:
+    """Reach each configured backend once; never raises, one result per backend."""
+    results: list[CheckResult] = []
+    if settings.metrics is not None:
+        results.append(await _probe("metrics", _check_metrics(settings.metrics)))
+    if settings.logs is not None:
+        results.append(await _probe(f"logs ({settings.logs.backend})", _check_logs(settings.logs, environ)))
+    if settings.repos is not None:
+        for name, backend in build_backends(settings.repos).items():
+            results.append(await _probe(f"repo {name}", _check_repo(backend)))
+    if settings.actions is not None:
+        results.append(_check_actions(settings.actions, environ))
+    return results
+
+
+async def _probe(name: str, check: Awaitable[str]) -> CheckResult:
+    try:
+        message = await check
+    except (ToolFailure, ValueError, OSError) as exc:
+        return CheckResult(name, False, str(exc))
+    return CheckResult(name, True, message)
+
+
+async def _check_metrics(settings: MetricsSettings) -> str:
+    client = metrics_client(settings)
+    end = datetime.now(UTC)
+    services = await client.label_values(settings.service_label, start=end - timedelta(hours=6), end=end)
+    if not services:
+        return f"reachable, but no series carry the label '{settings.service_label}' in the last 6 h: check metrics.service_label"
+    return f"reachable; {len(services)} services: {', '.join(services[:8])}{' …' if len(services) > 8 else ''}"
+
+
+async def _check_logs(settings: LogsSettings, environ: Mapping[str, str]) -> str:
+    backend = build_backend(settings, environ)
+    end = datetime.now(UTC)
+    probe = LogQuery(service=CHECK_SERVICE, since=end - timedelta(minutes=15), until=end, level=None, query="", limit=1)
+    result = await backend.search(probe)
+    services = f"; services seen: {', '.join(result.services[:8])}" if result.services else ""
+    return f"reachable ({result.total} lines for the probe service '{CHECK_SERVICE}'){services}"
+
+
+async def _check_repo(backend: RepoBackend) -> str:
+    listing = await backend.list_dir("", "HEAD")
+    return f"readable at HEAD ({len(listing.entries)} entries at the root)"
+
+
+def _check_actions(settings: ActionsSettings, environ: Mapping[str, str]) -> CheckResult:
+    try:
+        ActionWebhook.from_env(settings.webhook, environ)
+    except ValueError as exc:
+        return CheckResult("actions", False, str(exc))
+    return CheckResult("actions", True, f"webhook {settings.webhook.url}, signing secret present (not called by check)")
