@@ -39,12 +39,17 @@ TRACE_DIR = Path("traces")
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `opsagent` console script; returns the process exit code."""
     args = _parser().parse_args(argv)
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    structlog.configure(logger_factory=_stderr_logger)  # audit lines on stderr: stdout is the tool's output
     try:
         return asyncio.run(args.handler(args))
     except ValueError as exc:  # configuration problems: say what to fix, no traceback
         print(f"opsagent: {exc}", file=sys.stderr)
         return 2
+
+
+def _stderr_logger(*_: object) -> structlog.PrintLogger:
+    """A logger on the current stderr (looked up per use, so a replaced stderr is honoured)."""
+    return structlog.PrintLogger(file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ from kernel.stop import StopReason
 class Pricing(BaseModel):
     """USD per million tokens for one model."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
@@ -33,7 +33,7 @@ PriceTable = Mapping[str, Pricing]
 class Budget(BaseModel):
     """Hard limits for one run. Exceeding any ends the run with `ok=False` and its stop reason."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_steps: int = Field(default=20, ge=1)
     """Tool calls (each call of a multi-call turn is a step). 20 covers a thorough investigation."""

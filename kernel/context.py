@@ -22,7 +22,7 @@ from kernel.tokens import estimate_tokens
 class ContextPolicy(BaseModel):
     """How much tool output the model keeps in view."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     obs_limit_tokens: int = Field(default=1200, ge=100)
     """Longest single observation shown; longer ones are truncated with a marker and a handle."""

@@ -31,7 +31,7 @@ class SideEffectMode(StrEnum):
 class SideEffectPolicy(BaseModel):
     """Configuration, not code: which side effects a run may attempt."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     mode: SideEffectMode = SideEffectMode.READ_ONLY
     allowlist: frozenset[str] = frozenset()

@@ -1,0 +1,48 @@
+"""The offline demo end to end: generated backends, the scripted model, the approval, the answer."""
+
+from __future__ import annotations
+
+import json
+
+from bot.demo import OFFLINE_BANNER, run_demo
+from kernel import Approved, ErrorKind
+
+
+async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal(capsys):
+    lines: list[str] = []
+    result = await run_demo(None, print_line=lines.append)
+    assert lines[0] == OFFLINE_BANNER
+    assert result.ok
+    assert [s.call.name for s in result.steps] == [
+        "query_metrics",
+        "search_logs",
+        "search_logs",
+        "compare_refs",
+        "read_repo_file",
+        "rollback_deployment",
+        "finish",
+    ]
+    metrics, gateway, orders, diff, config, rollback, _ = result.steps
+    assert "jumped from 0.10% to 12.0%" in metrics.observation
+    assert "upstream connect error or disconnect/reset before headers" in gateway.observation
+    assert "Connection is not available" in orders.observation
+    assert "DeployEvent: order-service v2.14.0 rolled out" in orders.observation
+    assert "config/database.yaml" in diff.observation
+    assert "-  max_size: 50" in diff.observation
+    assert "max_size: 10" in config.observation
+    assert rollback.error is ErrorKind.DENIED
+    assert "there is no terminal to ask for approval" in rollback.observation
+    assert "pool.max_size" in result.answer
+    assert "⚠ approval needed (run " in capsys.readouterr().out
+
+
+async def test_an_approved_rollback_reaches_the_deployment_webhook_signed():
+    async def approve(request):
+        return Approved(by="U_ONCALL", args_hash=request.args_hash)
+
+    result = await run_demo(None, print_line=lambda _: None, confirm=approve)
+    rollback = result.steps[5]
+    assert rollback.error is None
+    assert rollback.approval.by == "U_ONCALL"
+    assert rollback.observation.startswith("accepted by the action webhook (HTTP 202, Idempotency-Key ")
+    assert json.loads(rollback.observation.split(": ", 1)[1])["status"] == "queued"
