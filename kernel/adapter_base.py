@@ -39,6 +39,26 @@ class OwnedHttpClient:
         await self.aclose()
 
 
+class HttpModelAdapter(OwnedHttpClient):
+    """The state every HTTP model adapter has: its model name and whether tools go out natively."""
+
+    def __init__(self, client: httpx.AsyncClient | None, *, model: str, native_tools: bool) -> None:
+        super().__init__(client)
+        self._model = model
+        self._native = native_tools
+
+    @property
+    def model(self) -> str:
+        """The model name sent with each request."""
+        return self._model
+
+    @property
+    def native_tools(self) -> bool:
+        """Whether tools are sent as native definitions; False means the text protocol (configured, or
+        after an endpoint rejected native tools)."""
+        return self._native
+
+
 def join_url(base_url: str, path: str) -> str:
     """`base_url` and `path` joined with exactly one slash."""
     return f"{base_url.rstrip('/')}/{path.lstrip('/')}"

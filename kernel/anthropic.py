@@ -12,7 +12,7 @@ from typing import Any, Self
 
 import httpx
 
-from kernel.adapter_base import OwnedHttpClient, first_env, join_url, require_env
+from kernel.adapter_base import HttpModelAdapter, first_env, join_url, require_env
 from kernel.http_retry import RetryPolicy, post_json_with_retries, preview
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, LLMResponse, Message, NativeToolCall, TokenUsage
 from kernel.prompt import prepare_conversation
@@ -21,7 +21,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 
 
-class AnthropicLLM(OwnedHttpClient):
+class AnthropicLLM(HttpModelAdapter):
     """A Claude model behind the Messages API, with native tool use or the text protocol.
 
     `temperature=None` leaves the field out; `extra_headers` are sent with every request
@@ -41,12 +41,10 @@ class AnthropicLLM(OwnedHttpClient):
         client: httpx.AsyncClient | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(client)
-        self._model = model
+        super().__init__(client, model=model, native_tools=native_tools)
         self._url = join_url(base_url, "v1/messages")
         self._max_tokens = max_tokens
         self._temperature = temperature
-        self._native = native_tools
         self._retry = retry or RetryPolicy()
         self._headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         if api_key:
@@ -66,16 +64,6 @@ class AnthropicLLM(OwnedHttpClient):
             "base_url": first_env(env, "ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
         }
         return cls(**(settings | overrides))
-
-    @property
-    def model(self) -> str:
-        """The model name sent with each request."""
-        return self._model
-
-    @property
-    def native_tools(self) -> bool:
-        """Whether tools are sent as native tool definitions (else the text protocol is used)."""
-        return self._native
 
     async def complete(self, request: ChatRequest) -> LLMResponse:
         """One Messages API call, retried per the policy; `LLMError` when it fails for good."""

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kernel.adapter_base import OwnedHttpClient, first_env, join_url, require_env
+from kernel.adapter_base import HttpModelAdapter, first_env, join_url, require_env
 from kernel.http_retry import RetryPolicy, post_json_with_retries, preview
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, LLMResponse, Message, NativeToolCall, TokenUsage
 from kernel.prompt import prepare_conversation
@@ -42,7 +42,7 @@ def tools_rejected(error: LLMError) -> bool:
     return bool(_TOOL_WORDS.search(error.message) and _REJECTION_WORDS.search(error.message))
 
 
-class OpenAICompatibleLLM(OwnedHttpClient):
+class OpenAICompatibleLLM(HttpModelAdapter):
     """A chat model behind `POST {base_url}/chat/completions`.
 
     `api_version` adds the `api-version` query parameter and `auth_header="api-key"` sends the key
@@ -65,12 +65,10 @@ class OpenAICompatibleLLM(OwnedHttpClient):
         auth_header: Literal["bearer", "api-key"] = "bearer",
         extra_headers: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(client)
-        self._model = model
+        super().__init__(client, model=model, native_tools=native_tools)
         self._url = join_url(base_url, "chat/completions")
         self._temperature = temperature
         self._max_tokens = max_tokens
-        self._native = native_tools
         self._retry = retry or RetryPolicy()
         self._params = {"api-version": api_version} if api_version else None
         self._headers = {"content-type": "application/json", **(extra_headers or {})}
@@ -99,16 +97,6 @@ class OpenAICompatibleLLM(OwnedHttpClient):
             "auth_header": "api-key" if azure else "bearer",
         }
         return cls(**(settings | overrides))
-
-    @property
-    def model(self) -> str:
-        """The model name sent with each request."""
-        return self._model
-
-    @property
-    def native_tools(self) -> bool:
-        """Whether tools are sent as native functions; False once the endpoint has rejected them."""
-        return self._native
 
     async def complete(self, request: ChatRequest) -> LLMResponse:
         """One chat completion; falls back to the text protocol if the endpoint rejects native tools."""

@@ -172,7 +172,10 @@ def _promql_string(text: str) -> str:
 
 
 class MetricsClient(Protocol):
-    """What the metrics tools need from a backend: `PrometheusClient`, or `FileMetricsClient` for recordings."""
+    """What the metrics tools need from a backend: `PrometheusClient`, or `FileMetricsClient` for recordings.
+
+    Metric names are the values of the `__name__` label.
+    """
 
     async def query_range(self, promql: str, start: datetime, end: datetime, step_s: float) -> list[Series]: ...
 
@@ -183,10 +186,6 @@ class MetricsClient(Protocol):
         *,
         start: datetime | None = None,
         end: datetime | None = None,
-    ) -> list[str]: ...
-
-    async def metric_names(
-        self, match: str | Sequence[str] | None = None, *, start: datetime | None = None, end: datetime | None = None
     ) -> list[str]: ...
 
 
@@ -277,7 +276,7 @@ class _MetricsTools:
             return "\n".join(lines)
         value = _promql_string(service)
         selectors = [f'{{{service_label}="{value}"}}', f'{{{container_label}="{value}"}}']
-        names = await self.client.metric_names(selectors, start=end - DISCOVERY_LOOKBACK, end=end)
+        names = await self.client.label_values("__name__", selectors, start=end - DISCOVERY_LOOKBACK, end=end)
         where = f'{service_label}="{service}" or {container_label}="{service}"'
         if not names:
             known = await self._services(end)

@@ -175,16 +175,6 @@ class FileMetricsClient:
         }
         return sorted(values - {""})
 
-    async def metric_names(
-        self,
-        match: str | Sequence[str] | None = None,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-    ) -> list[str]:
-        """Metric names, optionally only of series matching a selector such as '{service="x"}'."""
-        return await self.label_values("__name__", match, start=start, end=end)
-
     def _evaluate(self, promql: str, grid: list[float]) -> list[Series]:
         selector = _parse_selector(promql)
         found = []

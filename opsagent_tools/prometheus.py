@@ -82,16 +82,6 @@ class PrometheusClient:
             raise ToolFailure(f"Prometheus sent label values that are not a list: {str(data)[:200]}")
         return sorted(str(value) for value in data)
 
-    async def metric_names(
-        self,
-        match: str | Sequence[str] | None = None,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-    ) -> list[str]:
-        """Metric names, optionally only of series matching a selector such as '{service="x"}'."""
-        return await self.label_values("__name__", match, start=start, end=end)
-
     async def _api(self, path: str, params: Mapping[str, Any], *, promql: str | None) -> Any:
         """Call one endpoint and return its `data`, or raise a `ToolFailure` the model can act on."""
         url = self.base_url + path

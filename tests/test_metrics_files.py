@@ -215,13 +215,16 @@ async def test_label_values_under_matchers(client: FileMetricsClient) -> None:
 
 
 async def test_metric_names_with_or_ed_matchers(client: FileMetricsClient) -> None:
-    names = await client.metric_names(
-        ['{service="order-service"}', '{container="order-service"}'], start=NOW - timedelta(hours=6), end=NOW
+    names = await client.label_values(
+        "__name__",
+        ['{service="order-service"}', '{container="order-service"}'],
+        start=NOW - timedelta(hours=6),
+        end=NOW,
     )
     assert names == ["container_memory_working_set_bytes", "http_requests_5xx_ratio", "http_requests_total"]
-    assert await client.metric_names('{service="payment-service"}') == [RATIO]
-    assert "probe_value" in await client.metric_names()
-    assert "probe_value" not in await client.metric_names(start=NOW - timedelta(minutes=5))
+    assert await client.label_values("__name__", '{service="payment-service"}') == [RATIO]
+    assert "probe_value" in await client.label_values("__name__")
+    assert "probe_value" not in await client.label_values("__name__", start=NOW - timedelta(minutes=5))
 
 
 # --- the file ----------------------------------------------------------------------------------
