@@ -1,0 +1,369 @@
+"""The server-side record of every Slack approval, and the confirm hook the Slack bot gives the kernel.
+
+A click proves only that Slack sent it; the broker decides whether it may approve: once, in time, by an approver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any, Protocol
+
+import structlog
+from pydantic import BaseModel, ConfigDict
+
+from bot.approval_store import ApprovalState, ApprovalStore, InMemoryApprovalStore, PendingApproval
+from bot.directory import CachedDirectory, Directory, SlackUser
+from kernel import ApprovalRequest, Approved, ConfirmHook, Denied
+
+log = structlog.get_logger("opsagent.approvals")
+
+BROKER_USER = "opsagent"
+"""Who decides when no human did: an expiry, a stopped run, a request that could not be posted."""
+
+
+class ApproverPolicy(BaseModel):
+    """Who may approve: listed users or members of listed user groups, of the installing workspace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    users: set[str] = set()
+    groups: set[str] = set()
+    team_id: str
+    """The installing workspace; clicks from other workspaces (Slack Connect) are refused."""
+    allow_self_approval: bool = False
+    ttl_s: float = 900
+
+
+class ApprovalUI(Protocol):
+    """How the broker shows approvals in Slack; the Slack app implements it."""
+
+    async def post_request(self, approval: PendingApproval) -> str:
+        """Post the approval message in the run's thread; return its message ts."""
+        ...
+
+    async def show_decision(self, approval: PendingApproval) -> None:
+        """Replace the buttons with the decision line."""
+        ...
+
+
+class Refusal(StrEnum):
+    """Why a click did not decide anything."""
+
+    UNKNOWN_APPROVAL = "unknown_approval"
+    WRONG_MESSAGE = "wrong_message"
+    ALREADY_DECIDED = "already_decided"
+    EXPIRED = "expired"
+    VOIDED = "voided"
+    OTHER_WORKSPACE = "other_workspace"
+    BOT_USER = "bot_user"
+    DEACTIVATED_USER = "deactivated_user"
+    GUEST_USER = "guest_user"
+    NOT_AN_APPROVER = "not_an_approver"
+    SELF_APPROVAL = "self_approval"
+    DIRECTORY_UNAVAILABLE = "directory_unavailable"
+
+
+REFUSAL_MESSAGES: dict[Refusal, str] = {
+    Refusal.UNKNOWN_APPROVAL: "This approval is not known (it may be from before a restart or forged).",
+    Refusal.WRONG_MESSAGE: "This button does not belong to the approval message it was clicked on; nothing was done.",
+    Refusal.ALREADY_DECIDED: "Already {state} by <@{user}> at {when}.",
+    Refusal.EXPIRED: "This approval expired at {when}.",
+    Refusal.VOIDED: "The run was stopped; nothing will run.",
+    Refusal.OTHER_WORKSPACE: "Only members of the workspace that installed OpsAgent can approve its actions.",
+    Refusal.BOT_USER: "Bot users cannot approve OpsAgent actions.",
+    Refusal.DEACTIVATED_USER: "Deactivated users cannot approve OpsAgent actions.",
+    Refusal.GUEST_USER: "Guests cannot approve OpsAgent actions.",
+    Refusal.NOT_AN_APPROVER: "You are not an approver for OpsAgent actions. Approvers: {approvers}.",
+    Refusal.SELF_APPROVAL: "You started this run, so someone else must approve this action. You can still deny it.",
+    Refusal.DIRECTORY_UNAVAILABLE: "Could not verify you are an approver; try again.",
+}
+"""What the clicker is told (ephemerally), by refusal; `{…}` are filled in per click."""
+DEFAULT_DENIAL_REASON = "denied in Slack"
+EXPIRY_REASON = "not approved within {ttl}; treated as a denial"
+FAILED_REASON = "the approval request failed ({error})"
+RUN_STOPPED_REASON = "the run was stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """The click decided the approval; `message` is the clicker's ephemeral confirmation."""
+
+    approval: PendingApproval
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The click decided nothing; `message` is for an ephemeral reply to the clicker."""
+
+    refusal: Refusal
+    message: str
+    approval: PendingApproval | None = None
+
+    @classmethod
+    def because(cls, refusal: Refusal, approval: PendingApproval | None = None, **details: str) -> Refused:
+        """The refusal with its user-facing message."""
+        return cls(refusal, REFUSAL_MESSAGES[refusal].format(**details), approval)
+
+
+DecisionOutcome = Decided | Refused
+
+
+def slack_date(moment: datetime) -> str:
+    """A time that Slack shows in the reader's time zone, with a UTC fallback."""
+    utc = moment.astimezone(UTC)
+    return f"<!date^{int(utc.timestamp())}^{{date_short_pretty}} {{time}}|{utc:%Y-%m-%d %H:%M} UTC>"
+
+
+def expiry_reason(ttl_s: float) -> str:
+    """The denial reason of an approval nobody decided in time."""
+    ttl = f"{ttl_s / 60:g} min" if ttl_s >= 60 else f"{ttl_s:g} s"
+    return EXPIRY_REASON.format(ttl=ttl)
+
+
+def decision_of(approval: PendingApproval) -> Approved | Denied:
+    """What the kernel is told about a settled approval: only `approved` lets the call run."""
+    at = approval.decided_at or approval.created_at
+    if approval.state is ApprovalState.APPROVED and approval.decided_by:
+        return Approved(by=approval.decided_by, args_hash=approval.args_hash, at=at)
+    return Denied(by=approval.decided_by or BROKER_USER, reason=approval.reason or DEFAULT_DENIAL_REASON, at=at)
+
+
+class ApprovalBroker:
+    """Creates approvals for the kernel's side-effect calls and settles them from authorised Slack clicks."""
+
+    def __init__(
+        self,
+        *,
+        policy: ApproverPolicy,
+        ui: ApprovalUI,
+        directory: Directory,
+        store: ApprovalStore | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        directory_cache_s: float = 300.0,
+    ) -> None:
+        self._policy = policy
+        self._ui = ui
+        self._directory = CachedDirectory(directory, ttl_s=directory_cache_s)
+        self._store: ApprovalStore = store if store is not None else InMemoryApprovalStore()
+        self._clock = clock
+        self._waiters: dict[str, asyncio.Future[PendingApproval]] = {}
+
+    def confirm_hook(self, run_id: str, channel: str, thread_ts: str, requested_by: str) -> ConfirmHook:
+        """The kernel's confirm hook for one run, posting approvals in its thread."""
+
+        async def confirm(request: ApprovalRequest) -> Approved | Denied:
+            return await self._ask(request, run_id=run_id, channel=channel, thread_ts=thread_ts, by=requested_by)
+
+        return confirm
+
+    async def _ask(
+        self, request: ApprovalRequest, *, run_id: str, channel: str, thread_ts: str, by: str
+    ) -> Approved | Denied:
+        """Post the request and wait until it is decided, voided or expired; raises if it cannot be posted."""
+        now = self._clock()
+        approval = PendingApproval(
+            approval_id=secrets.token_urlsafe(16),
+            run_id=run_id,
+            step=request.step,
+            tool=request.call.name,
+            args=request.call.args,
+            args_hash=request.args_hash,
+            thought=request.thought,
+            description=request.description,
+            channel=channel,
+            thread_ts=thread_ts,
+            requested_by=by,
+            created_at=now,
+            expires_at=now + timedelta(seconds=self._policy.ttl_s),
+        )
+        waiter: asyncio.Future[PendingApproval] = asyncio.get_running_loop().create_future()
+        self._waiters[approval.approval_id] = waiter
+        try:
+            await self._store.add(approval)
+            log.info("approval_requested", **_audit(approval), kernel_run_id=request.run_id, user=by)
+            message_ts = await self._ui.post_request(approval)
+            approval = approval.model_copy(update={"message_ts": message_ts})
+            if not await self._store.compare_and_set(approval.approval_id, ApprovalState.PENDING, approval):
+                settled = await self._store.get(approval.approval_id)  # voided while it was being posted
+                if settled is not None:
+                    await self._show(settled.model_copy(update={"message_ts": message_ts}))
+            return decision_of(await self._wait(approval, waiter))
+        except BaseException as exc:
+            stopped = isinstance(exc, asyncio.CancelledError)
+            reason = RUN_STOPPED_REASON if stopped else FAILED_REASON.format(error=f"{type(exc).__name__}: {exc}")
+            await self._settle(approval, ApprovalState.VOIDED, by=BROKER_USER, reason=reason)
+            raise
+        finally:
+            self._waiters.pop(approval.approval_id, None)
+
+    async def _wait(self, approval: PendingApproval, waiter: asyncio.Future[PendingApproval]) -> PendingApproval:
+        """The settled approval, once decided or voided, or expired at `expires_at`."""
+        left = (approval.expires_at - self._clock()).total_seconds()
+        try:
+            async with asyncio.timeout(max(left, 0.0)):
+                return await waiter
+        except TimeoutError:
+            expired = await self._expire(approval)
+            return expired or await self._current(approval)
+
+    async def decide(
+        self,
+        approval_id: str,
+        *,
+        user_id: str,
+        team_id: str,
+        channel: str,
+        message_ts: str,
+        approve: bool,
+        reason: str = "",
+    ) -> DecisionOutcome:
+        """Settle an approval from a button click, if this click from this user may; refusals are outcomes, not errors."""
+        approval = await self._store.get(approval_id)
+        checked = await self._check_click(approval, user_id, team_id, channel, message_ts, approve)
+        if isinstance(checked, PendingApproval):
+            state = ApprovalState.APPROVED if approve else ApprovalState.DENIED
+            reason = reason or ("" if approve else DEFAULT_DENIAL_REASON)
+            decided = await self._settle(checked, state, by=user_id, reason=reason)
+            if decided is not None:
+                log.info("approval_decided", **_audit(decided), user=user_id, decision=str(state), reason=reason)
+                verb, effect = ("Approved", "will run now") if approve else ("Denied", "will not run")
+                return Decided(decided, f"{verb}: `{decided.tool}` {effect}.")
+            checked = _refused_as_settled(await self._current(checked))  # another click, a stop or the expiry won
+        log.warning(
+            "approval_refused",
+            **(_audit(approval) if approval else {"approval_id": approval_id}),
+            user=user_id,
+            team_id=team_id,
+            reason=str(checked.refusal),
+        )
+        return checked
+
+    async def _check_click(
+        self, approval: PendingApproval | None, user_id: str, team_id: str, channel: str, message_ts: str, approve: bool
+    ) -> Refused | PendingApproval:
+        """Why this click may not settle this approval, checked in order; or the approval, still pending."""
+        if approval is None:
+            return Refused.because(Refusal.UNKNOWN_APPROVAL)
+        if channel != approval.channel or not approval.message_ts or message_ts != approval.message_ts:
+            return Refused.because(Refusal.WRONG_MESSAGE, approval)
+        if approval.state is ApprovalState.PENDING and self._clock() >= approval.expires_at:
+            approval = await self._expire(approval) or await self._current(approval)
+        if approval.state is not ApprovalState.PENDING:
+            return _refused_as_settled(approval)
+        if team_id != self._policy.team_id:
+            return Refused.because(Refusal.OTHER_WORKSPACE, approval)
+        try:
+            user = await self._directory.user(user_id)
+            refusal = _account_refusal(user, self._policy.team_id)
+            if refusal is None and user_id not in self._policy.users and not await self._in_approver_group(user_id):
+                refusal = Refusal.NOT_AN_APPROVER
+        except Exception as exc:
+            log.warning("approver_lookup_failed", approval_id=approval.approval_id, user=user_id, error=repr(exc))
+            return Refused.because(Refusal.DIRECTORY_UNAVAILABLE, approval)
+        if refusal is not None:
+            return Refused.because(refusal, approval, approvers=self._approvers())
+        if approve and user_id == approval.requested_by and not self._policy.allow_self_approval:
+            return Refused.because(Refusal.SELF_APPROVAL, approval)
+        return approval
+
+    async def _in_approver_group(self, user_id: str) -> bool:
+        for group in sorted(self._policy.groups):
+            if user_id in await self._directory.group_members(group):
+                return True
+        return False
+
+    def _approvers(self) -> str:
+        named = [f"<@{u}>" for u in sorted(self._policy.users)] + [
+            f"<!subteam^{g}>" for g in sorted(self._policy.groups)
+        ]
+        return ", ".join(named) or "none are configured"
+
+    async def void_run(self, run_id: str, reason: str, *, by: str = BROKER_USER) -> list[PendingApproval]:
+        """Void the run's pending approvals (the Stop button): each is a denial with `reason`; returns them."""
+        voided = []
+        for approval in await self._store.pending_for_run(run_id):
+            settled = await self._settle(approval, ApprovalState.VOIDED, by=by, reason=reason)
+            if settled is not None:
+                voided.append(settled)
+        return voided
+
+    async def get(self, approval_id: str) -> PendingApproval | None:
+        """The stored approval, for the Slack app and for tests."""
+        return await self._store.get(approval_id)
+
+    async def _expire(self, approval: PendingApproval) -> PendingApproval | None:
+        reason = expiry_reason(self._policy.ttl_s)
+        return await self._settle(approval, ApprovalState.EXPIRED, by=BROKER_USER, reason=reason)
+
+    async def _settle(
+        self, approval: PendingApproval, state: ApprovalState, *, by: str, reason: str
+    ) -> PendingApproval | None:
+        """The one transition out of `pending`: store it, wake the waiting hook, update the message.
+
+        None if the approval was no longer pending (another click, the expiry or a stop got there first).
+        """
+        settled = approval.model_copy(
+            update={"state": state, "decided_by": by, "decided_at": self._clock(), "reason": reason}
+        )
+        if not await self._store.compare_and_set(approval.approval_id, ApprovalState.PENDING, settled):
+            return None
+        if state in (ApprovalState.EXPIRED, ApprovalState.VOIDED):
+            log.info(f"approval_{state}", **_audit(settled), user=by, reason=reason)
+        waiter = self._waiters.get(settled.approval_id)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(settled)
+        if settled.message_ts:  # else not posted (yet): there is no message to update
+            await self._show(settled)
+        return settled
+
+    async def _show(self, approval: PendingApproval) -> None:
+        """Update the approval message; a failure is logged, never undoes the decision."""
+        try:
+            await self._ui.show_decision(approval)
+        except Exception as exc:
+            log.warning("approval_ui_update_failed", **_audit(approval), error=repr(exc))
+
+    async def _current(self, approval: PendingApproval) -> PendingApproval:
+        return await self._store.get(approval.approval_id) or approval
+
+
+def _refused_as_settled(approval: PendingApproval) -> Refused:
+    """The refusal of a click on an approval that is no longer pending."""
+    match approval.state:
+        case ApprovalState.EXPIRED:
+            return Refused.because(Refusal.EXPIRED, approval, when=slack_date(approval.expires_at))
+        case ApprovalState.VOIDED:
+            return Refused.because(Refusal.VOIDED, approval)
+        case _:
+            when = slack_date(approval.decided_at or approval.created_at)
+            user = approval.decided_by or BROKER_USER
+            return Refused.because(Refusal.ALREADY_DECIDED, approval, state=approval.state, user=user, when=when)
+
+
+def _account_refusal(user: SlackUser, team_id: str) -> Refusal | None:
+    """Why this Slack account may not approve anything, whoever it is: another workspace, a bot, a guest."""
+    if user.team_id != team_id:
+        return Refusal.OTHER_WORKSPACE
+    if user.deleted:
+        return Refusal.DEACTIVATED_USER
+    if user.is_bot:
+        return Refusal.BOT_USER
+    if user.is_restricted or user.is_ultra_restricted:
+        return Refusal.GUEST_USER
+    return None
+
+
+def _audit(approval: PendingApproval) -> dict[str, Any]:
+    """The fields every audit line about an approval carries; never the arguments themselves."""
+    return {
+        "approval_id": approval.approval_id,
+        "run_id": approval.run_id,
+        "tool": approval.tool,
+        "args_hash": approval.args_hash,
+    }
