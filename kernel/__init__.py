@@ -23,7 +23,7 @@ from kernel.llm import (
     TokenUsage,
     ToolSpec,
 )
-from kernel.loop import Agent, react
+from kernel.loop import Agent, new_run_id, react
 from kernel.observations import READ_OUTPUT_TOOL, truncate_observation
 from kernel.openai_compat import OpenAICompatibleLLM
 from kernel.parsing import ParsedOutput, parse_output
@@ -102,6 +102,7 @@ __all__ = [
     "Usage",
     "canonical_args",
     "native_turn",
+    "new_run_id",
     "parse_output",
     "react",
     "text_turn",

@@ -76,9 +76,9 @@ class Agent:
             cached = self._catalogues[self.tools.version] = (specs, prefix_tokens(INSTRUCTIONS, specs))
         return cached
 
-    async def run(self, task: str, *, control: RunControl | None = None) -> RunResult:
+    async def run(self, task: str, *, control: RunControl | None = None, run_id: str | None = None) -> RunResult:
         """Run an investigation to its end and return the trace."""
-        return await _drain(self.events(task, control=control))
+        return await _drain(self.events(task, control=control, run_id=run_id))
 
     async def resume(
         self,
@@ -90,10 +90,13 @@ class Agent:
         """Continue a run from its saved trace, settling paused approvals with `decisions` (by approval id)."""
         return await _drain(self.events_from(trace, decisions=decisions, control=control))
 
-    def events(self, task: str, *, control: RunControl | None = None) -> AsyncIterator[Event]:
-        """Run an investigation, yielding each event as it happens."""
+    def events(
+        self, task: str, *, control: RunControl | None = None, run_id: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Run an investigation, yielding each event as it happens. `run_id` lets a caller that already
+        keys things by run (approvals, a Slack thread) use its own id; by default one is made up."""
         state = self._new_state(
-            run_id=uuid.uuid4().hex[:12], task=task, nonce=secrets.token_hex(4), started_at=datetime.now(UTC)
+            run_id=run_id or new_run_id(), task=task, nonce=secrets.token_hex(4), started_at=datetime.now(UTC)
         )
         state.start(task)
         return self._loop(state, control or RunControl(), {}, resumed=False)
@@ -248,6 +251,11 @@ class Agent:
         return Dispatcher(
             state.tools, policy=self.policy, confirm=self.confirm, redactor=self.redactor, control=control
         )
+
+
+def new_run_id() -> str:
+    """A short random run id, unique enough to name a trace file and a Slack thread's run."""
+    return uuid.uuid4().hex[:12]
 
 
 async def react(
