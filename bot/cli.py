@@ -17,13 +17,16 @@ from pathlib import Path
 import structlog
 
 from bot.demo import run_demo
+from bot.serve import serve_slack
 from bot.settings import Settings, build_llm, load_settings
+from bot.slack_app import SlackSecrets
 from bot.terminal import render_event
 from bot.terminal_approval import TerminalApprover
 from kernel import (
     DEFAULT_REDACTOR,
     Agent,
     CallContext,
+    ConfirmHook,
     Dispatcher,
     RunControl,
     RunFinished,
@@ -82,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="validate the configuration and reach each backend")
     check.set_defaults(handler=_check)
+
+    serve = commands.add_parser("serve", help="run the Slack bot (Socket Mode by default)")
+    serve.add_argument("--http", action="store_true", help="serve POST /slack/events over HTTP instead of Socket Mode")
+    serve.add_argument("--host", default="0.0.0.0", help="HTTP mode: the address to listen on (default 0.0.0.0)")
+    serve.add_argument("--port", type=int, default=3000, help="HTTP mode: the port (default 3000)")
+    serve.set_defaults(handler=_serve)
     return parser
 
 
@@ -162,6 +171,30 @@ async def _check(args: argparse.Namespace) -> int:
     for result in results:
         print(f"{'✓' if result.ok else '✗'} {result.name}: {result.message}")
     return 0 if all(result.ok for result in results) else 1
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    llm = build_llm(settings.llm)
+    if llm is None:
+        raise ValueError("no model is configured: add an [llm] section, or set OPSAGENT_LLM_MODEL / OPENAI_API_KEY")
+    tools = build_tools(settings.tools)
+
+    def agent_for(confirm: ConfirmHook) -> Agent:
+        return Agent(
+            llm=llm,
+            tools=tools,
+            budget=settings.budget,
+            policy=settings.policy,
+            confirm=confirm,
+            context=settings.context,
+            prices=settings.llm.prices if settings.llm else {},
+        )
+
+    await serve_slack(
+        settings.slack, SlackSecrets.from_env(), agent_for, http=args.http, host=args.host, port=args.port
+    )
+    return 0
 
 
 def _settings(args: argparse.Namespace) -> Settings:

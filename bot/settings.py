@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
+from bot.slack_app import SlackSettings
 from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
 from opsagent_tools.toolset import ToolsSettings
 
@@ -53,6 +54,7 @@ class Settings(BaseSettings):
     """Read-only unless set: `mode = "dry_run" | "allowlist" | "full"`; side effects always need an approval."""
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -83,6 +85,8 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] = os.envi
 
 def build_llm(settings: LLMSettings | None, environ: Mapping[str, str] = os.environ) -> LLM | None:
     """The configured model, or the one the environment names, or None when neither names one."""
+    if environ.get("OPSAGENT_MODEL") and not environ.get("OPSAGENT_LLM_MODEL"):
+        environ = {**environ, "OPSAGENT_LLM_MODEL": environ["OPSAGENT_MODEL"]}
     if settings is not None:
         key = environ.get(settings.api_key_env, "") if settings.api_key_env else None
         if settings.provider == "anthropic":
@@ -102,6 +106,9 @@ def build_llm(settings: LLMSettings | None, environ: Mapping[str, str] = os.envi
         )
     if environ.get("ANTHROPIC_API_KEY") and not (environ.get("OPENAI_API_KEY") or environ.get("OPSAGENT_LLM_BASE_URL")):
         return AnthropicLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_ANTHROPIC_MODEL, **environ})
-    if environ.get("OPSAGENT_LLM_MODEL") or environ.get("OPSAGENT_LLM_BASE_URL") or environ.get("OPENAI_API_KEY"):
+    if any(
+        environ.get(name)
+        for name in ("OPSAGENT_LLM_MODEL", "OPSAGENT_LLM_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+    ):
         return OpenAICompatibleLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_OPENAI_MODEL, **environ})
     return None

@@ -1,0 +1,241 @@
+"""Investigations in Slack threads: a mention starts a run, each step becomes a reply, Stop ends it.
+
+The service owns the registry of running investigations (a cap, cancellation, drain on shutdown) and
+turns the kernel's event stream into thread messages; the Bolt listeners only hand it work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+import structlog
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.approvals import ApprovalBroker
+from bot.blocks import final_message, run_header, step_message
+from bot.outbox import Outbox
+from kernel import (
+    FINISH_TOOL,
+    Agent,
+    ConfirmHook,
+    RunControl,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    Step,
+    StepCompleted,
+    StepStarted,
+    new_run_id,
+)
+
+log = structlog.get_logger("opsagent.investigations")
+
+MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+SEEN_LIMIT = 10_000
+"""Event ids and message keys remembered for de-duplication (Slack retries within about 6 minutes)."""
+STOP_WORDS = frozenset({"stop", "cancel", "abort"})
+STATUS_TEXT = "is investigating…"
+
+AgentFactory = Callable[[ConfirmHook], Agent]
+"""Builds the agent for one run around that run's confirm hook (the broker's, bound to the thread)."""
+
+
+@dataclass
+class ActiveRun:
+    """One investigation in flight."""
+
+    run_id: str
+    channel: str
+    thread_ts: str
+    requested_by: str
+    control: RunControl
+    task: asyncio.Task[None] | None = None
+
+
+class InvestigationService:
+    """Starts, tracks, stops and reports investigations; one per mention."""
+
+    def __init__(
+        self,
+        *,
+        agent_factory: AgentFactory,
+        client: AsyncWebClient,
+        outbox: Outbox,
+        broker: ApprovalBroker,
+        max_concurrent: int = 10,
+    ) -> None:
+        self._agent_factory = agent_factory
+        self._client = client
+        self._outbox = outbox
+        self._broker = broker
+        self._max_concurrent = max_concurrent
+        self._runs: dict[str, ActiveRun] = {}
+        self._by_thread: dict[tuple[str, str], str] = {}
+        self._last_result: dict[tuple[str, str], RunResult] = {}
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._accepting = True
+
+    @property
+    def active(self) -> dict[str, ActiveRun]:
+        """Runs in flight, by run id."""
+        return dict(self._runs)
+
+    async def on_mention(self, *, event_id: str, event: dict[str, Any]) -> ActiveRun | None:
+        """Handle an `app_mention`: start a run, or stop the thread's run; duplicates are dropped."""
+        channel, ts, user = event["channel"], event["ts"], event.get("user", "")
+        if self._already_seen(f"event:{event_id}") or self._already_seen(f"message:{channel}:{ts}"):
+            log.info("duplicate_event_dropped", event_id=event_id, channel=channel, ts=ts)
+            return None
+        thread_ts = event.get("thread_ts") or ts
+        text = " ".join(MENTION.sub(" ", event.get("text", "")).split())
+        running = self._by_thread.get((channel, thread_ts))
+        if text.lower() in STOP_WORDS:
+            if running is not None:
+                await self.stop(running, user)
+            else:
+                self._outbox.enqueue(
+                    "chat_postMessage", channel, thread_ts=thread_ts, text="No investigation is running in this thread."
+                )
+            return None
+        if not text:
+            self._outbox.enqueue(
+                "chat_postMessage",
+                channel,
+                thread_ts=thread_ts,
+                text="Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”.",
+            )
+            return None
+        if not self._accepting or len(self._runs) >= self._max_concurrent:
+            why = (
+                "I am shutting down" if not self._accepting else f"{len(self._runs)} investigations are already running"
+            )
+            self._outbox.enqueue(
+                "chat_postMessage", channel, thread_ts=thread_ts, text=f"Not started: {why}. Try again shortly."
+            )
+            return None
+        run = ActiveRun(
+            run_id=new_run_id(), channel=channel, thread_ts=thread_ts, requested_by=user, control=RunControl()
+        )
+        task = self._with_history(text, channel, thread_ts)
+        self._runs[run.run_id] = run
+        self._by_thread[(channel, thread_ts)] = run.run_id
+        run.task = asyncio.create_task(self._investigate(run, text, task, mention_ts=ts), name=f"run-{run.run_id}")
+        return run
+
+    async def stop(self, run_id: str, user_id: str) -> str:
+        """Cancel a run and void its pending approvals; the words to show the person who asked."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return "That investigation has already ended."
+        run.control.cancel(f"stopped by <@{user_id}>")
+        await self._broker.void_run(run_id, "the run was stopped", by=user_id)
+        log.info("run_stop_requested", run_id=run_id, user=user_id)
+        return "Stopping the investigation."
+
+    async def shutdown(self, *, timeout_s: float = 10.0) -> None:
+        """Stop taking new work, cancel the runs in flight (they say so in their threads), wait for them."""
+        self._accepting = False
+        for run in list(self._runs.values()):
+            run.control.cancel("the bot is shutting down")
+            await self._broker.void_run(run.run_id, "the bot is shutting down")
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout_s)
+        await asyncio.wait_for(self._outbox.close(), timeout=timeout_s)
+
+    async def _investigate(self, run: ActiveRun, asked: str, task: str, *, mention_ts: str) -> None:
+        channel, thread = run.channel, run.thread_ts
+        try:
+            self._outbox.enqueue("reactions_add", channel, name="eyes", timestamp=mention_ts)
+            header = run_header(run.run_id, asked, run.requested_by)
+            self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread, text=header.text, blocks=header.blocks)
+            await self._set_status(channel, thread, STATUS_TEXT)
+            agent = self._agent_factory(self._broker.confirm_hook(run.run_id, channel, thread, run.requested_by))
+            async for event in agent.events(task, control=run.control, run_id=run.run_id):
+                match event:
+                    case StepCompleted(step=step) if _is_the_answer(step):
+                        pass  # the final message carries it
+                    case StepCompleted(step=step):
+                        message = step_message(step)
+                        self._outbox.enqueue(
+                            "chat_postMessage", channel, thread_ts=thread, text=message.text, blocks=message.blocks
+                        )
+                    case RunFinished(result=result):
+                        await self._report(run, result, mention_ts)
+                    case RunStarted() | StepStarted():
+                        pass
+                    case _:
+                        assert_never(event)
+        except Exception as exc:  # a bug of ours: say so in the thread rather than go silent
+            log.exception("run_crashed", run_id=run.run_id)
+            self._outbox.enqueue(
+                "chat_postMessage",
+                channel,
+                thread_ts=thread,
+                text=f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details.",
+            )
+        finally:
+            self._runs.pop(run.run_id, None)
+            if self._by_thread.get((channel, thread)) == run.run_id:
+                del self._by_thread[(channel, thread)]
+
+    async def _report(self, run: ActiveRun, result: RunResult, mention_ts: str) -> None:
+        channel, thread = run.channel, run.thread_ts
+        self._last_result[(channel, thread)] = result
+        trace_name = f"opsagent-trace-{result.run_id}.json"
+        for message in final_message(result, trace_name=trace_name):
+            self._outbox.enqueue(
+                "chat_postMessage", channel, thread_ts=thread, text=message.text, blocks=message.blocks
+            )
+        self._outbox.enqueue(
+            "files_upload_v2",
+            channel,
+            thread_ts=thread,
+            content=result.to_json(),
+            filename=trace_name,
+            title=f"Trace of run {result.run_id}",
+        )
+        self._outbox.enqueue(
+            "reactions_add", channel, name="white_check_mark" if result.ok else "x", timestamp=mention_ts
+        )
+        log.info(
+            "run_finished",
+            run_id=result.run_id,
+            ok=result.ok,
+            stop_reason=str(result.stop_reason),
+            steps=result.usage.steps,
+            channel=channel,
+        )
+
+    async def _set_status(self, channel: str, thread_ts: str, status: str) -> None:
+        """Slack's loading indicator where the workspace supports it; its absence is not an error."""
+        try:
+            await self._client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread_ts, status=status)
+        except Exception as exc:
+            log.info("status_unavailable", channel=channel, error=str(exc)[:200])
+
+    def _with_history(self, text: str, channel: str, thread_ts: str) -> str:
+        """A follow-up in an investigation thread knows the earlier task and answer."""
+        earlier = self._last_result.get((channel, thread_ts))
+        if earlier is None:
+            return text
+        answer = earlier.answer or earlier.partial_answer or f"(no answer: {earlier.stop_reason})"
+        return f"{text}\n\nEarlier in this thread you investigated: {earlier.task}\nYour answer then: {answer}"
+
+    def _already_seen(self, key: str) -> bool:
+        if key in self._seen:
+            return True
+        self._seen[key] = None
+        if len(self._seen) > SEEN_LIMIT:
+            self._seen.popitem(last=False)
+        return False
+
+
+def _is_the_answer(step: Step) -> bool:
+    """The successful `finish` step: its answer goes in the final message, not a step reply."""
+    return step.call is not None and step.call.name == FINISH_TOOL and step.error is None

@@ -1,0 +1,83 @@
+"""One outbound queue per Slack channel: posts keep their order and respect ~1 message/s per channel.
+
+A Slack failure is logged and reported to the waiting caller; it never kills the run that posted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+log = structlog.get_logger("opsagent.slack")
+
+POST_INTERVAL_S = 1.0
+"""Slack's chat.postMessage allows about one message per second per channel (short bursts aside)."""
+
+
+@dataclass
+class _Post:
+    method: str
+    kwargs: dict[str, Any]
+    done: asyncio.Future[dict[str, Any] | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class Outbox:
+    """Serialises Web API writes per channel; `send` returns the API's answer, or None if Slack refused."""
+
+    def __init__(self, client: AsyncWebClient, *, interval_s: float = POST_INTERVAL_S) -> None:
+        self._client = client
+        self._interval_s = interval_s
+        self._queues: dict[str, asyncio.Queue[_Post]] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+
+    def enqueue(self, method: str, channel: str, **kwargs: Any) -> asyncio.Future[dict[str, Any] | None]:
+        """Queue `client.<method>(channel=..., **kwargs)` behind the channel's earlier writes, at once;
+        the future holds the API's answer (None if Slack refused). Callers need not wait for it."""
+        post = _Post(method, {"channel": channel, **kwargs})
+        queue = self._queues.get(channel)
+        if queue is None:
+            queue = self._queues[channel] = asyncio.Queue()
+            self._workers[channel] = asyncio.create_task(self._drain(queue), name=f"outbox-{channel}")
+        queue.put_nowait(post)
+        return post.done
+
+    async def send(self, method: str, channel: str, **kwargs: Any) -> dict[str, Any] | None:
+        """`enqueue`, then wait for the answer."""
+        return await self.enqueue(method, channel, **kwargs)
+
+    async def close(self) -> None:
+        """Stop the workers once their queues are empty."""
+        for queue in self._queues.values():
+            await queue.join()
+        for worker in self._workers.values():
+            worker.cancel()
+        await asyncio.gather(*self._workers.values(), return_exceptions=True)
+
+    async def _drain(self, queue: asyncio.Queue[_Post]) -> None:
+        loop = asyncio.get_running_loop()
+        last = 0.0
+        while True:
+            post = await queue.get()
+            if post.method == "chat_postMessage":
+                wait = last + self._interval_s - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                last = loop.time()
+            try:
+                response = await getattr(self._client, post.method)(**post.kwargs)
+                post.done.set_result(response.data if isinstance(response.data, dict) else None)
+            except SlackApiError as exc:
+                log.warning("slack_call_failed", method=post.method, error=exc.response.get("error"))
+                post.done.set_result(None)
+            except Exception as exc:  # the network, a bug in a payload: report, never kill the run
+                log.warning("slack_call_failed", method=post.method, error=f"{type(exc).__name__}: {exc}")
+                post.done.set_result(None)
+            finally:
+                queue.task_done()

@@ -1,0 +1,175 @@
+"""The Slack app: a factory that wires the Bolt `AsyncApp` to the services, listeners in one place.
+
+Handlers ack at once and hand the work to `InvestigationService` and `ApprovalBroker`; nothing slow
+runs inside a listener. HTTP mode serves `POST /slack/events` (signature-verified by Bolt).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from pydantic import BaseModel, ConfigDict, Field
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
+from bot.blocks import ephemeral
+from bot.directory import CachedDirectory
+from bot.investigations import AgentFactory, InvestigationService
+from bot.outbox import POST_INTERVAL_S, Outbox
+from bot.slack_ui import SlackApprovalUI, SlackDirectory
+
+log = structlog.get_logger("opsagent.slack")
+
+APPROVE, DENY, STOP = "opsagent_approve", "opsagent_deny", "opsagent_stop"
+
+
+class SlackSettings(BaseModel):
+    """`[slack]`: who may approve, limits of the bot. Tokens come from the environment only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approvers: list[str] = Field(default_factory=list)
+    """Slack user ids allowed to approve side effects."""
+    approver_groups: list[str] = Field(default_factory=list)
+    """Slack user group ids (S…) whose members may approve."""
+    allow_self_approval: bool = False
+    """Whether the person who started a run may approve its actions (a two-person rule when False)."""
+    approval_ttl_s: float = Field(default=900.0, gt=0)
+    """Pending approvals expire (as a denial) after this long."""
+    max_concurrent_runs: int = Field(default=10, ge=1)
+    post_interval_s: float = Field(default=POST_INTERVAL_S, ge=0)
+    """Spacing of messages per channel (Slack allows about one per second)."""
+
+
+@dataclass(frozen=True)
+class SlackSecrets:
+    """The app's credentials and endpoint, from `SLACK_BOT_TOKEN`, `SLACK_SIGNING_SECRET`, `SLACK_APP_TOKEN`, `SLACK_API_URL`."""
+
+    bot_token: str
+    signing_secret: str | None
+    app_token: str | None
+    api_url: str | None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> SlackSecrets:
+        """Read them; a missing bot token is a configuration error."""
+        token = environ.get("SLACK_BOT_TOKEN", "")
+        if not token:
+            raise ValueError("SLACK_BOT_TOKEN is not set: the bot token (xoxb-…) of the Slack app")
+        return cls(
+            token,
+            environ.get("SLACK_SIGNING_SECRET") or None,
+            environ.get("SLACK_APP_TOKEN") or None,
+            environ.get("SLACK_API_URL") or None,
+        )
+
+
+@dataclass
+class SlackServices:
+    """What the listeners hand work to."""
+
+    app: AsyncApp
+    client: AsyncWebClient
+    outbox: Outbox
+    broker: ApprovalBroker
+    investigations: InvestigationService
+
+
+def web_client(secrets: SlackSecrets) -> AsyncWebClient:
+    """The Web API client: 429s wait for `Retry-After`, 5xx and connection errors are retried."""
+    handlers = [
+        AsyncRateLimitErrorRetryHandler(max_retry_count=5),
+        AsyncServerErrorRetryHandler(max_retry_count=2),
+        AsyncConnectionErrorRetryHandler(max_retry_count=2),
+    ]
+    options: dict[str, Any] = {"base_url": secrets.api_url} if secrets.api_url else {}
+    return AsyncWebClient(token=secrets.bot_token, retry_handlers=handlers, **options)
+
+
+async def create_app(settings: SlackSettings, secrets: SlackSecrets, agent_factory: AgentFactory) -> SlackServices:
+    """Build the app and its services; `auth.test` tells which workspace may approve."""
+    client = web_client(secrets)
+    auth = await client.auth_test()
+    outbox = Outbox(client, interval_s=settings.post_interval_s)
+    policy = ApproverPolicy(
+        users=set(settings.approvers),
+        groups=set(settings.approver_groups),
+        team_id=auth["team_id"],
+        allow_self_approval=settings.allow_self_approval,
+        ttl_s=settings.approval_ttl_s,
+    )
+    broker = ApprovalBroker(
+        policy=policy, ui=SlackApprovalUI(outbox), directory=CachedDirectory(SlackDirectory(client))
+    )
+    investigations = InvestigationService(
+        agent_factory=agent_factory,
+        client=client,
+        outbox=outbox,
+        broker=broker,
+        max_concurrent=settings.max_concurrent_runs,
+    )
+    app = AsyncApp(
+        client=client,
+        signing_secret=secrets.signing_secret,
+        request_verification_enabled=secrets.signing_secret is not None,
+    )
+    services = SlackServices(app, client, outbox, broker, investigations)
+    register_listeners(services)
+    return services
+
+
+def register_listeners(services: SlackServices) -> None:
+    """Every listener of the app, in one place; each acks at once and delegates."""
+    app = services.app
+
+    @app.event("app_mention")
+    async def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+        await services.investigations.on_mention(event_id=body.get("event_id", ""), event=event)
+
+    @app.action(APPROVE)
+    async def on_approve(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        await _decide(services, body, respond, approve=True)
+
+    @app.action(DENY)
+    async def on_deny(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        await _decide(services, body, respond, approve=False)
+
+    @app.action(STOP)
+    async def on_stop(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        said = await services.investigations.stop(body["actions"][0]["value"], body["user"]["id"])
+        await _ephemeral(respond, said)
+
+
+async def _decide(services: SlackServices, body: dict[str, Any], respond: Any, *, approve: bool) -> None:
+    action = body["actions"][0]
+    outcome = await services.broker.decide(
+        action["value"],
+        user_id=body["user"]["id"],
+        team_id=body["user"].get("team_id") or body.get("team", {}).get("id", ""),
+        channel=body.get("channel", {}).get("id", ""),
+        message_ts=body.get("container", {}).get("message_ts", ""),
+        approve=approve,
+    )
+    if not isinstance(outcome, Decided):
+        await _ephemeral(respond, outcome.message)
+
+
+async def _ephemeral(respond: Any, text: str) -> None:
+    message = ephemeral(text)
+    try:
+        await respond(text=message.text, blocks=message.blocks, response_type="ephemeral", replace_original=False)
+    except Exception as exc:  # a lost ephemeral is not worth more than a log line
+        log.info("ephemeral_failed", error=str(exc)[:200])

@@ -1,0 +1,284 @@
+"""The Slack bot end to end in HTTP mode: signed events and clicks in, a fake Slack Web API out.
+
+The model is a strict scripted one; Slack is `slack_fake.SlackFake`, a real HTTP server speaking the
+Web API's JSON; requests reach the app exactly as Slack sends them, signed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import aiohttp
+import pytest
+from slack_fake import (
+    BOT_TOKEN,
+    BOT_USER_ID,
+    SIGNING_SECRET,
+    TEAM_ID,
+    SlackFake,
+    app_mention_event,
+    block_actions_payload,
+    signed_action,
+    signed_event,
+)
+
+from bot.serve import start_http
+from bot.slack_app import APPROVE, DENY, STOP, SlackSecrets, SlackSettings, create_app
+from kernel import Agent, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
+
+CHANNEL = "C0INCIDENT"
+ALICE, BOB, GUEST = "U0ALICE", "U0BOB", "U0GUEST"
+ROLLBACK = text_turn(
+    "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
+)
+FINISH = text_turn("finish", "Known: all.", answer="**Root cause**: v2.14.0 (step 1).")
+
+
+class Harness:
+    """The app on a free port, the fake Slack, and helpers to send signed traffic and wait for results."""
+
+    def __init__(self, slack: SlackFake, url: str, executed: list[tuple[str, str]]) -> None:
+        self.slack, self.url, self.executed = slack, url, executed
+        self.http = aiohttp.ClientSession()
+
+    async def post(self, body: bytes, headers: dict[str, str]) -> int:
+        async with self.http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
+            return response.status
+
+    async def mention(
+        self,
+        text: str,
+        *,
+        user: str = BOB,
+        thread_ts: str | None = None,
+        event_id: str | None = None,
+        retry_num: int | None = None,
+        ts: str | None = None,
+        channel: str = CHANNEL,
+    ) -> str:
+        if ts is None:
+            ts = self.slack.add_message(channel, f"<@{BOT_USER_ID}> {text}", user=user, thread_ts=thread_ts).ts
+        event = app_mention_event(channel, user, f"<@{BOT_USER_ID}> {text}", ts, thread_ts)
+        status = await self.post(*signed_event(SIGNING_SECRET, event, event_id=event_id, retry_num=retry_num))
+        assert status == 200
+        return ts
+
+    async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> int:
+        payload = block_actions_payload(
+            user,
+            TEAM_ID,
+            CHANNEL,
+            message_ts,
+            thread_ts,
+            action_id,
+            value,
+            response_url=self.slack.response_url(CHANNEL, message_ts, user=user),
+        )
+        return await self.post(*signed_action(SIGNING_SECRET, payload))
+
+    async def until(self, condition, what: str, within: float = 10.0):
+        """Poll the fake Slack's state (another server's) until `condition` holds."""
+        async with asyncio.timeout(within):
+            while not (found := condition()):  # noqa: ASYNC110 - the state lives in the fake server
+                await asyncio.sleep(0.02)
+        assert found, what
+        return found
+
+    def thread(self, ts: str, channel: str = CHANNEL):
+        return self.slack.thread(channel, ts)
+
+    def approval_message(self, ts: str):
+        for message in self.thread(ts):
+            for block in message.blocks:
+                for element in block.get("elements", []):
+                    if element.get("action_id") == APPROVE:
+                        return message, element["value"]
+        return None
+
+    def reacted(self, ts: str, name: str, channel: str = CHANNEL) -> bool:
+        return name in self.slack.reactions.get((channel, ts), [])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def script():
+    return []
+
+
+@pytest.fixture
+async def harness(script):
+    executed: list[tuple[str, str]] = []
+    tools = ToolRegistry()
+
+    @tools.register
+    async def query_metrics(service: str) -> str:
+        """Query a service's 5xx rate."""
+        return f"{service} 5xx jumped from 0.10% to 12.0% at t-10m"
+
+    @tools.register
+    async def slow(seconds: float) -> str:
+        """Wait."""
+        await asyncio.sleep(seconds)
+        return "done"
+
+    @tools.register(side_effect=True)
+    async def rollback_deployment(service: str, to_version: str) -> str:
+        """Roll back."""
+        executed.append((service, to_version))
+        return f"rolled back {service} to {to_version}"
+
+    models: list[ScriptedModel] = []
+
+    def agent_for(confirm):
+        models.append(ScriptedModel(script.pop(0)))
+        return Agent(
+            llm=models[-1],
+            tools=tools,
+            policy=SideEffectPolicy(mode=SideEffectMode.FULL),
+            confirm=confirm,
+        )
+
+    users = {ALICE: {"name": "alice"}, BOB: {"name": "bob"}, GUEST: {"name": "guest", "is_restricted": True}}
+    async with SlackFake(users=users) as slack:
+        secrets = SlackSecrets(
+            bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
+        )
+        services = await create_app(
+            SlackSettings(approvers=[ALICE], post_interval_s=0, max_concurrent_runs=25), secrets, agent_for
+        )
+        port = free_port()
+        runner = await start_http(services, "127.0.0.1", port)
+        h = Harness(slack, f"http://127.0.0.1:{port}", executed)
+        h.services, h.models = services, models
+        try:
+            yield h
+        finally:
+            await services.investigations.shutdown(timeout_s=5)
+            await h.http.close()
+            await runner.cleanup()
+
+
+async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
+    script.append([text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH])
+    ts = await harness.mention("order-service 5xx at 12%, find the root cause")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
+    thread = harness.thread(ts)
+    texts = [m.text for m in thread]
+    assert harness.reacted(ts, "eyes")
+    assert "Investigating" in texts[1]
+    stop_buttons = [e for b in thread[1].blocks for e in b.get("elements", []) if e.get("action_id") == STOP]
+    assert len(stop_buttons) == 1
+    step = json.dumps(thread[2].blocks)
+    assert "query_metrics" in step
+    assert "jumped from 0.10% to 12.0%" in step
+    assert any("Root cause" in json.dumps(m.blocks) for m in thread[3:])
+    trace = next(f for f in harness.slack.files.values() if f.thread_ts == ts)
+    assert json.loads(trace.content)["ok"] is True
+
+
+async def test_an_approved_action_runs_exactly_once(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    assert harness.executed == []
+    assert await harness.click(APPROVE, approval_id, message.ts, ts) == 200
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert harness.executed == [("order-service", "v2.13.2")]
+    updated = harness.slack.message(CHANNEL, message.ts)
+    assert "Approved by" in json.dumps(updated.blocks)
+    assert APPROVE not in json.dumps(updated.blocks)
+    assert await harness.click(APPROVE, approval_id, message.ts, ts) == 200
+    await harness.until(lambda: harness.slack.responses, "an ephemeral answer to the second click")
+    assert "Already approved" in json.dumps([r.body for r in harness.slack.responses])
+    assert harness.executed == [("order-service", "v2.13.2")]
+
+
+async def test_a_denial_reaches_the_model_and_nothing_runs(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    await harness.click(DENY, approval_id, message.ts, ts)
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert harness.executed == []
+    assert "denied" in json.dumps([m.blocks for m in harness.thread(ts)]).lower()
+
+
+async def test_an_unauthorised_clicker_is_refused_and_the_approval_stays_pending(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    await harness.click(APPROVE, approval_id, message.ts, ts, user=GUEST)
+    await harness.until(lambda: harness.slack.responses, "an ephemeral refusal")
+    assert "Guests cannot approve" in json.dumps([r.body for r in harness.slack.responses])
+    assert harness.executed == []
+    await harness.click(APPROVE, approval_id, message.ts, ts, user=ALICE)
+    await harness.until(lambda: harness.executed, "the approved action")
+
+
+async def test_stop_cancels_the_run_and_says_so(harness, script):
+    script.append([text_turn("slow", seconds=30)])
+    ts = await harness.mention("check something slow")
+    header = await harness.until(lambda: len(harness.thread(ts)) > 1 and harness.thread(ts)[1], "the header")
+    run_id = next(e["value"] for b in header.blocks for e in b.get("elements", []) if e.get("action_id") == STOP)
+    await asyncio.sleep(0.1)
+    await harness.click(STOP, run_id, header.ts, ts, user=BOB)
+    await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
+    final = json.dumps([m.blocks for m in harness.thread(ts)])
+    assert "stopped by" in final
+
+
+async def test_a_retried_event_starts_one_run(harness, script):
+    script.append([FINISH])
+    ts = await harness.mention("why 5xx?", event_id="Ev0SAME")
+    await harness.mention("why 5xx?", event_id="Ev0SAME", retry_num=1, ts=ts)
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    headers = [m for m in harness.thread(ts) if "Investigating" in m.text]
+    assert len(headers) == 1
+
+
+async def test_a_bad_signature_is_refused(harness):
+    body, headers = signed_event(SIGNING_SECRET, app_mention_event(CHANNEL, BOB, "hi", "1.1"))
+    headers["X-Slack-Signature"] = "v0=" + "0" * 64
+    assert await harness.post(body, headers) == 401
+
+
+async def test_a_follow_up_in_the_thread_knows_the_earlier_answer(harness, script):
+    script.extend([[FINISH], [text_turn("finish", answer="Still v2.14.0.")]])
+    ts = await harness.mention("why 5xx?")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the first run ends")
+    await harness.mention("is it still the deploy?", thread_ts=ts)
+    await harness.until(lambda: len(harness.models) == 2 and harness.models[1].calls == 1, "the follow-up run")
+    first_message = harness.models[1].requests[0].messages[0].content
+    assert first_message.startswith("Task: is it still the deploy?")
+    assert "Earlier in this thread you investigated: why 5xx?" in first_message
+    assert "**Root cause**: v2.14.0 (step 1)." in first_message
+
+
+async def test_a_429_storm_loses_nothing_and_keeps_the_order(harness, script):
+    script.append([text_turn("query_metrics", service=f"svc-{i}") for i in range(3)] + [FINISH])
+    harness.slack.fail_next("chat.postMessage", times=2, status=429, retry_after=1)
+    ts = await harness.mention("check three services")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends", within=30)
+    steps = [json.dumps(m.blocks) for m in harness.thread(ts)[2:5]]  # after the mention and the header
+    assert [[f"svc-{i}" for i in range(3) if f"svc-{i}" in blocks] for blocks in steps] == [
+        ["svc-0"],
+        ["svc-1"],
+        ["svc-2"],
+    ]
+    assert sum(1 for call in harness.slack.calls_to("chat.postMessage") if call.status == 429) == 2
+
+
+async def test_twenty_concurrent_investigations_in_twenty_channels(harness, script):
+    script.extend([[text_turn("query_metrics", service=f"svc-{i}"), FINISH] for i in range(20)])
+    mentions = await asyncio.gather(*(harness.mention(f"check svc {i}", channel=f"C{i:04d}") for i in range(20)))
+    for i, ts in enumerate(mentions):
+        await harness.until(lambda i=i, ts=ts: harness.reacted(ts, "white_check_mark", f"C{i:04d}"), f"run {i} ends")
+    assert all(len(harness.thread(ts, f"C{i:04d}")) >= 4 for i, ts in enumerate(mentions))
+    assert not harness.services.investigations.active
