@@ -282,3 +282,20 @@ async def test_twenty_concurrent_investigations_in_twenty_channels(harness, scri
         await harness.until(lambda i=i, ts=ts: harness.reacted(ts, "white_check_mark", f"C{i:04d}"), f"run {i} ends")
     assert all(len(harness.thread(ts, f"C{i:04d}")) >= 4 for i, ts in enumerate(mentions))
     assert not harness.services.investigations.active
+
+
+async def test_without_the_loading_status_the_run_goes_on(harness, script):
+    harness.slack.fail_always("assistant.threads.setStatus", "feature_not_enabled")
+    script.append([FINISH])
+    ts = await harness.mention("why 5xx?")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert harness.slack.calls_to("assistant.threads.setStatus")[0].error == "feature_not_enabled"
+
+
+async def test_slack_refusing_every_post_never_kills_the_run(harness, script):
+    harness.slack.fail_always("chat.postMessage", "not_in_channel")
+    script.append([text_turn("query_metrics", service="a"), FINISH])
+    ts = await harness.mention("why 5xx?")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run still ends, with ✅")
+    assert harness.models[0].calls == 2
+    assert len(harness.thread(ts)) == 1 + sum(1 for f in harness.slack.files.values() if f.thread_ts == ts)
