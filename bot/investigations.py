@@ -133,6 +133,12 @@ class InvestigationService:
         if run is None:
             return "That investigation has already ended."
         run.control.cancel(f"stopped by <@{user_id}>")
+        self._outbox.enqueue(
+            "chat_postMessage",
+            run.channel,
+            thread_ts=run.thread_ts,
+            text=f"⏹ <@{user_id}> stopped this investigation; pending approvals are void.",
+        )
         await self._broker.void_run(run_id, "the run was stopped", by=user_id)
         log.info("run_stop_requested", run_id=run_id, user=user_id)
         return "Stopping the investigation."

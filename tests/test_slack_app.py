@@ -299,3 +299,13 @@ async def test_slack_refusing_every_post_never_kills_the_run(harness, script):
     await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run still ends, with ✅")
     assert harness.models[0].calls == 2
     assert len(harness.thread(ts)) == 1 + sum(1 for f in harness.slack.files.values() if f.thread_ts == ts)
+
+
+async def test_a_stop_mention_in_the_thread_cancels_the_run(harness, script):
+    script.append([text_turn("slow", seconds=30)])
+    ts = await harness.mention("check something slow")
+    await harness.until(lambda: harness.services.investigations.active, "the run is going")
+    await asyncio.sleep(0.1)
+    await harness.mention("stop", thread_ts=ts, user=ALICE)
+    await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
+    assert any(m.text.startswith(f"⏹ <@{ALICE}> stopped this investigation") for m in harness.thread(ts))
