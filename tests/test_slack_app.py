@@ -113,7 +113,13 @@ def script():
 
 
 @pytest.fixture
-async def harness(script):
+def slack_settings(request):
+    """The bot's [slack] settings; a test may pass overrides with indirect parametrisation."""
+    return SlackSettings(approvers=[ALICE], post_interval_s=0, max_concurrent_runs=25, **getattr(request, "param", {}))
+
+
+@pytest.fixture
+async def harness(script, slack_settings):
     executed: list[tuple[str, str]] = []
     tools = ToolRegistry()
 
@@ -150,9 +156,7 @@ async def harness(script):
         secrets = SlackSecrets(
             bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
         )
-        services = await create_app(
-            SlackSettings(approvers=[ALICE], post_interval_s=0, max_concurrent_runs=25), secrets, agent_for
-        )
+        services = await create_app(slack_settings, secrets, agent_for)
         port = free_port()
         runner = await start_http(services, "127.0.0.1", port)
         h = Harness(slack, f"http://127.0.0.1:{port}", executed)
@@ -309,3 +313,17 @@ async def test_a_stop_mention_in_the_thread_cancels_the_run(harness, script):
     await harness.mention("stop", thread_ts=ts, user=ALICE)
     await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
     assert any(m.text.startswith(f"⏹ <@{ALICE}> stopped this investigation") for m in harness.thread(ts))
+
+
+@pytest.mark.parametrize("slack_settings", [{"approval_ttl_s": 0.3}], indirect=True)
+async def test_an_unanswered_approval_expires_as_a_denial(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends after the expiry")
+    assert harness.executed == []
+    assert "Expired" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks)
+    assert "not approved within" in json.dumps([m.blocks for m in harness.thread(ts)])
+    await harness.click(APPROVE, approval_id, message.ts, ts)
+    await harness.until(lambda: harness.slack.responses, "an answer to the late click")
+    assert harness.executed == []
