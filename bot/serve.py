@@ -12,6 +12,7 @@ import signal
 import structlog
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.investigations import AgentFactory
 from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
@@ -42,12 +43,19 @@ async def serve_slack(
         return
     if secrets.app_token is None:
         raise ValueError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write), or use --http")
-    handler = AsyncSocketModeHandler(services.app, secrets.app_token)
+    handler = socket_mode_handler(services, secrets.app_token)
     await handler.connect_async()
     log.info("serving_socket_mode")
     await stop.wait()
     await services.investigations.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
     await handler.close_async()
+
+
+def socket_mode_handler(
+    services: SlackServices, app_token: str, *, web_client: AsyncWebClient | None = None
+) -> AsyncSocketModeHandler:
+    """The Socket Mode connection; `apps.connections.open` goes through `web_client`, by default the app's client."""
+    return AsyncSocketModeHandler(services.app, app_token, web_client=web_client)
 
 
 async def start_http(services: SlackServices, host: str, port: int) -> web.AppRunner:

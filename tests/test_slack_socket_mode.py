@@ -1,0 +1,215 @@
+"""The Slack bot end to end in Socket Mode: envelopes in over a real WebSocket, a fake Slack Web API out.
+
+Bolt's `AsyncSocketModeHandler` connects to `socket_mode_fake.SocketModeFake`; the app talks to `SlackFake`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import pytest
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_fake import BOT_TOKEN, BOT_USER_ID, TEAM_ID, SlackFake, app_mention_event, block_actions_payload
+from slack_sdk.errors import SlackApiError
+from socket_mode_fake import APP_TOKEN, SocketModeFake
+
+from bot.serve import socket_mode_handler
+from bot.slack_app import APPROVE, STOP, SlackSecrets, SlackSettings, create_app
+from kernel import Agent, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
+
+CHANNEL = "C0INCIDENT"
+ALICE, BOB = "U0ALICE", "U0BOB"
+ROLLBACK = text_turn(
+    "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
+)
+FINISH = text_turn("finish", "Known: all.", answer="**Root cause**: v2.14.0 (step 1).")
+
+
+class Harness:
+    """The app connected over Socket Mode, both fakes, and helpers to push envelopes and wait for results."""
+
+    def __init__(self, slack: SlackFake, socket: SocketModeFake, executed: list[tuple[str, str]]) -> None:
+        self.slack, self.socket, self.executed = slack, socket, executed
+
+    async def mention(
+        self, text: str, *, user: str = BOB, event_id: str | None = None, retry_attempt: int = 0, ts: str | None = None
+    ) -> tuple[str, str]:
+        """Post a mention in the channel and deliver its `app_mention`; (message ts, envelope id)."""
+        if ts is None:
+            ts = self.slack.add_message(CHANNEL, f"<@{BOT_USER_ID}> {text}", user=user).ts
+        event = app_mention_event(CHANNEL, user, f"<@{BOT_USER_ID}> {text}", ts)
+        reason = "timeout" if retry_attempt else ""
+        envelope_id = await self.socket.push_event(
+            event, event_id=event_id, retry_attempt=retry_attempt, retry_reason=reason
+        )
+        return ts, envelope_id
+
+    async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> str:
+        """Deliver a button click as an `interactive` envelope; the envelope id."""
+        payload = block_actions_payload(
+            user,
+            TEAM_ID,
+            CHANNEL,
+            message_ts,
+            thread_ts,
+            action_id,
+            value,
+            response_url=self.slack.response_url(CHANNEL, message_ts, user=user),
+        )
+        return await self.socket.push_interactive(payload)
+
+    async def until(self, condition, what: str, within: float = 10.0):
+        """Poll the fake Slack's state until `condition` holds."""
+        async with asyncio.timeout(within):
+            while not (found := condition()):  # noqa: ASYNC110 - the state is written by the fake's handlers
+                await asyncio.sleep(0.02)
+        assert found, what
+        return found
+
+    def thread(self, ts: str):
+        return self.slack.thread(CHANNEL, ts)
+
+    def approval_message(self, ts: str):
+        for message in self.thread(ts):
+            for block in message.blocks:
+                for element in block.get("elements", []):
+                    if element.get("action_id") == APPROVE:
+                        return message, element["value"]
+        return None
+
+    def reacted(self, ts: str, name: str) -> bool:
+        return name in self.slack.reactions.get((CHANNEL, ts), [])
+
+    def headers(self, ts: str) -> list:
+        return [m for m in self.thread(ts) if "Investigating" in m.text]
+
+
+async def close_handler(handler: AsyncSocketModeHandler) -> None:
+    """Close the Socket Mode client and wait for the tasks it cancels, so none is left pending."""
+    client = handler.client
+    await handler.close_async()
+    tasks = [t for t in (client.message_processor, client.current_session_monitor, client.message_receiver) if t]
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+@pytest.fixture
+def script():
+    return []
+
+
+@pytest.fixture
+async def harness(script):
+    executed: list[tuple[str, str]] = []
+    tools = ToolRegistry()
+
+    @tools.register
+    async def query_metrics(service: str) -> str:
+        """Query a service's 5xx rate."""
+        return f"{service} 5xx jumped from 0.10% to 12.0% at t-10m"
+
+    @tools.register(side_effect=True)
+    async def rollback_deployment(service: str, to_version: str) -> str:
+        """Roll back."""
+        executed.append((service, to_version))
+        return f"rolled back {service} to {to_version}"
+
+    models: list[ScriptedModel] = []
+
+    def agent_for(confirm):
+        models.append(ScriptedModel(script.pop(0)))
+        return Agent(llm=models[-1], tools=tools, policy=SideEffectPolicy(mode=SideEffectMode.FULL), confirm=confirm)
+
+    users = {ALICE: {"name": "alice"}, BOB: {"name": "bob"}}
+    async with SlackFake(users=users) as slack, SocketModeFake() as socket:
+        secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=APP_TOKEN, api_url=slack.api_url)
+        services = await create_app(SlackSettings(approvers=[ALICE], post_interval_s=0), secrets, agent_for)
+        # The app's own client points at the Web API fake, which has no apps.connections.open: the
+        # Socket Mode client gets a web client on the Socket Mode fake instead.
+        handler = socket_mode_handler(services, APP_TOKEN, web_client=socket.web_client())
+        await handler.connect_async()
+        await socket.wait_connected()
+        h = Harness(slack, socket, executed)
+        h.services, h.models, h.handler = services, models, handler
+        try:
+            yield h
+        finally:
+            await close_handler(handler)
+            await services.investigations.shutdown(timeout_s=5)
+
+
+async def test_the_client_opens_a_connection_with_the_app_token_and_gets_hello(harness):
+    assert [call["ok"] for call in harness.socket.opened] == [True]
+    assert harness.socket.opened[0]["http_method"] == "POST"
+    assert len(harness.socket.connections) == 1
+    with pytest.raises(SlackApiError) as refused:
+        await harness.socket.web_client().apps_connections_open(app_token="xapp-1-wrong")
+    assert refused.value.response["error"] == "invalid_auth"
+
+
+async def test_a_mention_envelope_is_acked_and_becomes_an_investigation_thread(harness, script):
+    script.append([text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH])
+    ts, envelope_id = await harness.mention("order-service 5xx at 12%, find the root cause")
+    ack = await harness.socket.wait_ack(envelope_id)
+    assert ack.payload is None
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
+    thread = harness.thread(ts)
+    assert harness.reacted(ts, "eyes")
+    assert "Investigating" in thread[1].text
+    assert any(e.get("action_id") == STOP for b in thread[1].blocks for e in b.get("elements", []))
+    assert "jumped from 0.10% to 12.0%" in json.dumps(thread[2].blocks)
+    assert any("Root cause" in json.dumps(m.blocks) for m in thread[3:])
+    assert [a.envelope_id for a in harness.socket.acks] == [envelope_id]
+
+
+async def test_an_approve_click_over_the_socket_runs_the_action_exactly_once(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts, _ = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    assert harness.executed == []
+    envelope_id = await harness.click(APPROVE, approval_id, message.ts, ts)
+    assert (await harness.socket.wait_ack(envelope_id)).payload is None
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert harness.executed == [("order-service", "v2.13.2")]
+    assert "Approved by" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks)
+    again = await harness.click(APPROVE, approval_id, message.ts, ts)
+    await harness.socket.wait_ack(again)
+    await harness.until(lambda: harness.slack.responses, "an ephemeral answer to the second click")
+    assert "Already approved" in json.dumps([r.body for r in harness.slack.responses])
+    assert harness.executed == [("order-service", "v2.13.2")]
+
+
+async def test_a_redelivered_envelope_starts_no_second_run(harness, script):
+    script.append([FINISH])
+    ts, first = await harness.mention("why 5xx?", event_id="Ev0SAME")
+    _, retry = await harness.mention("why 5xx?", event_id="Ev0SAME", retry_attempt=1, ts=ts)
+    assert harness.socket.envelopes[-1].body["retry_attempt"] == 1
+    await harness.socket.wait_ack(first)
+    await harness.socket.wait_ack(retry)
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert len(harness.headers(ts)) == 1
+    assert len(harness.models) == 1
+
+
+async def test_after_a_dropped_socket_and_a_refresh_the_client_reconnects_and_events_still_work(harness, script):
+    script.extend([[FINISH], [FINISH]])
+    dropped = await harness.socket.drop()
+    assert [c.index for c in dropped] == [0]
+    second = await harness.socket.wait_connected(2)
+    ts, envelope_id = await harness.mention("why 5xx after the drop?")
+    assert (await harness.socket.wait_ack(envelope_id)).connection == second.index
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run after the drop ends")
+
+    await harness.socket.disconnect("refresh_requested")
+    third = await harness.socket.wait_connected(3)
+    await harness.until(lambda: second.closed, "the client closes the refreshed session")
+    ts, envelope_id = await harness.mention("why 5xx after the refresh?")
+    assert (await harness.socket.wait_ack(envelope_id)).connection == third.index
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run after the refresh ends")
+
+    assert [call["ok"] for call in harness.socket.opened] == [True, True, True]
+    assert len(harness.socket.open_connections) == 1
+    assert all(len(harness.headers(m.ts)) == 1 for m in harness.slack.messages(CHANNEL) if m.user == BOB)
