@@ -102,6 +102,15 @@ class InvestigationService:
                     "chat_postMessage", channel, thread_ts=thread_ts, text="No investigation is running in this thread."
                 )
             return None
+        if running is not None:
+            self._outbox.enqueue(
+                "chat_postMessage",
+                channel,
+                thread_ts=thread_ts,
+                text="An investigation is still running in this thread. Wait for its answer, "
+                "or say “@opsagent stop” first.",
+            )
+            return None
         if not text:
             self._outbox.enqueue(
                 "chat_postMessage",
@@ -193,6 +202,8 @@ class InvestigationService:
     async def _report(self, run: ActiveRun, result: RunResult, mention_ts: str) -> None:
         channel, thread = run.channel, run.thread_ts
         self._last_result[(channel, thread)] = result
+        while len(self._last_result) > SEEN_LIMIT:
+            del self._last_result[next(iter(self._last_result))]
         trace_name = f"opsagent-trace-{result.run_id}.json"
         for message in final_message(result, trace_name=trace_name):
             self._outbox.enqueue(

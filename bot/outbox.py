@@ -49,8 +49,8 @@ class Outbox:
         return post.done
 
     async def send(self, method: str, channel: str, **kwargs: Any) -> dict[str, Any] | None:
-        """`enqueue`, then wait for the answer."""
-        return await self.enqueue(method, channel, **kwargs)
+        """`enqueue`, then wait for the answer; a waiter cancelled meanwhile leaves the post in the queue."""
+        return await asyncio.shield(self.enqueue(method, channel, **kwargs))
 
     async def close(self) -> None:
         """Stop the workers once their queues are empty."""
@@ -70,14 +70,15 @@ class Outbox:
                 if wait > 0:
                     await asyncio.sleep(wait)
                 last = loop.time()
+            answer: dict[str, Any] | None = None
             try:
                 response = await getattr(self._client, post.method)(**post.kwargs)
-                post.done.set_result(response.data if isinstance(response.data, dict) else None)
+                answer = response.data if isinstance(response.data, dict) else None
             except SlackApiError as exc:
                 log.warning("slack_call_failed", method=post.method, error=exc.response.get("error"))
-                post.done.set_result(None)
             except Exception as exc:  # the network, a bug in a payload: report, never kill the run
                 log.warning("slack_call_failed", method=post.method, error=f"{type(exc).__name__}: {exc}")
-                post.done.set_result(None)
             finally:
+                if not post.done.done():  # nobody may be waiting any more; the worker must live on
+                    post.done.set_result(answer)
                 queue.task_done()

@@ -23,7 +23,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
 from bot.blocks import ephemeral
-from bot.directory import CachedDirectory
 from bot.investigations import AgentFactory, InvestigationService
 from bot.outbox import POST_INTERVAL_S, Outbox
 from bot.slack_ui import SlackApprovalUI, SlackDirectory
@@ -108,9 +107,7 @@ async def create_app(settings: SlackSettings, secrets: SlackSecrets, agent_facto
         allow_self_approval=settings.allow_self_approval,
         ttl_s=settings.approval_ttl_s,
     )
-    broker = ApprovalBroker(
-        policy=policy, ui=SlackApprovalUI(outbox), directory=CachedDirectory(SlackDirectory(client))
-    )
+    broker = ApprovalBroker(policy=policy, ui=SlackApprovalUI(outbox), directory=SlackDirectory(client))
     investigations = InvestigationService(
         agent_factory=agent_factory,
         client=client,

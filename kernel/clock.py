@@ -21,6 +21,8 @@ class RunControl:
         self._deadline: float | None = None
         self._scopes: set[asyncio.Timeout] = set()
         self._cancel_reason: str | None = None
+        self.paused_s = 0.0
+        """Seconds spent waiting for humans, excluded from the run's elapsed time and deadline."""
 
     @property
     def cancelled(self) -> bool:
@@ -38,7 +40,8 @@ class RunControl:
             self._cancel_reason = reason
         now = asyncio.get_running_loop().time()
         for scope in self._scopes:
-            scope.reschedule(now)
+            if not scope.expired():  # an expiring scope is already unwinding; it cannot be rescheduled
+                scope.reschedule(now)
 
     def start(self, seconds: float) -> None:
         """Set the deadline `seconds` from now (called by the loop when the run starts or resumes)."""
@@ -73,8 +76,10 @@ class RunControl:
             async with _Scope(self, None):
                 yield
         finally:
+            waited = loop.time() - began
+            self.paused_s += waited
             if self._deadline is not None:
-                self._deadline += loop.time() - began
+                self._deadline += waited
 
 
 class _Scope:

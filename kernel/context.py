@@ -71,7 +71,17 @@ class Conversation:
         """The next model request, around the live history (no copy)."""
         return ChatRequest(instructions=self._instructions, tools=self._tools, messages=self.messages)
 
-    def add(self, message: Message, *, elidable: Any = None) -> None:
+    def add_turn(self, messages: Sequence[tuple[Message, Any]]) -> None:
+        """Append one model turn's messages, then compact what came before it: the model always sees
+        the turn it just asked for in full. Each message comes with what `make_stub` needs to
+        write its stub if it is elided later (None: never elided)."""
+        first = len(self.messages)
+        for message, elidable in messages:
+            self.add(message, elidable=elidable, compact=False)
+        if self._in_view_tokens > self._policy.high_water_tokens:
+            self._compact(protect_from=first)
+
+    def add(self, message: Message, *, elidable: Any = None, compact: bool = True) -> None:
         """Append a message; one carrying observations passes what `make_stub` needs to write the
         text that replaces it when elided (written only then: most runs never elide)."""
         size = estimate_tokens(message.content) + sum(estimate_tokens(c.render()) for c in message.tool_calls)
@@ -83,11 +93,16 @@ class Conversation:
             self._elidable[index] = elidable
             self._in_view.append(index)
             self._in_view_tokens += size
-            if self._in_view_tokens > self._policy.high_water_tokens:
-                self._compact()
+            if compact and self._in_view_tokens > self._policy.high_water_tokens:
+                self._compact(protect_from=index)
 
-    def _compact(self) -> None:
-        while self._in_view_tokens > self._policy.low_water_tokens and len(self._in_view) > self._policy.keep_recent:
+    def _compact(self, *, protect_from: int) -> None:
+        """Elide the oldest observations, never one at or after `protect_from`, down to the low-water mark."""
+        while (
+            self._in_view_tokens > self._policy.low_water_tokens
+            and len(self._in_view) > self._policy.keep_recent
+            and self._in_view[0] < protect_from
+        ):
             index = self._in_view.popleft()
             stub = self._make_stub(self._elidable.pop(index))
             saved = self._sizes[index] - estimate_tokens(stub)

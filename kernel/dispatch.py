@@ -71,13 +71,15 @@ class Dispatcher:
         confirm: ConfirmHook | None,
         redactor: Redactor,
         control: RunControl,
+        calls_so_far: Counter[str] | None = None,
     ) -> None:
         self._registry = registry
         self._policy = policy
         self._confirm = confirm
         self._redactor = redactor
         self._control = control
-        self._calls: Counter[str] = Counter()
+        self._calls: Counter[str] = Counter(calls_so_far or {})
+        """Calls per tool for rate limits; a resumed run starts from what its trace already used."""
 
     async def dispatch(
         self, call: ToolCall, ctx: CallContext, *, decision: Approved | Denied | None = None
@@ -149,8 +151,10 @@ class Dispatcher:
             try:
                 async with self._control.paused():
                     decision_or_deferred = await self._confirm(request)
-            except TimeoutError:
-                return self._cancelled(tool.name)
+            except TimeoutError as exc:
+                if self._control.cancelled:
+                    return self._cancelled(tool.name)
+                return self._deny(tool, call, ctx, f"the approval request failed ({type(exc).__name__})", None)
             except Exception as exc:
                 return self._deny(tool, call, ctx, f"the approval request failed ({type(exc).__name__}: {exc})", None)
             if isinstance(decision_or_deferred, Deferred):

@@ -23,7 +23,6 @@ from kernel.dispatch import Dispatcher
 from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
 from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message, ToolSpec
 from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, read_output_tool
-from kernel.parsing import parse_output
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
 from kernel.prompt import INSTRUCTIONS, finish_spec
 from kernel.redaction import DEFAULT_REDACTOR, Redactor
@@ -122,7 +121,7 @@ class Agent:
     ) -> AsyncIterator[Event]:
         yield RunStarted(run_id=state.run_id, task=state.task, resumed=resumed)
         control.start(self.budget.max_seconds - state.usage.elapsed_s)
-        began = time.monotonic()
+        began, paused_before = time.monotonic(), control.paused_s
         dispatcher = self._dispatcher(state, control)
         state.stop = None
         for step in [s for s in state.steps if s.pending]:
@@ -144,7 +143,7 @@ class Agent:
                     yield StepStarted(index=len(state.steps) + 1, thought=planned.thought, call=planned.call)
                 yield StepCompleted(await self._step(state, dispatcher, planned, control))
             state.close_turn()
-        state.usage.elapsed_s += time.monotonic() - began
+        state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
         if self.salvage and state.stop in SALVAGE_REASONS:
             await self._salvage(state, control)
         yield RunFinished(state.result())
@@ -205,20 +204,18 @@ class Agent:
         return state.settle(step, outcome)
 
     async def _salvage(self, state: RunState, control: RunControl) -> None:
-        """Ask once, without tools, for the best account so far; it stays `ok=False`."""
+        """Ask once, told not to use tools, for the best account so far; it stays `ok=False`."""
         prompt = Message(role="user", content=SALVAGE_PROMPT.format(reason=state.stop))
         live = state.conversation.request()
         request = ChatRequest(instructions=live.instructions, tools=live.tools, messages=[*live.messages, prompt])
         try:
             async with control.limit():
                 response = await self.llm.complete(request)
-        except (LLMError, TimeoutError) as exc:
+        except Exception as exc:  # the summary is a courtesy: its failure must not hide the stop reason
             state.detail += f"; the summary turn failed ({type(exc).__name__})"
             return
-        parsed = parse_output(response.text)
-        finish = next(
-            (c for c in parsed.calls if c.name == FINISH_TOOL and isinstance(c.args.get("answer"), str)), None
-        )
+        planned, _ = plan_turn(response)  # native or text: a `finish` call carries the account
+        finish = next((p.call for p in planned if p.call and p.call.name == FINISH_TOOL and p.error is None), None)
         state.partial_answer = str(finish.args["answer"]) if finish else response.text.strip() or None
         usage = response.usage
         prompt_tokens = (
@@ -249,7 +246,12 @@ class Agent:
 
     def _dispatcher(self, state: RunState, control: RunControl) -> Dispatcher:
         return Dispatcher(
-            state.tools, policy=self.policy, confirm=self.confirm, redactor=self.redactor, control=control
+            state.tools,
+            policy=self.policy,
+            confirm=self.confirm,
+            redactor=self.redactor,
+            control=control,
+            calls_so_far=state.dispatched_calls(),
         )
 
 

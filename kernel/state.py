@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -53,8 +54,8 @@ def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
             try:
                 args = json.loads(native.arguments, parse_constant=_reject_constant) if native.arguments.strip() else {}
                 problem = "" if isinstance(args, dict) else f"got {type(args).__name__}, not an object"
-            except ValueError as exc:
-                args, problem = {"_raw": native.arguments}, str(exc)
+            except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+                args, problem = {"_raw": native.arguments}, str(exc) or type(exc).__name__
             if problem:
                 call = ToolCall(name=native.name, args={"_raw": native.arguments}, id=native.id)
                 error = StepError(
@@ -201,27 +202,43 @@ class RunState:
             return
         turn, steps, self._open = self.turns[self._open[0].turn], self._open, []
         if self._native and all(s.call and s.call.id for s in steps):
-            self.conversation.add(
-                Message(role="assistant", content=turn.text, tool_calls=tuple(s.call for s in steps if s.call))
+            calls = tuple(s.call for s in steps if s.call)
+            replies = [
+                (Message(role="tool", content=self._shown(s), tool_call_id=s.call.id, tool_name=s.call.name), (s,))
+                for s in steps
+                if s.call
+            ]
+            self.conversation.add_turn(
+                [(Message(role="assistant", content=turn.text, tool_calls=calls), None), *replies]
             )
-            for s in steps:
-                assert s.call is not None
-                self.conversation.add(
-                    Message(role="tool", content=self._shown(s), tool_call_id=s.call.id, tool_name=s.call.name),
-                    elidable=(s,),
-                )
             return
-        self.conversation.add(Message(role="assistant", content=turn.text))
         blocks = [
             f"Observation (step {s.index}{', ' + s.call.name if s.call else ''}):\n{self._shown(s)}" for s in steps
         ]
         observed = tuple(s for s in steps if s.call is not None)
-        self.conversation.add(Message(role="user", content="\n\n".join(blocks)), elidable=observed or None)
+        self.conversation.add_turn(
+            [
+                (Message(role="assistant", content=turn.text), None),
+                (Message(role="user", content="\n\n".join(blocks)), observed or None),
+            ]
+        )
 
     def _shown(self, step: Step) -> str:
         """The observation as it goes to the model: tool output fenced as data, kernel messages as they are."""
         fenced = step.error is None or step.error is ErrorKind.EXCEPTION
         return fence(step.observation, self.nonce) if fenced and step.call is not None else step.observation
+
+    def dispatched_calls(self) -> Counter[str]:
+        """Calls per tool that reached dispatch's rate limit, from the steps so far (for a resumed run)."""
+        refused_before = {
+            ErrorKind.FORMAT,
+            ErrorKind.UNKNOWN_TOOL,
+            ErrorKind.BAD_ARGS,
+            ErrorKind.RATE_LIMITED,
+            ErrorKind.LOOP_GUARD,
+            ErrorKind.NOT_RUN,
+        }
+        return Counter(s.call.name for s in self.steps if s.call and not s.pending and s.error not in refused_before)
 
     def start(self, task: str) -> None:
         """Open the conversation with the task."""

@@ -130,8 +130,9 @@ class ActionWebhook:
 
 
 def idempotency_key(ctx: CallContext) -> str:
-    """The same key for the same approved call of the same run, however often it is sent."""
-    return hashlib.sha256(f"{ctx.run_id}:{ctx.step}:{ctx.args_hash}".encode()).hexdigest()[:32]
+    """The same key for the same action (tool and arguments) within a run, however often it is sent or
+    retried in later steps, so the receiver can de-duplicate it."""
+    return hashlib.sha256(f"{ctx.run_id}:{ctx.args_hash}".encode()).hexdigest()[:32]
 
 
 def action_tools(webhook: ActionWebhook) -> list[Tool]:

@@ -138,7 +138,7 @@ class GitRepo:
             sections.pop()  # the last section was cut mid-way; list that file without a patch
         if len(sections) <= len(changes):
             changes = [replace(c, patch=sections[i] if i < len(sections) else None) for i, c in enumerate(changes)]
-        changes = [replace(c, patch=None, withheld=True) if self.policy.denied_by(c.path) else c for c in changes]
+        changes = [replace(c, patch=None, withheld=True) if _denied(self.policy, c) else c for c in changes]
         _, log, _ = await self._run("log", "--no-color", "-n", "20", "--format=%h %s", f"{base_commit}..{head_commit}")
         _, count, _ = await self._run("rev-list", "--count", f"{base_commit}..{head_commit}")
         total = int(count.strip() or 0)
@@ -224,7 +224,8 @@ class GitRepo:
     async def _not_found(self, target: PurePosixPath, ref: str, commit: str) -> ToolFailure:
         _, out, _ = await self._run("ls-tree", "-r", "-z", "--name-only", commit, max_stdout=MAX_TREE_NAMES * 64)
         names = [n for n in out.decode("utf-8", errors="replace").split("\0") if n]
-        suggestions = [p for p in close_paths(str(target), names) if self.policy.denied_by(p) is None]
+        close = await asyncio.to_thread(close_paths, str(target), names)  # difflib over a big tree is slow
+        suggestions = [p for p in close if self.policy.denied_by(p) is None]
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
         return ToolFailure(
             f"No file or directory '{target}' at {ref} in {self.name}.{hint} Paths are relative to the "
@@ -350,3 +351,8 @@ def _split_patch(text: str) -> list[str]:
             sections.append("")
         sections[-1] += line
     return [s for s in sections if s.startswith("diff --git ")]
+
+
+def _denied(policy: PathPolicy, change: FileChange) -> bool:
+    """A change touches a deny-listed file if either side of a rename is one."""
+    return bool(policy.denied_by(change.path) or (change.old_path and policy.denied_by(change.old_path)))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from kernel import (
     Agent,
     Approved,
+    Budget,
     Deferred,
     Denied,
     ErrorKind,
@@ -15,6 +18,7 @@ from kernel import (
     SideEffectMode,
     SideEffectPolicy,
     StopReason,
+    ToolRegistry,
     native_turn,
     text_turn,
 )
@@ -159,3 +163,50 @@ def test_a_finished_run_cannot_be_resumed(tools):
     finished = RunResult(run_id="r1", task="t", stop_reason=StopReason.FINISH, answer="a")
     with pytest.raises(ValueError, match="already finished"):
         Agent(llm=ScriptedModel([]), tools=tools).events_from(finished)
+
+
+async def test_a_rate_limit_holds_across_a_resume(backend):
+    registry = ToolRegistry()
+    runs = []
+
+    @registry.register(side_effect=True, max_calls_per_run=1)
+    async def restart_service(service: str) -> str:
+        """Restart."""
+        runs.append(service)
+        return "restarted"
+
+    approve = Approver(lambda r: Approved(by="U1", args_hash=r.args_hash))
+    first = Agent(
+        llm=ScriptedModel([text_turn("restart_service", service="a")]),
+        tools=registry,
+        policy=FULL,
+        confirm=approve,
+        budget=Budget(max_steps=1),
+        salvage=False,
+    )
+    stopped = await first.run("restart")
+    model = ScriptedModel([text_turn("restart_service", service="b"), FINISH])
+    resumed = await Agent(llm=model, tools=registry, policy=FULL, confirm=approve).resume(stopped)
+    assert runs == ["a"]
+    assert resumed.steps[1].error is ErrorKind.RATE_LIMITED
+
+
+async def test_time_waiting_for_an_approval_is_not_counted(tools, backend):
+    async def slow_human(request):
+        await asyncio.sleep(1.0)
+        return Approved(by="U1", args_hash=request.args_hash)
+
+    result = await run(tools, [ROLLBACK, FINISH], policy=FULL, confirm=slow_human)
+    assert result.ok
+    # Accounting, not speed: the run's own work takes milliseconds; the human's second is excluded.
+    assert result.usage.elapsed_s < 1.0
+
+
+async def test_an_approver_timing_out_is_a_denial_not_a_cancellation(tools, backend):
+    def timing_out(request):
+        raise TimeoutError
+
+    result = await run(tools, [ROLLBACK, FINISH], policy=FULL, confirm=Approver(timing_out))
+    assert result.ok
+    assert result.steps[0].error is ErrorKind.DENIED
+    assert backend.rollbacks == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernel import Agent, ContextPolicy, ScriptedModel, text_turn
+from kernel import Agent, ContextPolicy, ScriptedModel, native_turn, text_turn
 from kernel.observations import ObservationStore
 from kernel.tokens import estimate_tokens
 
@@ -43,3 +43,13 @@ def test_pages_of_dense_text_fit_the_limit():
     page = store.page("o1")
     assert estimate_tokens(page) <= 1000
     assert page.startswith("[output o1: characters 0-")
+
+
+async def test_the_turn_just_asked_for_is_never_elided(tools):
+    calls = [("search_logs", {"service": f"s{i}", "query": "huge"}) for i in range(6)]
+    model = ScriptedModel([native_turn(*calls), text_turn("finish", answer="a")])
+    policy = ContextPolicy(obs_limit_tokens=1000, high_water_tokens=2500, low_water_tokens=1200, keep_recent=1)
+    await Agent(llm=model, tools=tools, context=policy).run("t")
+    replies = [m for m in model.requests[1].messages if m.role == "tool"]
+    assert len(replies) == 6
+    assert not [m for m in replies if "elided from view" in m.content]

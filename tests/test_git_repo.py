@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from git_fixtures import APP_YAML_V1, APP_YAML_V2, BIG_FILE_BYTES, make_order_service, make_wide_change
+from git_fixtures import (
+    APP_YAML_V1,
+    APP_YAML_V2,
+    BIG_FILE_BYTES,
+    commit,
+    git,
+    make_order_service,
+    make_wide_change,
+    write,
+)
 
 from kernel import Tool, ToolFailure
 from opsagent_tools.git_repo import GitRepo
@@ -312,3 +321,21 @@ def test_settings_refuse_what_cannot_work() -> None:
     github = RepoConfig.model_validate("github:acme/order-service")
     assert (github.github, github.path, github.token_env) == ("acme/order-service", None, "GITHUB_TOKEN")
     assert RepoConfig.model_validate(os.fspath("/srv/order-service")).path == Path("/srv/order-service")
+
+
+async def test_a_secret_file_renamed_away_is_withheld_in_the_diff(tmp_path: Path) -> None:
+    repo_path = tmp_path / "leaky"
+    repo_path.mkdir()
+    git(repo_path, "init", "--quiet", "--initial-branch=main")
+    write(repo_path, ".env", "DB_PASSWORD=hunter2hunter2\nAPI_TOKEN=abc123abc123\n")
+    write(repo_path, "README.md", "hello\n")
+    commit(repo_path, "first", "2026-11-01T10:00:00Z")
+    git(repo_path, "tag", "v1")
+    git(repo_path, "mv", ".env", "settings.txt")
+    write(repo_path, "settings.txt", "DB_PASSWORD=hunter2hunter2\nAPI_TOKEN=abc123abc123\nEXTRA=1\n")
+    commit(repo_path, "rename", "2026-11-02T10:00:00Z")
+    git(repo_path, "tag", "v2")
+    diff = await GitRepo("leaky", repo_path).diff("v1", "v2")
+    shown = diff.render()
+    assert "hunter2" not in shown
+    assert "settings.txt" in shown

@@ -22,6 +22,7 @@ from kernel import (
     StepStarted,
     StopReason,
     TokenUsage,
+    ToolRegistry,
     native_turn,
     react,
     text_turn,
@@ -331,3 +332,53 @@ async def test_event_stream_reports_each_step_as_it_ends(tools):
     assert events[1].call.name == "query_metrics"
     assert events[2].step.observation.startswith("a http_5xx_rate")
     assert events[-1].result.ok
+
+
+async def test_absurdly_deep_native_arguments_are_a_model_visible_error(tools):
+    deep = '{"service": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    result, _ = await run(
+        tools, [native_turn(("query_metrics", deep)), native_turn(("finish", {"answer": "x"}), start_id=2)]
+    )
+    assert trail(result) == [("query_metrics", ErrorKind.BAD_ARGS), ("finish", None)]
+
+
+async def test_a_failing_summary_turn_keeps_the_stop_reason(tools):
+    def broken(request):
+        raise KeyError("choices")
+
+    result, _ = await run(tools, [text_turn("query_metrics", service="a"), broken], budget=Budget(max_steps=1))
+    assert result.stop_reason is StopReason.MAX_STEPS
+    assert result.partial_answer is None
+    assert result.detail.endswith("the summary turn failed (KeyError)")
+
+
+async def test_a_native_finish_in_the_summary_turn_is_the_partial_answer(tools):
+    summary = native_turn(("finish", {"answer": "Known: a jumped (step 1)."}), start_id=5)
+    result, _ = await run(tools, [text_turn("query_metrics", service="a"), summary], budget=Budget(max_steps=1))
+    assert result.partial_answer == "Known: a jumped (step 1)."
+
+
+async def test_cancel_while_a_timed_out_tool_is_still_unwinding(tools):
+    registry = ToolRegistry()
+    unwinding = asyncio.Event()
+    control = RunControl()
+
+    @registry.register(timeout=0.01)
+    async def stubborn() -> str:
+        """Times out, then takes a while to clean up."""
+        try:
+            await asyncio.sleep(5)
+        finally:
+            unwinding.set()
+            await asyncio.sleep(0.05)
+        return "never"
+
+    async def stop_during_cleanup():
+        await unwinding.wait()
+        control.cancel("stopped by @alice")
+
+    model = ScriptedModel([text_turn("stubborn")])
+    stopper = asyncio.create_task(stop_during_cleanup())
+    result = await Agent(llm=model, tools=registry).run("t", control=control)
+    await stopper
+    assert result.stop_reason is StopReason.CANCELLED

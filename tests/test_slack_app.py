@@ -327,3 +327,14 @@ async def test_an_unanswered_approval_expires_as_a_denial(harness, script):
     await harness.click(APPROVE, approval_id, message.ts, ts)
     await harness.until(lambda: harness.slack.responses, "an answer to the late click")
     assert harness.executed == []
+
+
+async def test_a_mention_while_a_run_is_going_does_not_start_a_second_one(harness, script):
+    script.append([text_turn("slow", seconds=30)])
+    ts = await harness.mention("check something slow")
+    await harness.until(lambda: harness.services.investigations.active, "the run is going")
+    await harness.mention("and also this?", thread_ts=ts)
+    await harness.until(
+        lambda: any(m.text.startswith("An investigation is still running") for m in harness.thread(ts)), "the refusal"
+    )
+    assert len(harness.models) == 1

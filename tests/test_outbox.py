@@ -1,0 +1,31 @@
+"""The per-channel outbox: order kept, failures reported, and a cancelled waiter never kills the worker."""
+
+from __future__ import annotations
+
+import asyncio
+
+from slack_fake import SlackFake
+
+from bot.outbox import Outbox
+
+
+async def test_a_cancelled_waiter_does_not_stop_the_channel():
+    async with SlackFake() as slack:
+        outbox = Outbox(slack.client(), interval_s=0)
+        slack.hang("chat.postMessage", 0.2)
+        waiter = asyncio.create_task(outbox.send("chat_postMessage", "C1", text="first"))
+        await asyncio.sleep(0.05)
+        waiter.cancel()
+        answer = await outbox.send("chat_postMessage", "C1", text="second")
+        assert answer is not None
+        assert [m.text for m in slack.messages("C1")] == ["first", "second"]
+        await outbox.close()
+
+
+async def test_a_refused_post_is_reported_as_none_and_the_next_goes_out():
+    async with SlackFake() as slack:
+        outbox = Outbox(slack.client(), interval_s=0)
+        slack.fail_next("chat.postMessage", status=200, error="not_in_channel")
+        assert await outbox.send("chat_postMessage", "C1", text="lost") is None
+        assert (await outbox.send("chat_postMessage", "C1", text="kept"))["ok"] is True
+        await outbox.close()
