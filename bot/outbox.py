@@ -53,12 +53,14 @@ class Outbox:
         return await asyncio.shield(self.enqueue(method, channel, **kwargs))
 
     async def close(self) -> None:
-        """Stop the workers once their queues are empty."""
-        for queue in self._queues.values():
+        """Send what is queued, then stop the workers (a later post starts a fresh one)."""
+        queues, workers = self._queues, self._workers
+        self._queues, self._workers = {}, {}
+        for queue in queues.values():
             await queue.join()
-        for worker in self._workers.values():
+        for worker in workers.values():
             worker.cancel()
-        await asyncio.gather(*self._workers.values(), return_exceptions=True)
+        await asyncio.gather(*workers.values(), return_exceptions=True)
 
     async def _drain(self, queue: asyncio.Queue[_Post]) -> None:
         loop = asyncio.get_running_loop()

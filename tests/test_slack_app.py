@@ -338,3 +338,15 @@ async def test_a_mention_while_a_run_is_going_does_not_start_a_second_one(harnes
         lambda: any(m.text.startswith("An investigation is still running") for m in harness.thread(ts)), "the refusal"
     )
     assert len(harness.models) == 1
+
+
+async def test_shutdown_stops_runs_in_flight_and_says_so_in_their_threads(harness, script):
+    script.append([text_turn("slow", seconds=30)])
+    ts = await harness.mention("check something slow")
+    await harness.until(lambda: harness.services.investigations.active, "the run is going")
+    await asyncio.sleep(0.1)
+    await harness.services.investigations.shutdown(timeout_s=5)
+    assert harness.reacted(ts, "x")
+    assert "the bot is shutting down" in json.dumps([m.blocks for m in harness.thread(ts)])
+    late = await harness.mention("anything new?")
+    await harness.until(lambda: any("shutting down" in m.text for m in harness.thread(late)), "new work is refused")
