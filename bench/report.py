@@ -151,9 +151,65 @@ def tokens(r: dict[str, Any]) -> str:
     return f"### (d) Prompt tokens\n{note}\n\n{table(head, rows)}\n\n{reach}"
 
 
+def slack(r: dict[str, Any]) -> str:
+    a, c = r["ack"], r["calls"]
+
+    def ms(key: str) -> list[str]:
+        return [f"{a[key][q]:.1f}" for q in ("p50", "p99", "max")]
+
+    rows = [
+        ["event → HTTP 200, at the sender", *ms("ack_ms"), f"p99 < {a['target_p99_ms']:.0f}", verdict(a["pass"])],
+        ["Bolt `async_dispatch` inside the app", *ms("dispatch_ms"), "", ""],
+        ["app event-loop lag (5 ms sleeper)", *ms("loop_lag_ms"), "", ""],
+    ]
+    note = (
+        f"{a['mentions']} signed `app_mention` events at {a['rate_per_s']}/s for {a['seconds']} s, across "
+        f"{a['channels']} channels, each its own thread, POSTed to `/slack/events` without waiting for answers; "
+        f"each starts a run of {a['run_steps']} instant tool steps + finish. Slack (fake Web API and event sender) "
+        f"is a child process, the app alone in this one. `max_concurrent_runs={a['max_concurrent_runs']}` and "
+        f"`post_interval_s={a['post_interval_s']:g}`, so neither the run cap nor per-channel pacing is measured."
+    )
+    statuses = ", ".join(f"{status} × {n}" for status, n in a["statuses"].items())
+    others = "n/a" if a["others_cpu_s"] is None else f"{a['others_cpu_s']:.1f} CPU-s"
+    tail = (
+        f"Runs completed in Slack (✅): {a['completed']}/{a['mentions']}, the last {a['drain_s']:.2f} s after the "
+        f"sending ended; HTTP statuses {statuses}; Web API calls {a['api_calls']}, failed {a['api_errors']}. "
+        f"CPU over {a['app_wall_s']:.1f} s: app {a['app_cpu_s']:.1f} s, Slack side {a['slack_cpu_s']:.1f} s, "
+        f"other processes on the machine {others}; sends ran up to {a['send_lateness_max_ms']:.0f} ms late."
+    )
+    head = ["ms", "p50", "p99", "max", "target", ""]
+    calls = [
+        [
+            "all calls the fake received for the run",
+            c["calls"],
+            f"{c['per_step']:.2f}",
+            f"≤ {c['target']}",
+            verdict(c["pass"]),
+        ],
+        [
+            "the same, less Bolt's once-per-process `auth.test`",
+            c["calls_per_run"],
+            f"{c['per_step_per_run']:.2f}",
+            "",
+            "",
+        ],
+        ["calls refused (errors, Block Kit limits)", c["errors"], "", "0", verdict(c["errors"] == 0)],
+        [f"texts over Slack's {c['text_limit']:,} characters", c["truncated"], "", "0", verdict(c["truncated"] == 0)],
+    ]
+    breakdown = ", ".join(f"`{method}` {n}" for method, n in c["by_method"].items())
+    calls_note = f"One {c['steps']}-step investigation (then finish); by method: {breakdown}."
+    if not c["finished"]:
+        calls_note += " **The run did not finish** (no ✅ within the wait)."
+    if c["failed"]:
+        calls_note += "\nRefused: " + "; ".join(c["failed"])
+    calls_table = table(["Web API calls", "calls", "per step", "target", ""], calls)
+    return f"### (s) Slack bot, HTTP mode\n{note}\n\n{table(head, rows)}\n\n{tail}\n\n{calls_note}\n\n{calls_table}"
+
+
 def markdown(results: dict[str, Any]) -> str:
     parts = [machine(results["machine"])]
-    for key, render in (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens)):
+    renderers = (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens))
+    for key, render in (*renderers, ("slack", slack)):
         if key in results:
             parts.append(render(results[key]))
     return "\n\n".join(parts) + "\n"

@@ -178,7 +178,12 @@ class InvestigationService:
                     case StepCompleted(step=step):
                         message = step_message(step)
                         self._outbox.enqueue(
-                            "chat_postMessage", channel, thread_ts=thread, text=message.text, blocks=message.blocks
+                            "chat_postMessage",
+                            channel,
+                            thread_ts=thread,
+                            text=message.text,
+                            blocks=message.blocks,
+                            merge_key=f"steps:{run.run_id}",
                         )
                     case RunFinished(result=result):
                         await self._report(run, result, mention_ts)

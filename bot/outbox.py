@@ -19,13 +19,31 @@ POST_INTERVAL_S = 1.0
 """Slack's chat.postMessage allows about one message per second per channel (short bursts aside)."""
 
 
+MAX_BLOCKS = 50
+"""Slack's limit of blocks per message: merged posts stay within it."""
+MAX_FALLBACK_TEXT = 3_000
+"""The notification text of a merged post is cut to this."""
+
+
 @dataclass
 class _Post:
     method: str
     kwargs: dict[str, Any]
+    merge_key: str | None = None
+    taken: bool = False
+    """Set when the worker picks the post up; from then on nothing may be merged into it."""
     done: asyncio.Future[dict[str, Any] | None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+
+    def absorb(self, kwargs: dict[str, Any]) -> bool:
+        """Append another message's blocks to this unsent one, if the result stays within Slack's limits."""
+        blocks, more = self.kwargs.get("blocks", []), kwargs.get("blocks", [])
+        if self.taken or len(blocks) + len(more) > MAX_BLOCKS:
+            return False
+        self.kwargs["blocks"] = [*blocks, *more]
+        self.kwargs["text"] = f"{self.kwargs.get('text', '')}\n{kwargs.get('text', '')}"[:MAX_FALLBACK_TEXT]
+        return True
 
 
 class Outbox:
@@ -36,11 +54,23 @@ class Outbox:
         self._interval_s = interval_s
         self._queues: dict[str, asyncio.Queue[_Post]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+        self._tails: dict[str, _Post] = {}
 
-    def enqueue(self, method: str, channel: str, **kwargs: Any) -> asyncio.Future[dict[str, Any] | None]:
+    def enqueue(
+        self, method: str, channel: str, *, merge_key: str | None = None, **kwargs: Any
+    ) -> asyncio.Future[dict[str, Any] | None]:
         """Queue `client.<method>(channel=..., **kwargs)` behind the channel's earlier writes, at once;
-        the future holds the API's answer (None if Slack refused). Callers need not wait for it."""
-        post = _Post(method, {"channel": channel, **kwargs})
+        the future holds the API's answer (None if Slack refused). Callers need not wait for it.
+
+        Posts with the same `merge_key` that pile up unsent (fast steps, a rate-limited channel) go out
+        as one message: fewer calls, same order, nothing lost.
+        """
+        last = self._tails.get(channel)
+        mergeable = last is not None and merge_key is not None and (last.merge_key, last.method) == (merge_key, method)
+        if mergeable and last is not None and last.absorb(kwargs):
+            return last.done
+        post = _Post(method, {"channel": channel, **kwargs}, merge_key)
+        self._tails[channel] = post
         queue = self._queues.get(channel)
         if queue is None:
             queue = self._queues[channel] = asyncio.Queue()
@@ -67,6 +97,7 @@ class Outbox:
         last = 0.0
         while True:
             post = await queue.get()
+            post.taken = True
             if post.method == "chat_postMessage":
                 wait = last + self._interval_s - loop.time()
                 if wait > 0:

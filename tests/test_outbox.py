@@ -29,3 +29,29 @@ async def test_a_refused_post_is_reported_as_none_and_the_next_goes_out():
         assert await outbox.send("chat_postMessage", "C1", text="lost") is None
         assert (await outbox.send("chat_postMessage", "C1", text="kept"))["ok"] is True
         await outbox.close()
+
+
+async def test_steps_that_pile_up_go_out_as_one_message_within_the_block_limit():
+    async with SlackFake() as slack:
+        outbox = Outbox(slack.client(), interval_s=0)
+        slack.hang("chat.postMessage", 0.2)
+        first = outbox.enqueue("chat_postMessage", "C1", text="header", blocks=[{"type": "divider"}])
+        await asyncio.sleep(0.05)  # the header is in flight; what follows piles up behind it
+        steps = [
+            outbox.enqueue(
+                "chat_postMessage",
+                "C1",
+                text=f"step {i}",
+                merge_key="run-1",
+                blocks=[
+                    {"type": "section", "block_id": f"s{i}.{j}", "text": {"type": "mrkdwn", "text": f"step {i}"}}
+                    for j in range(10)
+                ],
+            )
+            for i in range(7)
+        ]
+        await asyncio.gather(first, *steps)
+        posted = slack.messages("C1")
+        assert [len(m.blocks) for m in posted] == [1, 50, 20]
+        assert posted[1].text.startswith("step 0\nstep 1")
+        await outbox.close()
