@@ -23,24 +23,19 @@ from slack_fake import (
     signed_action,
     signed_event,
 )
+from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, ThreadWatcher
 
 from bot.serve import start_http
 from bot.slack_app import APPROVE, DENY, STOP, SlackSecrets, SlackSettings, create_app
-from kernel import Agent, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
-
-CHANNEL = "C0INCIDENT"
-ALICE, BOB, GUEST = "U0ALICE", "U0BOB", "U0GUEST"
-ROLLBACK = text_turn(
-    "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
-)
-FINISH = text_turn("finish", "Known: all.", answer="**Root cause**: v2.14.0 (step 1).")
+from kernel import text_turn
 
 
-class Harness:
+class Harness(ThreadWatcher):
     """The app on a free port, the fake Slack, and helpers to send signed traffic and wait for results."""
 
-    def __init__(self, slack: SlackFake, url: str, executed: list[tuple[str, str]]) -> None:
-        self.slack, self.url, self.executed = slack, url, executed
+    def __init__(self, slack: SlackFake, url: str, bot: IncidentBot) -> None:
+        super().__init__(slack)
+        self.url, self.executed, self.models = url, bot.executed, bot.models
         self.http = aiohttp.ClientSession()
 
     async def post(self, body: bytes, headers: dict[str, str]) -> int:
@@ -78,28 +73,6 @@ class Harness:
         )
         return await self.post(*signed_action(SIGNING_SECRET, payload))
 
-    async def until(self, condition, what: str, within: float = 10.0):
-        """Poll the fake Slack's state (another server's) until `condition` holds."""
-        async with asyncio.timeout(within):
-            while not (found := condition()):  # noqa: ASYNC110 - the state lives in the fake server
-                await asyncio.sleep(0.02)
-        assert found, what
-        return found
-
-    def thread(self, ts: str, channel: str = CHANNEL):
-        return self.slack.thread(channel, ts)
-
-    def approval_message(self, ts: str):
-        for message in self.thread(ts):
-            for block in message.blocks:
-                for element in block.get("elements", []):
-                    if element.get("action_id") == APPROVE:
-                        return message, element["value"]
-        return None
-
-    def reacted(self, ts: str, name: str, channel: str = CHANNEL) -> bool:
-        return name in self.slack.reactions.get((channel, ts), [])
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -120,47 +93,16 @@ def slack_settings(request):
 
 @pytest.fixture
 async def harness(script, slack_settings):
-    executed: list[tuple[str, str]] = []
-    tools = ToolRegistry()
-
-    @tools.register
-    async def query_metrics(service: str) -> str:
-        """Query a service's 5xx rate."""
-        return f"{service} 5xx jumped from 0.10% to 12.0% at t-10m"
-
-    @tools.register
-    async def slow(seconds: float) -> str:
-        """Wait."""
-        await asyncio.sleep(seconds)
-        return "done"
-
-    @tools.register(side_effect=True)
-    async def rollback_deployment(service: str, to_version: str) -> str:
-        """Roll back."""
-        executed.append((service, to_version))
-        return f"rolled back {service} to {to_version}"
-
-    models: list[ScriptedModel] = []
-
-    def agent_for(confirm):
-        models.append(ScriptedModel(script.pop(0)))
-        return Agent(
-            llm=models[-1],
-            tools=tools,
-            policy=SideEffectPolicy(mode=SideEffectMode.FULL),
-            confirm=confirm,
-        )
-
-    users = {ALICE: {"name": "alice"}, BOB: {"name": "bob"}, GUEST: {"name": "guest", "is_restricted": True}}
-    async with SlackFake(users=users) as slack:
+    bot = IncidentBot(script)
+    async with SlackFake(users=USERS) as slack:
         secrets = SlackSecrets(
             bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
         )
-        services = await create_app(slack_settings, secrets, agent_for)
+        services = await create_app(slack_settings, secrets, bot.agent_for)
         port = free_port()
         runner = await start_http(services, "127.0.0.1", port)
-        h = Harness(slack, f"http://127.0.0.1:{port}", executed)
-        h.services, h.models = services, models
+        h = Harness(slack, f"http://127.0.0.1:{port}", bot)
+        h.services = services
         try:
             yield h
         finally:

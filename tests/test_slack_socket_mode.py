@@ -12,26 +12,21 @@ import json
 import pytest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_fake import BOT_TOKEN, BOT_USER_ID, TEAM_ID, SlackFake, app_mention_event, block_actions_payload
+from slack_harness import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher
 from slack_sdk.errors import SlackApiError
 from socket_mode_fake import APP_TOKEN, SocketModeFake
 
 from bot.serve import socket_mode_handler
 from bot.slack_app import APPROVE, STOP, SlackSecrets, SlackSettings, create_app
-from kernel import Agent, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
-
-CHANNEL = "C0INCIDENT"
-ALICE, BOB = "U0ALICE", "U0BOB"
-ROLLBACK = text_turn(
-    "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
-)
-FINISH = text_turn("finish", "Known: all.", answer="**Root cause**: v2.14.0 (step 1).")
+from kernel import text_turn
 
 
-class Harness:
+class Harness(ThreadWatcher):
     """The app connected over Socket Mode, both fakes, and helpers to push envelopes and wait for results."""
 
-    def __init__(self, slack: SlackFake, socket: SocketModeFake, executed: list[tuple[str, str]]) -> None:
-        self.slack, self.socket, self.executed = slack, socket, executed
+    def __init__(self, slack: SlackFake, socket: SocketModeFake, bot: IncidentBot) -> None:
+        super().__init__(slack)
+        self.socket, self.executed, self.models = socket, bot.executed, bot.models
 
     async def mention(
         self, text: str, *, user: str = BOB, event_id: str | None = None, retry_attempt: int = 0, ts: str | None = None
@@ -60,28 +55,6 @@ class Harness:
         )
         return await self.socket.push_interactive(payload)
 
-    async def until(self, condition, what: str, within: float = 10.0):
-        """Poll the fake Slack's state until `condition` holds."""
-        async with asyncio.timeout(within):
-            while not (found := condition()):  # noqa: ASYNC110 - the state is written by the fake's handlers
-                await asyncio.sleep(0.02)
-        assert found, what
-        return found
-
-    def thread(self, ts: str):
-        return self.slack.thread(CHANNEL, ts)
-
-    def approval_message(self, ts: str):
-        for message in self.thread(ts):
-            for block in message.blocks:
-                for element in block.get("elements", []):
-                    if element.get("action_id") == APPROVE:
-                        return message, element["value"]
-        return None
-
-    def reacted(self, ts: str, name: str) -> bool:
-        return name in self.slack.reactions.get((CHANNEL, ts), [])
-
     def headers(self, ts: str) -> list:
         return [m for m in self.thread(ts) if "Investigating" in m.text]
 
@@ -103,37 +76,17 @@ def script():
 
 @pytest.fixture
 async def harness(script):
-    executed: list[tuple[str, str]] = []
-    tools = ToolRegistry()
-
-    @tools.register
-    async def query_metrics(service: str) -> str:
-        """Query a service's 5xx rate."""
-        return f"{service} 5xx jumped from 0.10% to 12.0% at t-10m"
-
-    @tools.register(side_effect=True)
-    async def rollback_deployment(service: str, to_version: str) -> str:
-        """Roll back."""
-        executed.append((service, to_version))
-        return f"rolled back {service} to {to_version}"
-
-    models: list[ScriptedModel] = []
-
-    def agent_for(confirm):
-        models.append(ScriptedModel(script.pop(0)))
-        return Agent(llm=models[-1], tools=tools, policy=SideEffectPolicy(mode=SideEffectMode.FULL), confirm=confirm)
-
-    users = {ALICE: {"name": "alice"}, BOB: {"name": "bob"}}
-    async with SlackFake(users=users) as slack, SocketModeFake() as socket:
+    bot = IncidentBot(script)
+    async with SlackFake(users=USERS) as slack, SocketModeFake() as socket:
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=APP_TOKEN, api_url=slack.api_url)
-        services = await create_app(SlackSettings(approvers=[ALICE], post_interval_s=0), secrets, agent_for)
+        services = await create_app(SlackSettings(approvers=[ALICE], post_interval_s=0), secrets, bot.agent_for)
         # The app's own client points at the Web API fake, which has no apps.connections.open: the
         # Socket Mode client gets a web client on the Socket Mode fake instead.
         handler = socket_mode_handler(services, APP_TOKEN, web_client=socket.web_client())
         await handler.connect_async()
         await socket.wait_connected()
-        h = Harness(slack, socket, executed)
-        h.services, h.models, h.handler = services, models, handler
+        h = Harness(slack, socket, bot)
+        h.services, h.handler = services, handler
         try:
             yield h
         finally:
