@@ -98,34 +98,25 @@ class InvestigationService:
             if running is not None:
                 await self.stop(running, user)
             else:
-                self._outbox.enqueue(
-                    "chat_postMessage", channel, thread_ts=thread_ts, text="No investigation is running in this thread."
-                )
+                self._reply(channel, thread_ts, "No investigation is running in this thread.")
             return None
         if running is not None:
-            self._outbox.enqueue(
-                "chat_postMessage",
+            self._reply(
                 channel,
-                thread_ts=thread_ts,
-                text="An investigation is still running in this thread. Wait for its answer, "
-                "or say “@opsagent stop” first.",
+                thread_ts,
+                "An investigation is still running in this thread. Wait for its answer, or say “@opsagent stop” first.",
             )
             return None
         if not text:
-            self._outbox.enqueue(
-                "chat_postMessage",
+            self._reply(
                 channel,
-                thread_ts=thread_ts,
-                text="Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”.",
+                thread_ts,
+                "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”.",
             )
             return None
         if not self._accepting or len(self._runs) >= self._max_concurrent:
-            why = (
-                "I am shutting down" if not self._accepting else f"{len(self._runs)} investigations are already running"
-            )
-            self._outbox.enqueue(
-                "chat_postMessage", channel, thread_ts=thread_ts, text=f"Not started: {why}. Try again shortly."
-            )
+            why = "I am shutting down" if not self._accepting else f"{len(self._runs)} investigations are running"
+            self._reply(channel, thread_ts, f"Not started: {why}. Try again shortly.")
             return None
         run = ActiveRun(
             run_id=new_run_id(), channel=channel, thread_ts=thread_ts, requested_by=user, control=RunControl()
@@ -142,11 +133,8 @@ class InvestigationService:
         if run is None:
             return "That investigation has already ended."
         run.control.cancel(f"stopped by <@{user_id}>")
-        self._outbox.enqueue(
-            "chat_postMessage",
-            run.channel,
-            thread_ts=run.thread_ts,
-            text=f"⏹ <@{user_id}> stopped this investigation; pending approvals are void.",
+        self._reply(
+            run.channel, run.thread_ts, f"⏹ <@{user_id}> stopped this investigation; pending approvals are void."
         )
         await self._broker.void_run(run_id, "the run was stopped", by=user_id)
         log.info("run_stop_requested", run_id=run_id, user=user_id)
@@ -193,11 +181,10 @@ class InvestigationService:
                         assert_never(event)
         except Exception as exc:  # a bug of ours: say so in the thread rather than go silent
             log.exception("run_crashed", run_id=run.run_id)
-            self._outbox.enqueue(
-                "chat_postMessage",
+            self._reply(
                 channel,
-                thread_ts=thread,
-                text=f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details.",
+                thread,
+                f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details.",
             )
         finally:
             self._runs.pop(run.run_id, None)
@@ -248,6 +235,10 @@ class InvestigationService:
             return text
         answer = earlier.answer or earlier.partial_answer or f"(no answer: {earlier.stop_reason})"
         return f"{text}\n\nEarlier in this thread you investigated: {earlier.task}\nYour answer then: {answer}"
+
+    def _reply(self, channel: str, thread_ts: str, text: str) -> None:
+        """A plain text reply of ours in the thread (our own words: not escaped, mentions work)."""
+        self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread_ts, text=text)
 
     def _already_seen(self, key: str) -> bool:
         if key in self._seen:
