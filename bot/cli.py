@@ -1,4 +1,4 @@
-"""The `opsagent` command line: demo, investigate, tools list/call, check.
+"""The `opsagent` command line: demo, investigate, replay, stats, tools list/call, check.
 
 Every command that runs the agent consumes the kernel's event stream, as the Slack bot does, and
 `tools call` goes through the very dispatch the agent uses.
@@ -17,9 +17,11 @@ from pathlib import Path
 import structlog
 
 from bot.demo import run_demo
+from bot.replay import load_trace, render_report, replay_trace
 from bot.serve import serve_slack
 from bot.settings import Settings, build_llm, load_settings
 from bot.slack_app import SlackSecrets
+from bot.stats import collect_stats, render_stats
 from bot.terminal import render_event
 from bot.terminal_approval import TerminalApprover
 from kernel import (
@@ -73,6 +75,18 @@ def _parser() -> argparse.ArgumentParser:
     investigate.add_argument("--trace", type=Path, help="where to save the trace (default: traces/<run id>.json)")
     investigate.set_defaults(handler=_investigate)
 
+    replay = commands.add_parser(
+        "replay", help="re-run a trace's recorded model turns on today's kernel and tools (side effects dry-run)"
+    )
+    replay.add_argument("trace", type=Path, help="the trace file to replay")
+    replay.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    replay.set_defaults(handler=_replay)
+
+    stats = commands.add_parser("stats", help="summarise every trace under DIR: success, steps, tokens, tool errors")
+    stats.add_argument("directory", type=Path, metavar="DIR")
+    stats.add_argument("--json", action="store_true", help="print the summary as JSON")
+    stats.set_defaults(handler=_stats)
+
     tools = commands.add_parser("tools", help="list the configured tools, or call one through the agent's dispatch")
     tool_commands = tools.add_subparsers(dest="tools_command", required=True)
     listing = tool_commands.add_parser("list", help="the registered tools and their argument schemas")
@@ -124,6 +138,19 @@ async def _investigate(args: argparse.Namespace) -> int:
             result = event.result
     assert result is not None  # the loop always ends with RunFinished
     return _finish(result, args.trace)
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    trace = load_trace(args.trace)
+    report = await replay_trace(trace, _settings(args))
+    print(json.dumps(report.to_dict(), indent=2) if args.json else render_report(report))
+    return 1 if report.divergent else 0
+
+
+async def _stats(args: argparse.Namespace) -> int:
+    summary = collect_stats(args.directory, warn=lambda line: print(line, file=sys.stderr))
+    print(json.dumps(summary.to_dict(), indent=2) if args.json else render_stats(summary))
+    return 0
 
 
 async def _tools_list(args: argparse.Namespace) -> int:
