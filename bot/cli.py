@@ -44,12 +44,28 @@ TRACE_DIR = Path("traces")
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `opsagent` console script; returns the process exit code."""
     args = _parser().parse_args(argv)
-    structlog.configure(logger_factory=_stderr_logger)  # audit lines on stderr: stdout is the tool's output
+    configure_logging(json=args.command == "serve")
     try:
         return asyncio.run(args.handler(args))
     except ValueError as exc:  # configuration problems: say what to fix, no traceback
         print(f"opsagent: {exc}", file=sys.stderr)
         return 2
+
+
+def configure_logging(*, json: bool) -> None:
+    """Logs go to stderr (stdout is the command's output): JSON lines for the server, readable text
+    otherwise; lines logged inside a run carry its run id, channel, thread and user."""
+    renderer = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        logger_factory=_stderr_logger,
+    )
 
 
 def _stderr_logger(*_: object) -> structlog.PrintLogger:

@@ -153,6 +153,10 @@ class InvestigationService:
 
     async def _investigate(self, run: ActiveRun, asked: str, task: str, *, mention_ts: str) -> None:
         channel, thread = run.channel, run.thread_ts
+        # Every log line of this task (dispatch, approvals, Slack calls) carries the run and its thread.
+        structlog.contextvars.bind_contextvars(
+            run_id=run.run_id, channel=channel, thread_ts=thread, user=run.requested_by
+        )
         try:
             self._outbox.enqueue("reactions_add", channel, name="eyes", timestamp=mention_ts)
             header = run_header(run.run_id, asked, run.requested_by)

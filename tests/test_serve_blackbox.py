@@ -34,6 +34,11 @@ from bot.slack_app import APPROVE
 CHANNEL, ALICE, BOB = "C0INCIDENT", "U0ALICE", "U0BOB"
 
 
+def trace_id(slack: SlackFake, thread_ts: str) -> str:
+    """The run id of the trace uploaded into the thread."""
+    return json.loads(next(f for f in slack.files.values() if f.thread_ts == thread_ts).content)["run_id"]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -173,6 +178,13 @@ async def test_serve_http_end_to_end(tmp_path):
             output = (await asyncio.wait_for(proc.communicate(), 30))[0].decode()
             await receiver.cleanup()
     assert proc.returncode == 0, output
+    logged = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    finished = next(entry for entry in logged if entry["event"] == "run_finished")
+    assert finished["run_id"] == trace_id(slack, mention.ts)
+    assert finished["channel"] == CHANNEL
+    assert finished["user"] == BOB
+    approved = next(entry for entry in logged if entry["event"] == "approval_decided")
+    assert approved["run_id"] == finished["run_id"]
     assert len(received) == 1
     assert json.loads(received[0])["params"] == {"service": "order-service", "to_version": "v2.13.2"}
     thread = slack.thread(CHANNEL, mention.ts)
