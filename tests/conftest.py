@@ -7,6 +7,7 @@ from typing import Annotated
 
 import pytest
 from pydantic import Field
+from wire_servers import FakeModelServer, SleepRecorder
 
 from kernel import ToolFailure, ToolRegistry
 
@@ -67,3 +68,16 @@ def tools(backend: Backend) -> ToolRegistry:
         return f"rolled back {service} to {to_version}"
 
     return registry
+
+
+@pytest.fixture
+async def server():
+    """A fake model/API server on 127.0.0.1 that tests script reply by reply."""
+    async with FakeModelServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def sleeps() -> SleepRecorder:
+    """Records the retry delays instead of sleeping them."""
+    return SleepRecorder()

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
+from local_server import LocalServer
 
 from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, SideEffectPolicy, ToolCall, ToolRegistry
 from opsagent_tools.logs_records import lookup, parse_timestamp
@@ -42,19 +43,15 @@ class Request:
     body: Any
 
 
-class _Server:
+class _Server(LocalServer):
     """An aiohttp server on a free port; `fail(...)` queues failures, `requests` records calls."""
 
+    shutdown_timeout = 0.5
+
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[Request] = []
         self.failures: deque[Failure] = deque()
-        self._closing = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def fail(self, *failures: Failure) -> None:
         self.failures.extend(failures)
@@ -63,20 +60,8 @@ class _Server:
         """The next request is answered only after `seconds` (or when the server closes)."""
         self.failures.append(Failure(status=0, delay=seconds))
 
-    async def __aenter__(self):
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._closing.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import web
+from local_server import LocalServer
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
@@ -393,7 +394,7 @@ def _json_param(value: Any, error: str) -> Any:
     return value
 
 
-class SlackFake:
+class SlackFake(LocalServer):
     """Slack's Web API on a free 127.0.0.1 port: point `AsyncWebClient(base_url=fake.api_url)` at it.
 
     State: `messages(channel)`, `thread(channel, thread_ts)`, `posted`, `ephemerals`, `reactions`, `files`,
@@ -418,6 +419,7 @@ class SlackFake:
         channels: Iterable[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__()
         self.token = token
         self.team_id = team_id
         self.team_name = team_name
@@ -453,9 +455,6 @@ class SlackFake:
         self._always: dict[str, _Fault] = {}
         self._limits: dict[str, _RateLimit] = {}
         self._hangs: dict[str, list[Any]] = {}
-        self._closing = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "auth.test": self._auth_test,
             "chat.postMessage": self._chat_post_message,
@@ -474,10 +473,6 @@ class SlackFake:
     # --- lifecycle --------------------------------------------------------------------------------
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
     def api_url(self) -> str:
         """The `base_url` for `AsyncWebClient` (it joins `{base_url}{method}`)."""
         return f"{self.url}/api/"
@@ -486,28 +481,10 @@ class SlackFake:
         """A real `AsyncWebClient` on this fake, with the bot token unless `token=` says otherwise."""
         return AsyncWebClient(**({"token": self.token, "base_url": self.api_url} | kwargs))
 
-    async def start(self) -> None:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/upload/v1/{key}", self._handle_upload)
         app.router.add_post("/actions/{key}", self._handle_response_url)
         app.router.add_route("*", "/api/{method}", self._handle_api)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    async def close(self) -> None:
-        self._closing.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def __aenter__(self) -> SlackFake:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     # --- directory and seeding ----------------------------------------------------------------------
 

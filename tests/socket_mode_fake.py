@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import WSCloseCode, WSMsgType, web
+from local_server import LocalServer
 from slack_fake import APP_ID, SIGNING_SECRET, signed_event
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -56,7 +57,7 @@ class Ack:
     connection: int
 
 
-class SocketModeFake:
+class SocketModeFake(LocalServer):
     """Slack's Socket Mode side on a free port: point the Socket Mode client's web client at `api_url`.
 
     `apps.connections.open` needs the app-level token (`Authorization: Bearer xapp-…`) and answers a
@@ -67,6 +68,7 @@ class SocketModeFake:
     """
 
     def __init__(self, *, app_token: str = APP_TOKEN, app_id: str = APP_ID) -> None:
+        super().__init__()
         self.app_token = app_token
         self.app_id = app_id
         self.connections: list[Connection] = []
@@ -74,16 +76,10 @@ class SocketModeFake:
         self.acks: list[Ack] = []
         self.opened: list[dict[str, Any]] = []
         """Every `apps.connections.open` call: {"ok", "error"?, "http_method"}."""
-        self.port = 0
         self._tickets: set[str] = set()
         self._changed = asyncio.Condition()
-        self._runner: web.AppRunner | None = None
 
     # --- lifecycle --------------------------------------------------------------------------------
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     @property
     def api_url(self) -> str:
@@ -97,30 +93,16 @@ class SocketModeFake:
         """
         return AsyncWebClient(base_url=self.api_url)
 
-    async def start(self) -> None:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/apps.connections.open", self._handle_open)
         app.router.add_get("/link/", self._handle_link)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
 
     async def close(self) -> None:
         """Close the sessions still open (close the client first, or it reconnects), then the server."""
         for connection in self.open_connections:
             with contextlib.suppress(Exception):
                 await connection.ws.close(code=WSCloseCode.GOING_AWAY)
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def __aenter__(self) -> SocketModeFake:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+        await super().close()
 
     # --- what tests call --------------------------------------------------------------------------
 

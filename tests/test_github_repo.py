@@ -22,12 +22,6 @@ APP_YAML = "server:\n  port: 8080\ndb:\n  pool_size: 5\n"
 
 
 @pytest.fixture
-async def server():
-    async with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture
 def github(server: FakeModelServer, monkeypatch: pytest.MonkeyPatch) -> GitHubRepo:
     monkeypatch.setenv("OPSAGENT_GH_TOKEN", TOKEN)
     return GitHubRepo("order-service", "acme/order-service", api_url=server.url, token_env="OPSAGENT_GH_TOKEN")

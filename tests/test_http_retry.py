@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from wire_servers import (
-    FakeModelServer,
     Reply,
-    SleepRecorder,
     anthropic_error,
     closed_port_url,
     fast_policy,
@@ -24,20 +22,9 @@ OK = {"ok": True}
 
 
 @pytest.fixture
-async def server():
-    async with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture
 async def client():
     async with httpx.AsyncClient() as http:
         yield http
-
-
-@pytest.fixture
-def sleeps() -> SleepRecorder:
-    return SleepRecorder()
 
 
 async def post(client, server_or_url, policy, **kwargs):

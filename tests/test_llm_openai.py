@@ -6,9 +6,7 @@ import json
 
 import pytest
 from wire_servers import (
-    FakeModelServer,
     Reply,
-    SleepRecorder,
     closed_port_url,
     fast_policy,
     openai_completion,
@@ -50,17 +48,6 @@ HISTORY = (
 
 def chat(messages=HISTORY, tools=TOOLS) -> ChatRequest:
     return ChatRequest(instructions="You are OpsAgent.", tools=tools, messages=messages)
-
-
-@pytest.fixture
-async def server():
-    async with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def sleeps() -> SleepRecorder:
-    return SleepRecorder()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from local_server import LocalServer
 
 from kernel.http_retry import RetryPolicy
 
@@ -43,7 +44,7 @@ class RecordedRequest:
         return json.loads(self.raw)
 
 
-class FakeModelServer:
+class FakeModelServer(LocalServer):
     """An aiohttp server on a free port; `script(...)` queues replies, `requests` records calls.
 
     A request with no reply left gets a 418 whose error message says so, so a test that
@@ -51,15 +52,9 @@ class FakeModelServer:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[RecordedRequest] = []
         self._replies: deque[Reply] = deque()
-        self._closing = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def script(self, *replies: Reply) -> None:
         self._replies.extend(replies)
@@ -68,26 +63,8 @@ class FakeModelServer:
     def bodies(self) -> list[Any]:
         return [request.json for request in self.requests]
 
-    async def start(self) -> None:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    async def close(self) -> None:
-        self._closing.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def __aenter__(self) -> FakeModelServer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
