@@ -234,9 +234,7 @@ async def _serve(args: argparse.Namespace) -> int:
             prices=settings.llm.prices if settings.llm else {},
         )
 
-    await serve_slack(
-        settings.slack, SlackSecrets.from_env(), agent_for, http=args.http, host=args.host, port=args.port
-    )
+    await serve_slack(settings, SlackSecrets.from_env(), agent_for, http=args.http, host=args.host, port=args.port)
     return 0
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any, Protocol, assert_never
 
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
@@ -23,6 +23,7 @@ from kernel import (
     FINISH_TOOL,
     Agent,
     ConfirmHook,
+    Event,
     RunControl,
     RunFinished,
     RunResult,
@@ -57,6 +58,14 @@ class ActiveRun:
     task: asyncio.Task[None] | None = None
 
 
+class RunObserver(Protocol):
+    """Something that follows every run's events besides the thread: metrics, tracing, the trace viewer."""
+
+    def observe(self, run: ActiveRun, event: Event) -> None:
+        """Take one event of `run`; must not block or raise (a failing observer is logged and skipped)."""
+        ...
+
+
 class InvestigationService:
     """Starts, tracks, stops and reports investigations; one per mention."""
 
@@ -68,12 +77,14 @@ class InvestigationService:
         outbox: Outbox,
         broker: ApprovalBroker,
         max_concurrent: int = 10,
+        observers: Sequence[RunObserver] = (),
     ) -> None:
         self._agent_factory = agent_factory
         self._client = client
         self._outbox = outbox
         self._broker = broker
         self._max_concurrent = max_concurrent
+        self._observers = tuple(observers)
         self._runs: dict[str, ActiveRun] = {}
         self._by_thread: dict[tuple[str, str], str] = {}
         self._last_result: dict[tuple[str, str], RunResult] = {}
@@ -114,17 +125,28 @@ class InvestigationService:
                 "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”.",
             )
             return None
+        return self.start(channel=channel, thread_ts=thread_ts, text=text, requested_by=user, mention_ts=ts)
+
+    def start(
+        self, *, channel: str, thread_ts: str, text: str, requested_by: str, mention_ts: str | None = None
+    ) -> ActiveRun | None:
+        """Start investigating `text` in a thread, unless the bot is at capacity or shutting down (then it says so).
+
+        `mention_ts` is the message that asked, which gets the 👀/✅/❌ reactions; runs started by an alert have none.
+        """
         if not self._accepting or len(self._runs) >= self._max_concurrent:
             why = "I am shutting down" if not self._accepting else f"{len(self._runs)} investigations are running"
             self._reply(channel, thread_ts, f"Not started: {why}. Try again shortly.")
             return None
         run = ActiveRun(
-            run_id=new_run_id(), channel=channel, thread_ts=thread_ts, requested_by=user, control=RunControl()
+            run_id=new_run_id(), channel=channel, thread_ts=thread_ts, requested_by=requested_by, control=RunControl()
         )
         task = self._with_history(text, channel, thread_ts)
         self._runs[run.run_id] = run
         self._by_thread[(channel, thread_ts)] = run.run_id
-        run.task = asyncio.create_task(self._investigate(run, text, task, mention_ts=ts), name=f"run-{run.run_id}")
+        run.task = asyncio.create_task(
+            self._investigate(run, text, task, mention_ts=mention_ts), name=f"run-{run.run_id}"
+        )
         return run
 
     async def stop(self, run_id: str, user_id: str) -> str:
@@ -151,19 +173,21 @@ class InvestigationService:
             await asyncio.wait(tasks, timeout=timeout_s)
         await asyncio.wait_for(self._outbox.close(), timeout=timeout_s)
 
-    async def _investigate(self, run: ActiveRun, asked: str, task: str, *, mention_ts: str) -> None:
+    async def _investigate(self, run: ActiveRun, asked: str, task: str, *, mention_ts: str | None) -> None:
         channel, thread = run.channel, run.thread_ts
         # Every log line of this task (dispatch, approvals, Slack calls) carries the run and its thread.
         structlog.contextvars.bind_contextvars(
             run_id=run.run_id, channel=channel, thread_ts=thread, user=run.requested_by
         )
         try:
-            self._outbox.enqueue("reactions_add", channel, name="eyes", timestamp=mention_ts)
+            if mention_ts:
+                self._outbox.enqueue("reactions_add", channel, name="eyes", timestamp=mention_ts)
             header = run_header(run.run_id, asked, run.requested_by)
             self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread, text=header.text, blocks=header.blocks)
             await self._set_status(channel, thread, STATUS_TEXT)
             agent = self._agent_factory(self._broker.confirm_hook(run.run_id, channel, thread, run.requested_by))
             async for event in agent.events(task, control=run.control, run_id=run.run_id):
+                self._notify_observers(run, event)
                 match event:
                     case StepCompleted(step=step) if _is_the_answer(step):
                         pass  # the final message carries it
@@ -195,7 +219,14 @@ class InvestigationService:
             if self._by_thread.get((channel, thread)) == run.run_id:
                 del self._by_thread[(channel, thread)]
 
-    async def _report(self, run: ActiveRun, result: RunResult, mention_ts: str) -> None:
+    def _notify_observers(self, run: ActiveRun, event: Event) -> None:
+        for observer in self._observers:
+            try:
+                observer.observe(run, event)
+            except Exception:  # an observer's bug must not end the run or silence the thread
+                log.exception("observer_failed", observer=type(observer).__name__)
+
+    async def _report(self, run: ActiveRun, result: RunResult, mention_ts: str | None) -> None:
         channel, thread = run.channel, run.thread_ts
         self._last_result[(channel, thread)] = result
         while len(self._last_result) > SEEN_LIMIT:
@@ -213,9 +244,10 @@ class InvestigationService:
             filename=trace_name,
             title=f"Trace of run {result.run_id}",
         )
-        self._outbox.enqueue(
-            "reactions_add", channel, name="white_check_mark" if result.ok else "x", timestamp=mention_ts
-        )
+        if mention_ts:
+            self._outbox.enqueue(
+                "reactions_add", channel, name="white_check_mark" if result.ok else "x", timestamp=mention_ts
+            )
         log.info(
             "run_finished",
             run_id=result.run_id,

@@ -15,7 +15,8 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.investigations import AgentFactory
-from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
+from bot.settings import Settings
+from bot.slack_app import SlackSecrets, SlackServices, create_app
 
 log = structlog.get_logger("opsagent.serve")
 
@@ -24,10 +25,10 @@ SHUTDOWN_TIMEOUT_S = 20.0
 
 
 async def serve_slack(
-    settings: SlackSettings, secrets: SlackSecrets, agent_factory: AgentFactory, *, http: bool, host: str, port: int
+    settings: Settings, secrets: SlackSecrets, agent_factory: AgentFactory, *, http: bool, host: str, port: int
 ) -> None:
     """Serve until a termination signal, then shut down gracefully."""
-    services = await create_app(settings, secrets, agent_factory)
+    services = await create_app(settings.slack, secrets, agent_factory)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -59,9 +60,10 @@ def socket_mode_handler(
 
 
 async def start_http(services: SlackServices, host: str, port: int) -> web.AppRunner:
-    """`POST /slack/events` (events and interactivity) and `GET /healthz`, on an aiohttp server."""
+    """`POST /slack/events` (events and interactivity), `GET /healthz` and the components' routes, on aiohttp."""
     app = services.app.web_app(path="/slack/events")
     app.router.add_get("/healthz", _healthz)
+    app.add_routes(services.routes)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()

@@ -7,11 +7,12 @@ runs inside a listener. HTTP mode serves `POST /slack/events` (signature-verifie
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -23,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
 from bot.blocks import ephemeral
-from bot.investigations import AgentFactory, InvestigationService
+from bot.investigations import AgentFactory, InvestigationService, RunObserver
 from bot.outbox import POST_INTERVAL_S, Outbox
 from bot.slack_ui import SlackApprovalUI, SlackDirectory
 
@@ -82,6 +83,8 @@ class SlackServices:
     outbox: Outbox
     broker: ApprovalBroker
     investigations: InvestigationService
+    routes: list[web.RouteDef] = field(default_factory=list)
+    """HTTP routes besides `/slack/events` and `/healthz` that components add (served in HTTP mode)."""
 
 
 def web_client(secrets: SlackSecrets) -> AsyncWebClient:
@@ -95,7 +98,13 @@ def web_client(secrets: SlackSecrets) -> AsyncWebClient:
     return AsyncWebClient(token=secrets.bot_token, retry_handlers=handlers, **options)
 
 
-async def create_app(settings: SlackSettings, secrets: SlackSecrets, agent_factory: AgentFactory) -> SlackServices:
+async def create_app(
+    settings: SlackSettings,
+    secrets: SlackSecrets,
+    agent_factory: AgentFactory,
+    *,
+    observers: Sequence[RunObserver] = (),
+) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve."""
     client = web_client(secrets)
     auth = await client.auth_test()
@@ -114,6 +123,7 @@ async def create_app(settings: SlackSettings, secrets: SlackSecrets, agent_facto
         outbox=outbox,
         broker=broker,
         max_concurrent=settings.max_concurrent_runs,
+        observers=observers,
     )
     app = AsyncApp(
         client=client,
