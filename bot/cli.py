@@ -118,8 +118,10 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the Slack bot (Socket Mode by default)")
     serve.add_argument("--http", action="store_true", help="serve POST /slack/events over HTTP instead of Socket Mode")
-    serve.add_argument("--host", default="0.0.0.0", help="HTTP mode: the address to listen on (default 0.0.0.0)")
-    serve.add_argument("--port", type=int, default=3000, help="HTTP mode: the port (default 3000)")
+    serve.add_argument("--host", default="0.0.0.0", help="the HTTP server's address (default 0.0.0.0)")
+    serve.add_argument(
+        "--port", type=int, default=3000, help="the HTTP server's port, in both modes for /healthz (default 3000)"
+    )
     serve.set_defaults(handler=_serve)
     return parser
 

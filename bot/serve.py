@@ -1,5 +1,7 @@
 """Running the Slack bot: Socket Mode (no public URL needed) or HTTP mode, until SIGTERM.
 
+Both serve `/healthz` (and the components' routes) over HTTP; HTTP mode adds `POST /slack/events`.
+
 On SIGTERM or SIGINT it stops taking new work, stops the runs in flight (each says so in its
 thread) and exits within a bounded time.
 """
@@ -33,23 +35,20 @@ async def serve_slack(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    if http:
-        if secrets.signing_secret is None:
-            raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
-        runner = await start_http(services, host, port)
-        log.info("serving_http", host=host, port=port, path="/slack/events")
-        await stop.wait()
-        await services.investigations.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
-        await runner.cleanup()
-        return
-    if secrets.app_token is None:
+    if http and secrets.signing_secret is None:
+        raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
+    if not http and secrets.app_token is None:
         raise ValueError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write), or use --http")
-    handler = socket_mode_handler(services, secrets.app_token)
-    await handler.connect_async()
-    log.info("serving_socket_mode")
+    runner = await start_http(services, host, port, slack_events=http)
+    handler = None if http or secrets.app_token is None else socket_mode_handler(services, secrets.app_token)
+    if handler is not None:
+        await handler.connect_async()
+    log.info("serving", transport="socket_mode" if handler else "http", host=host, port=port)
     await stop.wait()
     await services.investigations.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
-    await handler.close_async()
+    if handler is not None:
+        await handler.close_async()
+    await runner.cleanup()
 
 
 def socket_mode_handler(
@@ -59,9 +58,10 @@ def socket_mode_handler(
     return AsyncSocketModeHandler(services.app, app_token, web_client=web_client)
 
 
-async def start_http(services: SlackServices, host: str, port: int) -> web.AppRunner:
-    """`POST /slack/events` (events and interactivity), `GET /healthz` and the components' routes, on aiohttp."""
-    app = services.app.web_app(path="/slack/events")
+async def start_http(services: SlackServices, host: str, port: int, *, slack_events: bool = True) -> web.AppRunner:
+    """`GET /healthz` and the components' routes on aiohttp, plus `POST /slack/events` (events and
+    interactivity) in HTTP mode; in Socket Mode the same server answers health checks and the rest."""
+    app = services.app.web_app(path="/slack/events") if slack_events else web.Application()
     app.router.add_get("/healthz", _healthz)
     app.add_routes(services.routes)
     runner = web.AppRunner(app)
