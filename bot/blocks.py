@@ -90,6 +90,8 @@ def stop_reason_words(reason: StopReason, *, steps: int | None = None) -> str:
             return "stopped by a user"
         case StopReason.AWAITING_APPROVAL:
             return "waiting for an approval"
+        case StopReason.INTERRUPTED:
+            return "interrupted before it ended; it resumes from its last step"
         case _:
             assert_never(reason)
 

@@ -10,7 +10,7 @@ from kernel.calls import FINISH_TOOL, ToolCall, canonical_args
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
 from kernel.dispatch import Dispatcher, DispatchResult
-from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
+from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.http_retry import RetryPolicy
 from kernel.llm import (
     LLM,
@@ -83,6 +83,7 @@ __all__ = [
     "RunFinished",
     "RunResult",
     "RunStarted",
+    "RunStream",
     "ScriptError",
     "ScriptedModel",
     "SecretPattern",

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from kernel.calls import ToolCall
@@ -45,3 +46,18 @@ class RunFinished:
 
 Event = RunStarted | StepStarted | StepCompleted | RunFinished
 """Everything a run can emit; match on it with `assert_never` in the default case."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunStream:
+    """A run's events as they happen, and its trace so far: iterate it like the events themselves.
+
+    `snapshot()` between events is the run's checkpoint (`interrupted` until it stops), what a durable
+    host saves so the run can resume after a restart.
+    """
+
+    events: AsyncIterator[Event]
+    snapshot: Callable[[], RunResult]
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self.events

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import assert_never
@@ -20,7 +20,7 @@ from kernel.calls import FINISH_TOOL
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy, Conversation, prefix_tokens
 from kernel.dispatch import Dispatcher
-from kernel.events import Event, RunFinished, RunStarted, StepCompleted, StepStarted
+from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message, ToolSpec
 from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, read_output_tool
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
@@ -89,16 +89,14 @@ class Agent:
         """Continue a run from its saved trace, settling paused approvals with `decisions` (by approval id)."""
         return await _drain(self.events_from(trace, decisions=decisions, control=control))
 
-    def events(
-        self, task: str, *, control: RunControl | None = None, run_id: str | None = None
-    ) -> AsyncIterator[Event]:
+    def events(self, task: str, *, control: RunControl | None = None, run_id: str | None = None) -> RunStream:
         """Run an investigation, yielding each event as it happens. `run_id` lets a caller that already
         keys things by run (approvals, a Slack thread) use its own id; by default one is made up."""
         state = self._new_state(
             run_id=run_id or new_run_id(), task=task, nonce=secrets.token_hex(4), started_at=datetime.now(UTC)
         )
         state.start(task)
-        return self._loop(state, control or RunControl(), {}, resumed=False)
+        return RunStream(self._loop(state, control or RunControl(), {}, resumed=False), state.result)
 
     def events_from(
         self,
@@ -106,7 +104,7 @@ class Agent:
         *,
         decisions: Mapping[str, Approved | Denied] | None = None,
         control: RunControl | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> RunStream:
         """Continue a run from its trace (the trace is the checkpoint), yielding events."""
         if trace.ok:
             raise ValueError(f"run {trace.run_id} already finished; start a new run for a follow-up")
@@ -114,7 +112,7 @@ class Agent:
             run_id=trace.run_id, task=trace.task, nonce=trace.nonce or secrets.token_hex(4), started_at=trace.started_at
         )
         state.restore(trace)
-        return self._loop(state, control or RunControl(), dict(decisions or {}), resumed=True)
+        return RunStream(self._loop(state, control or RunControl(), dict(decisions or {}), resumed=True), state.result)
 
     async def _loop(
         self, state: RunState, control: RunControl, decisions: dict[str, Approved | Denied], *, resumed: bool
@@ -267,7 +265,7 @@ async def react(
     return await Agent(llm=llm, tools=tools, **options).run(task, control=control)  # type: ignore[arg-type]
 
 
-async def _drain(events: AsyncIterator[Event]) -> RunResult:
+async def _drain(events: AsyncIterable[Event]) -> RunResult:
     async for event in events:
         match event:
             case RunFinished(result=result):

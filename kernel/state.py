@@ -272,14 +272,14 @@ class RunState:
         self.answer, self.partial_answer, self.detail = trace.answer, trace.partial_answer, trace.detail
 
     def result(self) -> RunResult:
-        """The trace of the run so far."""
+        """The trace of the run so far; before the run stops it is a checkpoint (`interrupted`)."""
         outputs = {h: text for h, text in self.store.items() if self._view_of(h) != text}
         return RunResult(
             run_id=self.run_id,
             task=self.task,
             model=self.model,
             started_at=self.started_at,
-            stop_reason=self.stop or StopReason.CANCELLED,
+            stop_reason=self.stop or StopReason.INTERRUPTED,
             answer=self.answer,
             partial_answer=self.partial_answer,
             detail=self.detail,

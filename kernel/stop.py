@@ -33,3 +33,5 @@ class StopReason(StrEnum):
     """Someone stopped the run."""
     AWAITING_APPROVAL = "awaiting_approval"
     """The run paused: a side effect waits for a human decision; resume it with the decision."""
+    INTERRUPTED = "interrupted"
+    """The trace is a checkpoint of a run that had not ended (in flight, or its process stopped); resume it."""
