@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.approval_store import ApprovalState, ApprovalStore, InMemoryApprovalStore, PendingApproval
 from bot.directory import CachedDirectory, Directory, SlackUser
-from kernel import ApprovalRequest, Approved, ConfirmHook, Denied
+from kernel import ApprovalRequest, Approved, ConfirmHook, Deferred, Denied
 
 log = structlog.get_logger("opsagent.approvals")
 
@@ -87,6 +87,9 @@ DEFAULT_DENIAL_REASON = "denied in Slack"
 EXPIRY_REASON = "not approved within {ttl}; treated as a denial"
 FAILED_REASON = "the approval request failed ({error})"
 RUN_STOPPED_REASON = "the run was stopped"
+RECHECK_S = 5.0
+"""How often a waiting run re-reads its approval from the store (a safety net under `announce`/`wake`)."""
+MISSING_REASON = "the approval record is missing (lost with an in-memory store); ask again"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,26 +149,62 @@ class ApprovalBroker:
         store: ApprovalStore | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         directory_cache_s: float = 300.0,
+        announce: Callable[[str], Awaitable[None]] | None = None,
+        recheck_s: float = RECHECK_S,
     ) -> None:
         self._policy = policy
         self._ui = ui
         self._directory = CachedDirectory(directory, ttl_s=directory_cache_s)
         self._store: ApprovalStore = store if store is not None else InMemoryApprovalStore()
         self._clock = clock
+        self._announce = announce
+        self._recheck_s = recheck_s
+        """Tells other processes an approval was settled (they call `wake`); None when there is one process."""
         self._waiters: dict[str, asyncio.Future[PendingApproval]] = {}
 
     def confirm_hook(self, run_id: str, channel: str, thread_ts: str, requested_by: str) -> ConfirmHook:
-        """The kernel's confirm hook for one run, posting approvals in its thread."""
+        """The kernel's confirm hook for one run: post the approval in its thread and pause the run.
 
-        async def confirm(request: ApprovalRequest) -> Approved | Denied:
-            return await self._ask(request, run_id=run_id, channel=channel, thread_ts=thread_ts, by=requested_by)
+        The run resumes with `decision(approval_id)`, here or, after a restart, in another process.
+        """
+
+        async def confirm(request: ApprovalRequest) -> Deferred:
+            approval = await self._post(request, run_id=run_id, channel=channel, thread_ts=thread_ts, by=requested_by)
+            return Deferred(approval_id=approval.approval_id)
 
         return confirm
 
-    async def _ask(
+    async def decision(self, approval_id: str) -> Approved | Denied:
+        """Wait until the approval is decided, voided or expired; what the paused run resumes with.
+
+        Cancelling the wait (a shutdown) leaves the approval pending for whoever resumes the run.
+        """
+        approval = await self._store.get(approval_id)
+        if approval is None:
+            return Denied(by=BROKER_USER, reason=MISSING_REASON, at=self._clock())
+        if approval.state is ApprovalState.PENDING:
+            waiter = self._waiters.get(approval_id)
+            if waiter is None or waiter.done():
+                waiter = self._waiters[approval_id] = asyncio.get_running_loop().create_future()
+            try:
+                approval = await self._wait(approval, waiter)
+            finally:
+                self._waiters.pop(approval_id, None)
+        return decision_of(approval)
+
+    async def wake(self, approval_id: str) -> None:
+        """Another process settled this approval (a click on another replica): wake the run waiting here."""
+        waiter = self._waiters.get(approval_id)
+        if waiter is None or waiter.done():
+            return
+        current = await self._store.get(approval_id)
+        if current is not None and current.state is not ApprovalState.PENDING and not waiter.done():
+            waiter.set_result(current)
+
+    async def _post(
         self, request: ApprovalRequest, *, run_id: str, channel: str, thread_ts: str, by: str
-    ) -> Approved | Denied:
-        """Post the request and wait until it is decided, voided or expired; raises if it cannot be posted."""
+    ) -> PendingApproval:
+        """Store and post the request; if it cannot be posted it is voided and the error raised (fail closed)."""
         now = self._clock()
         approval = PendingApproval(
             approval_id=secrets.token_urlsafe(16),
@@ -182,35 +221,40 @@ class ApprovalBroker:
             created_at=now,
             expires_at=now + timedelta(seconds=self._policy.ttl_s),
         )
-        waiter: asyncio.Future[PendingApproval] = asyncio.get_running_loop().create_future()
-        self._waiters[approval.approval_id] = waiter
         try:
             await self._store.add(approval)
             log.info("approval_requested", **_audit(approval), kernel_run_id=request.run_id, user=by)
             message_ts = await self._ui.post_request(approval)
-            approval = approval.model_copy(update={"message_ts": message_ts})
-            if not await self._store.compare_and_set(approval.approval_id, ApprovalState.PENDING, approval):
+            posted = approval.model_copy(update={"message_ts": message_ts})
+            if not await self._store.compare_and_set(approval.approval_id, ApprovalState.PENDING, posted):
                 settled = await self._store.get(approval.approval_id)  # voided while it was being posted
                 if settled is not None:
                     await self._show(settled.model_copy(update={"message_ts": message_ts}))
-            return decision_of(await self._wait(approval, waiter))
+            return posted
         except BaseException as exc:
             stopped = isinstance(exc, asyncio.CancelledError)
             reason = RUN_STOPPED_REASON if stopped else FAILED_REASON.format(error=f"{type(exc).__name__}: {exc}")
             await self._settle(approval, ApprovalState.VOIDED, by=BROKER_USER, reason=reason)
             raise
-        finally:
-            self._waiters.pop(approval.approval_id, None)
 
     async def _wait(self, approval: PendingApproval, waiter: asyncio.Future[PendingApproval]) -> PendingApproval:
-        """The settled approval, once decided or voided, or expired at `expires_at`."""
-        left = (approval.expires_at - self._clock()).total_seconds()
-        try:
-            async with asyncio.timeout(max(left, 0.0)):
-                return await waiter
-        except TimeoutError:
-            expired = await self._expire(approval)
-            return expired or await self._current(approval)
+        """The settled approval, once decided or voided, or expired at `expires_at`.
+
+        The store is re-read every `recheck_s`, so a decision whose announcement was lost still arrives.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (approval.expires_at - self._clock()).total_seconds()
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                return await self._expire(approval) or await self._current(approval)
+            try:
+                async with asyncio.timeout(min(left, self._recheck_s)):
+                    return await asyncio.shield(waiter)
+            except TimeoutError:
+                current = await self._current(approval)
+                if current.state is not ApprovalState.PENDING:
+                    return current
 
     async def decide(
         self,
@@ -318,6 +362,11 @@ class ApprovalBroker:
         waiter = self._waiters.get(settled.approval_id)
         if waiter is not None and not waiter.done():
             waiter.set_result(settled)
+        elif self._announce is not None:
+            try:
+                await self._announce(settled.approval_id)
+            except Exception as exc:  # the run's own process re-reads the store when its wait ends
+                log.warning("approval_announce_failed", **_audit(settled), error=repr(exc))
         if settled.message_ts:  # else not posted (yet): there is no message to update
             await self._show(settled)
         return settled

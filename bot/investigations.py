@@ -28,9 +28,11 @@ from kernel import (
     RunFinished,
     RunResult,
     RunStarted,
+    RunStream,
     Step,
     StepCompleted,
     StepStarted,
+    StopReason,
     new_run_id,
 )
 
@@ -186,27 +188,15 @@ class InvestigationService:
             self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread, text=header.text, blocks=header.blocks)
             await self._set_status(channel, thread, STATUS_TEXT)
             agent = self._agent_factory(self._broker.confirm_hook(run.run_id, channel, thread, run.requested_by))
-            async for event in agent.events(task, control=run.control, run_id=run.run_id):
-                self._notify_observers(run, event)
-                match event:
-                    case StepCompleted(step=step) if _is_the_answer(step):
-                        pass  # the final message carries it
-                    case StepCompleted(step=step):
-                        message = step_message(step)
-                        self._outbox.enqueue(
-                            "chat_postMessage",
-                            channel,
-                            thread_ts=thread,
-                            text=message.text,
-                            blocks=message.blocks,
-                            merge_key=f"steps:{run.run_id}",
-                        )
-                    case RunFinished(result=result):
-                        await self._report(run, result, mention_ts)
-                    case RunStarted() | StepStarted():
-                        pass
-                    case _:
-                        assert_never(event)
+            result = await self._follow(run, agent.events(task, control=run.control, run_id=run.run_id))
+            while result.stop_reason is StopReason.AWAITING_APPROVAL:
+                decisions = {
+                    step.approval.approval_id: await self._broker.decision(step.approval.approval_id)
+                    for step in result.pending_steps()
+                    if step.approval is not None
+                }
+                result = await self._follow(run, agent.events_from(result, decisions=decisions, control=run.control))
+            await self._report(run, result, mention_ts)
         except Exception as exc:  # a bug of ours: say so in the thread rather than go silent
             log.exception("run_crashed", run_id=run.run_id)
             self._reply(
@@ -218,6 +208,31 @@ class InvestigationService:
             self._runs.pop(run.run_id, None)
             if self._by_thread.get((channel, thread)) == run.run_id:
                 del self._by_thread[(channel, thread)]
+
+    async def _follow(self, run: ActiveRun, stream: RunStream) -> RunResult:
+        """Post each step of one stretch of the run in its thread; the stretch ends finished or paused."""
+        async for event in stream:
+            self._notify_observers(run, event)
+            match event:
+                case StepCompleted(step=step) if _is_the_answer(step):
+                    pass  # the final message carries it
+                case StepCompleted(step=step):
+                    message = step_message(step)
+                    self._outbox.enqueue(
+                        "chat_postMessage",
+                        run.channel,
+                        thread_ts=run.thread_ts,
+                        text=message.text,
+                        blocks=message.blocks,
+                        merge_key=f"steps:{run.run_id}",
+                    )
+                case RunFinished(result=result):
+                    return result
+                case RunStarted() | StepStarted():
+                    pass
+                case _:
+                    assert_never(event)
+        raise RuntimeError(f"run {run.run_id} ended without a RunFinished event")  # the kernel always finishes
 
     def _notify_observers(self, run: ActiveRun, event: Event) -> None:
         for observer in self._observers:

@@ -23,6 +23,7 @@ from kernel import (
     Agent,
     ApprovalRequest,
     Approved,
+    Deferred,
     Denied,
     ErrorKind,
     RunControl,
@@ -128,18 +129,18 @@ class FakeDirectory:
 class Harness:
     """A broker with fakes, and the hook tasks it started (cancelled at teardown)."""
 
-    def __init__(self, policy: ApproverPolicy = POLICY) -> None:
+    def __init__(self, policy: ApproverPolicy = POLICY, *, recheck_s: float = 5.0) -> None:
         self.ui = FakeUI()
         self.directory = FakeDirectory()
         self.clock = Clock()
         self.store = InMemoryApprovalStore()
         self.broker = ApprovalBroker(
-            policy=policy, ui=self.ui, directory=self.directory, store=self.store, clock=self.clock
+            policy=policy, ui=self.ui, directory=self.directory, store=self.store, clock=self.clock, recheck_s=recheck_s
         )
         self.tasks: list[asyncio.Task[Approved | Denied]] = []
 
     async def ask(self, run_id: str = "run-1", requested_by: str = "U_REQ", step: int = 1):
-        """Start the kernel's side of one approval; returns the hook's task and the posted approval."""
+        """The kernel's side of one approval: the hook posts it and defers; the task waits for its decision."""
         call = ToolCall("rollback_deployment", dict(ARGS))
         request = ApprovalRequest(
             run_id="kernel-run",
@@ -150,9 +151,13 @@ class Harness:
             description="Roll a service back.",
         )
         hook = self.broker.confirm_hook(run_id, "C_INCIDENT", "1796007000.000100", requested_by)
-        task = asyncio.create_task(hook(request))
+        deferred = await hook(request)
+        assert isinstance(deferred, Deferred)
+        task = asyncio.create_task(self.broker.decision(deferred.approval_id))
         self.tasks.append(task)
-        return task, await asyncio.wait_for(self.ui.posted.get(), 5)
+        approval = await asyncio.wait_for(self.ui.posted.get(), 5)
+        assert approval.approval_id == deferred.approval_id
+        return task, approval
 
     async def click(self, approval: PendingApproval, user: str = "U_BOB", *, approve: bool = True, **overrides):
         fields = {"team_id": TEAM, "channel": approval.channel, "message_ts": approval.message_ts} | overrides
@@ -187,16 +192,20 @@ def counting_registry() -> tuple[ToolRegistry, list[dict[str, str]]]:
 
 
 async def run_agent(h: Harness, clicker, *, control: RunControl | None = None):
-    """Run an agent whose side-effect call waits on the broker, with `clicker` acting in Slack concurrently."""
+    """Run an agent whose side-effect call pauses on the broker, with `clicker` acting in Slack meanwhile;
+    the run resumes with the broker's decision, as the Slack bot resumes it."""
     registry, executions = counting_registry()
     model = ScriptedModel([ROLLBACK, FINISH])
     hook = h.broker.confirm_hook("run-1", "C_INCIDENT", "1796007000.000100", "U_REQ")
     agent = Agent(llm=model, tools=registry, policy=FULL, confirm=hook)
-
-    async def click_when_posted():
-        return await clicker(await asyncio.wait_for(h.ui.posted.get(), 5))
-
-    result, clicked = await asyncio.gather(agent.run("roll back order-service", control=control), click_when_posted())
+    paused = await agent.run("roll back order-service", control=control)
+    assert paused.stop_reason is StopReason.AWAITING_APPROVAL
+    assert executions == []  # nothing runs before a decision
+    (pending,) = paused.pending_steps()
+    waiting = asyncio.create_task(h.broker.decision(pending.approval.approval_id))
+    clicked = await clicker(await asyncio.wait_for(h.ui.posted.get(), 5))
+    decision = await asyncio.wait_for(waiting, 5)
+    result = await agent.resume(paused, decisions={pending.approval.approval_id: decision}, control=control)
     model.assert_complete()
     return result, clicked, executions
 
@@ -276,20 +285,61 @@ async def test_stop_voids_the_pending_approval_as_a_denial(h):
     assert [a.state for a in h.ui.shown] == [ApprovalState.VOIDED]
 
 
-async def test_cancelling_the_run_voids_its_approval(h):
-    control = RunControl()
-    registry, executions = counting_registry()
-    hook = h.broker.confirm_hook("run-1", "C_INCIDENT", "1796007000.000100", "U_REQ")
-    agent = Agent(llm=ScriptedModel([ROLLBACK]), tools=registry, policy=FULL, confirm=hook)
-    task = asyncio.create_task(agent.run("roll back", control=control))
-    approval = await asyncio.wait_for(h.ui.posted.get(), 5)
-    control.cancel("stopped from Slack")
-    result = await task
-    assert result.stop_reason is StopReason.CANCELLED
-    assert executions == []
-    assert await h.state(approval) is ApprovalState.VOIDED
-    assert [(a.state, a.reason) for a in h.ui.shown] == [(ApprovalState.VOIDED, "the run was stopped")]
-    assert await h.broker.void_run("run-1", "stopped again") == []
+async def test_a_cancelled_wait_leaves_the_approval_pending_for_whoever_resumes_the_run(h):
+    task, approval = await h.ask()
+    task.cancel()  # a shutdown: the run is checkpointed, its approval must survive
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await h.state(approval) is ApprovalState.PENDING
+    assert h.ui.shown == []
+    assert isinstance(await h.click(approval, "U_BOB"), Decided)  # clicked while nobody waits
+    assert await h.broker.decision(approval.approval_id) == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
+
+
+async def test_a_decision_for_an_unknown_approval_is_a_denial_that_says_why(h):
+    assert await h.broker.decision("lost-id") == Denied(
+        by="opsagent", reason="the approval record is missing (lost with an in-memory store); ask again", at=T0
+    )
+
+
+async def test_a_click_on_another_process_wakes_the_run_waiting_here(h):
+    """Two brokers on one store stand for two replicas: B's click is announced, A's waiting run wakes."""
+    announced: list[str] = []
+
+    async def announce(approval_id: str) -> None:
+        announced.append(approval_id)
+        await h.broker.wake(approval_id)  # what the store's notification does on replica A
+
+    other = ApprovalBroker(
+        policy=POLICY, ui=h.ui, directory=h.directory, store=h.store, clock=h.clock, announce=announce
+    )
+    task, approval = await h.ask()
+    outcome = await other.decide(
+        approval.approval_id,
+        user_id="U_BOB",
+        team_id=TEAM,
+        channel="C_INCIDENT",
+        message_ts=approval.message_ts,
+        approve=True,
+    )
+    assert isinstance(outcome, Decided)
+    assert announced == [approval.approval_id]
+    assert await asyncio.wait_for(task, 5) == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
+
+
+async def test_a_lost_announcement_is_caught_by_rereading_the_store():
+    h = Harness(recheck_s=0.01)
+    other = ApprovalBroker(policy=POLICY, ui=h.ui, directory=h.directory, store=h.store, clock=h.clock)
+    task, approval = await h.ask()
+    await other.decide(
+        approval.approval_id,
+        user_id="U_BOB",
+        team_id=TEAM,
+        channel="C_INCIDENT",
+        message_ts=approval.message_ts,
+        approve=False,
+    )
+    assert await asyncio.wait_for(task, 5) == Denied(by="U_BOB", reason="denied in Slack", at=T0)
 
 
 async def test_a_stop_while_the_request_is_being_posted_still_updates_the_message(h):
