@@ -19,6 +19,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from kernel import CallContext, Tool, ToolFailure, tool_from_function
+from opsagent_tools.action_journal import ActionJournal, InMemoryActionJournal, SideEffectState
 
 SIGNATURE_HEADER = "X-OpsAgent-Signature"
 TIMESTAMP_HEADER = "X-OpsAgent-Timestamp"
@@ -61,6 +62,7 @@ class ActionWebhook:
         secret: bytes,
         client: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.time,
+        journal: ActionJournal | None = None,
     ) -> None:
         if not secret:
             raise ValueError(f"the action webhook needs an HMAC secret: set {settings.secret_env}")
@@ -68,11 +70,18 @@ class ActionWebhook:
         self._secret = secret
         self._client = client
         self._clock = clock
+        self._journal: ActionJournal = journal if journal is not None else InMemoryActionJournal()
 
     @classmethod
-    def from_env(cls, settings: ActionWebhookSettings, environ: Mapping[str, str] = os.environ) -> ActionWebhook:
+    def from_env(
+        cls,
+        settings: ActionWebhookSettings,
+        environ: Mapping[str, str] = os.environ,
+        *,
+        journal: ActionJournal | None = None,
+    ) -> ActionWebhook:
         """The webhook with its secret read from the variable the settings name."""
-        return cls(settings, secret=environ.get(settings.secret_env, "").encode())
+        return cls(settings, secret=environ.get(settings.secret_env, "").encode(), journal=journal)
 
     def prepare(self, action: str, params: dict[str, Any], ctx: CallContext) -> ActionRequest:
         """The request for `action`: the body, its idempotency key, and (unsigned) headers."""
@@ -97,7 +106,34 @@ class ActionWebhook:
         headers = {**request.headers, TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: f"sha256={mac}"}
         return ActionRequest(url=request.url, headers=headers, body=request.body)
 
-    async def send(self, request: ActionRequest) -> str:
+    async def send(self, request: ActionRequest, ctx: CallContext) -> str:
+        """Send the action once: journalled as executing first, done or failed after.
+
+        An action the journal knows is done is not sent again; one whose outcome was lost is re-sent with
+        the same idempotency key, and the answer says so.
+        """
+        key = request.headers[IDEMPOTENCY_HEADER]
+        earlier = await self._journal.begin(
+            key, run_id=ctx.run_id, step=ctx.step, tool=ctx.call.name, args_hash=ctx.args_hash
+        )
+        if earlier is not None and earlier.state is SideEffectState.DONE:
+            return f"already done earlier in this run (Idempotency-Key {key}); not sent again. {earlier.outcome}"
+        resent = (
+            "re-sent after an interruption with the same Idempotency-Key (the receiver de-duplicates it): "
+            if earlier is not None and earlier.state is SideEffectState.EXECUTING
+            else ""
+        )
+        try:
+            outcome = resent + await self._post(request)
+        except ToolFailure as failure:
+            in_doubt = isinstance(failure.__cause__, httpx.TimeoutException)
+            if not in_doubt:  # a timeout stays `executing`: the next attempt re-sends with the same key
+                await self._journal.finish(key, SideEffectState.FAILED, str(failure))
+            raise
+        await self._journal.finish(key, SideEffectState.DONE, outcome)
+        return outcome
+
+    async def _post(self, request: ActionRequest) -> str:
         """POST the signed request; the receiver's answer, or a ToolFailure that says what is known."""
         signed = self.sign(request)
         key = signed.headers[IDEMPOTENCY_HEADER]
@@ -146,7 +182,7 @@ def action_tools(webhook: ActionWebhook) -> list[Tool]:
         """Roll a service back to an earlier version through the operator's deployment system.
         Use it only when the evidence points at a deploy (the change point follows the deploy event and the diff
         explains the errors); name the last good version. A human must approve; a denial is final."""
-        return await webhook.send(webhook.prepare("rollback_deployment", _params(service, to_version), ctx))
+        return await webhook.send(webhook.prepare("rollback_deployment", _params(service, to_version), ctx), ctx)
 
     async def preview_rollback(service: str, to_version: str, ctx: CallContext) -> dict[str, Any]:
         return webhook.prepare("rollback_deployment", _params(service, to_version), ctx).describe()
@@ -158,7 +194,7 @@ def action_tools(webhook: ActionWebhook) -> list[Tool]:
         """Restart a service's instances (a rolling restart) through the operator's deployment system.
         Use it for a stuck process (leak, deadlock, exhausted pool that does not recover); it does not fix a bad
         deploy. A human must approve; a denial is final."""
-        return await webhook.send(webhook.prepare("restart_service", _params(service), ctx))
+        return await webhook.send(webhook.prepare("restart_service", _params(service), ctx), ctx)
 
     async def preview_restart(service: str, ctx: CallContext) -> dict[str, Any]:
         return webhook.prepare("restart_service", _params(service), ctx).describe()

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from kernel import ToolFailure, ToolRegistry
+from opsagent_tools.action_journal import ActionJournal
 from opsagent_tools.actions import ActionWebhook, ActionWebhookSettings, action_tools
 from opsagent_tools.log_tools import LogsSettings, build_backend, log_tools
 from opsagent_tools.logs import LogQuery
@@ -58,10 +59,15 @@ def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsC
 
 
 def build_tools(
-    settings: ToolsSettings, *, environ: Mapping[str, str] = os.environ, now: Clock | None = None
+    settings: ToolsSettings,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    now: Clock | None = None,
+    journal: ActionJournal | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
-    at start-up, rather than in the middle of an incident."""
+    at start-up, rather than in the middle of an incident. `journal` records side effects (the bot's run
+    store makes them exactly-once across restarts; by default, within this process)."""
     registry = ToolRegistry()
     if settings.metrics is not None:
         for tool in metrics_tools(settings.metrics, client=metrics_client(settings.metrics), now=now):
@@ -74,7 +80,7 @@ def build_tools(
         for tool in repo_tools(settings.repos):
             registry.add(tool)
     if settings.actions is not None:
-        for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ)):
+        for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ, journal=journal)):
             registry.add(tool)
     return registry
 

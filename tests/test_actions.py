@@ -19,9 +19,11 @@ from kernel import (
     SideEffectMode,
     SideEffectPolicy,
     ToolCall,
+    ToolFailure,
     ToolRegistry,
     text_turn,
 )
+from opsagent_tools.action_journal import InMemoryActionJournal, SideEffectState
 from opsagent_tools.actions import (
     IDEMPOTENCY_HEADER,
     SIGNATURE_HEADER,
@@ -179,3 +181,64 @@ def test_a_missing_secret_is_a_configuration_error():
     settings = ActionWebhookSettings(url="http://x", secret_env="NO_SUCH_SECRET_VAR")
     with pytest.raises(ValueError, match="set NO_SUCH_SECRET_VAR"):
         ActionWebhook.from_env(settings, environ={})
+
+
+# --- exactly once: the journal ------------------------------------------------------------------------------
+
+RESTART = ToolCall(name="restart_service", args={"service": "order-service"})
+RESTART_CTX = CallContext(run_id="r1", step=4, call=RESTART)
+
+
+def webhook_for(url: str, journal: InMemoryActionJournal, *, timeout: float = 5.0) -> ActionWebhook:
+    return ActionWebhook(ActionWebhookSettings(url=url, timeout_s=timeout), secret=SECRET, journal=journal)
+
+
+async def send_restart(webhook: ActionWebhook) -> str:
+    return await webhook.send(
+        webhook.prepare("restart_service", {"service": "order-service"}, RESTART_CTX), RESTART_CTX
+    )
+
+
+async def test_an_action_already_done_is_not_sent_again(receiver):
+    journal = InMemoryActionJournal()
+    first = await send_restart(webhook_for(receiver.url, journal))
+    again = await send_restart(webhook_for(receiver.url, journal))  # e.g. the same run resumed elsewhere
+    assert len(receiver.requests) == 1
+    key = idempotency_key(RESTART_CTX)
+    assert again == f"already done earlier in this run (Idempotency-Key {key}); not sent again. {first}"
+
+
+async def test_an_action_whose_outcome_was_lost_is_resent_with_the_same_key_and_says_so(receiver):
+    journal = InMemoryActionJournal()
+    key = idempotency_key(RESTART_CTX)
+    await journal.begin(key, run_id="r1", step=4, tool="restart_service", args_hash=RESTART_CTX.args_hash)
+    # ... and the process died before recording the outcome.
+    outcome = await send_restart(webhook_for(receiver.url, journal))
+    assert outcome.startswith("re-sent after an interruption with the same Idempotency-Key (the receiver de-dup")
+    assert [headers[IDEMPOTENCY_HEADER] for headers, _ in receiver.requests] == [key]
+    assert journal.entry(key).state is SideEffectState.DONE
+
+
+async def test_a_refused_action_is_journalled_failed_and_may_be_tried_again(receiver):
+    journal = InMemoryActionJournal()
+    receiver.status = 503
+    with pytest.raises(ToolFailure, match="refused the action"):
+        await send_restart(webhook_for(receiver.url, journal))
+    key = idempotency_key(RESTART_CTX)
+    assert journal.entry(key).state is SideEffectState.FAILED
+    receiver.status = 200
+    assert (await send_restart(webhook_for(receiver.url, journal))).startswith("accepted by the action webhook")
+    assert len(receiver.requests) == 2
+    assert journal.entry(key).state is SideEffectState.DONE
+
+
+async def test_a_timed_out_action_stays_in_doubt_and_is_resent_with_its_key(receiver):
+    journal = InMemoryActionJournal()
+    receiver.delay = 2
+    with pytest.raises(ToolFailure, match="may or may not have run"):
+        await send_restart(webhook_for(receiver.url, journal, timeout=0.2))
+    key = idempotency_key(RESTART_CTX)
+    assert journal.entry(key).state is SideEffectState.EXECUTING
+    receiver.delay = 0
+    assert (await send_restart(webhook_for(receiver.url, journal))).startswith("re-sent after an interruption")
+    assert [headers[IDEMPOTENCY_HEADER] for headers, _ in receiver.requests] == [key, key]
