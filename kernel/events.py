@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernel.budget import Usage
 from kernel.calls import ToolCall
 from kernel.trace import RunResult, Step
 
@@ -34,6 +35,8 @@ class StepCompleted:
     """A step ended: its observation, error kind, timing and any approval are in `step`."""
 
     step: Step
+    usage: Usage | None = None
+    """The run's spending so far (a copy): what watchers of spend across runs read. None: not counted."""
 
 
 @dataclass(frozen=True, slots=True)
