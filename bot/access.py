@@ -121,18 +121,18 @@ def decide(
         )
     if settings.allowed_channels and request.channel not in settings.allowed_channels:
         places = ", ".join(f"<#{channel}>" for channel in settings.allowed_channels)
-        return Refused(RefusalReason.CHANNEL, f"Investigations can't be started in this channel. Ask in {places}.")
+        return Refused(RefusalReason.CHANNEL, f"investigations can't be started in this channel. Ask in {places}.")
     if recent.in_flight >= settings.max_concurrent_runs:
         return Refused(
             RefusalReason.CONCURRENT_RUNS,
-            f"{recent.in_flight} investigations are running, the most I run at once. Try again when one ends "
-            "(most take a few minutes).",
+            f"the most investigations I run at once ({settings.max_concurrent_runs}) are running. "
+            "Try again when one ends (most take a few minutes).",
         )
     if settings.daily_spend_usd is not None and recent.spent_today_usd >= settings.daily_spend_usd:
         reset = datetime.combine(now.astimezone(UTC).date() + timedelta(days=1), time(), UTC)
         return Refused(
             RefusalReason.DAILY_SPEND,
-            f"Today's model spend cap (${settings.daily_spend_usd:,.2f}) is reached (${recent.spent_today_usd:,.2f} "
+            f"today's model spend cap (${settings.daily_spend_usd:,.2f}) is reached (${recent.spent_today_usd:,.2f} "
             f"spent). New investigations can start again {_when(reset, now)}.",
             reset,
         )
@@ -140,14 +140,14 @@ def decide(
     if (retry := _window_frees(recent.user_starts, per_user)) is not None:
         return Refused(
             RefusalReason.USER_RATE,
-            f"You started {len(recent.user_starts)} investigations in the last hour, the most one person may. "
+            f"you started {len(recent.user_starts)} investigations in the last hour, the most one person may. "
             f"You can start another {_when(retry, now)}.",
             retry,
         )
     if (retry := _window_frees(recent.channel_starts, settings.runs_per_channel_per_hour)) is not None:
         return Refused(
             RefusalReason.CHANNEL_RATE,
-            f"This channel started {len(recent.channel_starts)} investigations in the last hour, the most allowed. "
+            f"this channel started {len(recent.channel_starts)} investigations in the last hour, the most allowed. "
             f"The next can start {_when(retry, now)}.",
             retry,
         )

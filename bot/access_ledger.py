@@ -14,7 +14,7 @@ class RunLedger(Protocol):
     """Run starts and model spend, as the access policy reads and records them."""
 
     def starts_since(self, *, user: str, channel: str, since: datetime) -> tuple[list[datetime], list[datetime]]:
-        """The start times (oldest first) at or after `since` of the user's runs, and of the channel's runs."""
+        """The start times (oldest first) after `since` of the user's runs, and of the channel's runs."""
         ...
 
     def record_start(self, *, user: str, channel: str, at: datetime) -> None:
@@ -42,7 +42,7 @@ class InMemoryRunLedger:
         self._keep_days = keep_days
 
     def starts_since(self, *, user: str, channel: str, since: datetime) -> tuple[list[datetime], list[datetime]]:
-        """The start times (oldest first) at or after `since` of the user's runs, and of the channel's runs."""
+        """The start times (oldest first) after `since` of the user's runs, and of the channel's runs."""
         return _recent(self._by_user, user, since), _recent(self._by_channel, channel, since)
 
     def record_start(self, *, user: str, channel: str, at: datetime) -> None:
@@ -70,7 +70,7 @@ def _recent(starts: dict[str, deque[datetime]], key: str, since: datetime) -> li
     times = starts.get(key)
     if times is None:
         return []
-    while times and times[0] < since:
+    while times and times[0] <= since:
         times.popleft()
     if not times:
         del starts[key]
