@@ -43,10 +43,10 @@ class AccessSettings(BaseModel):
     """Channel ids where runs may start (alert-started ones too). Empty: any channel the bot was invited to."""
     runs_per_user_per_hour: int | None = Field(default=12, ge=1)
     """Runs one person may start in any hour. A run may last `budget.max_seconds` (300 s), so 12 lets a person
-    investigate back to back all hour; more is a script or a loop. None: no limit. Alert-started runs skip it."""
+    investigate back to back all hour; more is a script or a loop. None (from code): no limit. Alert-started runs skip it."""
     runs_per_channel_per_hour: int | None = Field(default=36, ge=1)
     """Runs one channel may start in any hour: three people investigating back to back, or an alert storm
-    throttled. None: no limit."""
+    throttled. None (from code): no limit."""
     max_concurrent_runs: int = Field(default=10, ge=1)
     """Runs in flight at once in this process; each holds a model conversation and backend queries."""
     daily_spend_usd: float | None = Field(default=None, gt=0)

@@ -111,6 +111,7 @@ def test_the_spend_cap_names_midnight_utc_as_the_reset():
     assert refused.reason is RefusalReason.DAILY_SPEND
     assert refused.retry_at == datetime(2026, 12, 1, tzinfo=UTC)
     assert "2026-12-01 00:00 UTC" in refused.message
+    assert "(in 21 h 0 min)" in refused.message
     assert "$5.00" in refused.message
 
 
