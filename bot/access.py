@@ -202,6 +202,8 @@ class AccessPolicy:
                     teams=list(request.teams) if request.teams is not None else None,
                     retry_at=retry_at.isoformat() if retry_at else None,
                 )
+            case _:
+                assert_never(decision)
         return decision
 
     def observe(self, run: ActiveRun, event: Event) -> None:

@@ -156,12 +156,14 @@ class InvestigationService:
             self._reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
             return None
         request = RunRequest(user=requested_by, channel=channel, teams=teams)
-        match self._access.admit(request, in_flight=len(self._runs)):
+        match decision := self._access.admit(request, in_flight=len(self._runs)):
             case Refused(message=message):
                 self._refuse(request, thread_ts, message)
                 return None
             case Allowed():
                 pass
+            case _:
+                assert_never(decision)
         run = ActiveRun(
             run_id=new_run_id(), channel=channel, thread_ts=thread_ts, requested_by=requested_by, control=RunControl()
         )
