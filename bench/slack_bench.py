@@ -22,6 +22,7 @@ import aiohttp
 import structlog
 from slack_bolt.async_app import AsyncApp
 
+from bot.access import AccessSettings
 from bot.serve import start_http
 from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
 from kernel import Agent, Budget, ConfirmHook, ScriptedModel, ToolRegistry, text_turn
@@ -50,7 +51,7 @@ RUN_STEPS = 2
 LONG_STEPS = 20
 """Tool steps of the investigation whose Web API calls are counted (then finish)."""
 MAX_RUNS = 1000
-"""`max_concurrent_runs`: high, so that no mention is turned away; with `post_interval_s=0` the outbox does not
+"""`max_concurrent_runs` (and no rate limits): high, so that no mention is turned away; with `post_interval_s=0` the outbox does not
 pace posts, so neither the cap nor Slack's per-channel pacing is what is measured."""
 DRAIN_S = 15.0
 """How long to wait, once the last mention is acked, for every run to post its last reaction."""
@@ -92,8 +93,11 @@ async def _app(api_url: str, steps: int) -> AsyncIterator[tuple[SlackServices, s
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
     try:
         secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, api_url)
-        settings = SlackSettings(max_concurrent_runs=MAX_RUNS, post_interval_s=0)
-        services = await create_app(settings, secrets, _factory(steps))
+        settings = SlackSettings(post_interval_s=0)
+        access = AccessSettings(
+            max_concurrent_runs=MAX_RUNS, runs_per_user_per_hour=None, runs_per_channel_per_hour=None
+        )
+        services = await create_app(settings, secrets, _factory(steps), access=access)
         runner = await start_http(services, "127.0.0.1", 0)
         try:
             yield services, f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"

@@ -87,6 +87,8 @@ DEFAULT_DENIAL_REASON = "denied in Slack"
 EXPIRY_REASON = "not approved within {ttl}; treated as a denial"
 FAILED_REASON = "the approval request failed ({error})"
 RUN_STOPPED_REASON = "the run was stopped"
+POSTING_RECHECKS, POSTING_RECHECK_S = 20, 0.05
+"""How long a click waits for its approval message's ts to be recorded (1 s) before it is refused."""
 RECHECK_S = 5.0
 """How often a waiting run re-reads its approval from the store (a safety net under `announce`/`wake`)."""
 MISSING_REASON = "the approval record is missing (lost with an in-memory store); ask again"
@@ -268,7 +270,7 @@ class ApprovalBroker:
         reason: str = "",
     ) -> DecisionOutcome:
         """Settle an approval from a button click, if this click from this user may; refusals are outcomes, not errors."""
-        approval = await self._store.get(approval_id)
+        approval = await self._posted(await self._store.get(approval_id))
         checked = await self._check_click(approval, user_id, team_id, channel, message_ts, approve)
         if isinstance(checked, PendingApproval):
             state = ApprovalState.APPROVED if approve else ApprovalState.DENIED
@@ -287,6 +289,15 @@ class ApprovalBroker:
             reason=str(checked.refusal),
         )
         return checked
+
+    async def _posted(self, approval: PendingApproval | None) -> PendingApproval | None:
+        """The approval once its message ts is recorded: a click can beat the write that follows the post."""
+        for _ in range(POSTING_RECHECKS):
+            if approval is None or approval.message_ts or approval.state is not ApprovalState.PENDING:
+                break
+            await asyncio.sleep(POSTING_RECHECK_S)
+            approval = await self._store.get(approval.approval_id)
+        return approval
 
     async def _check_click(
         self, approval: PendingApproval | None, user_id: str, team_id: str, channel: str, message_ts: str, approve: bool

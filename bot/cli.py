@@ -17,6 +17,7 @@ from pathlib import Path
 import structlog
 
 from bot.demo import run_demo
+from bot.log_redaction import LogRedaction
 from bot.replay import load_trace, render_report, replay_trace
 from bot.serve import serve_slack
 from bot.settings import Settings, build_llm, load_settings
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def configure_logging(*, json: bool) -> None:
     """Logs go to stderr (stdout is the command's output): JSON lines for the server, readable text
-    otherwise; lines logged inside a run carry its run id, channel, thread and user."""
+    otherwise; lines logged inside a run carry its run id, channel, thread and user; secrets are masked."""
     renderer = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
     structlog.configure(
         processors=[
@@ -62,6 +63,7 @@ def configure_logging(*, json: bool) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            LogRedaction(),
             renderer,
         ],
         logger_factory=_stderr_logger,

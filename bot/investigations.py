@@ -16,8 +16,9 @@ from typing import Any, Protocol, assert_never
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access import AccessPolicy, Allowed, Refused, RunRequest, author_teams
 from bot.approvals import ApprovalBroker
-from bot.blocks import final_message, run_header, step_message
+from bot.blocks import ephemeral, final_message, run_header, step_message
 from bot.outbox import Outbox
 from kernel import (
     FINISH_TOOL,
@@ -78,15 +79,15 @@ class InvestigationService:
         client: AsyncWebClient,
         outbox: Outbox,
         broker: ApprovalBroker,
-        max_concurrent: int = 10,
+        access: AccessPolicy,
         observers: Sequence[RunObserver] = (),
     ) -> None:
         self._agent_factory = agent_factory
         self._client = client
         self._outbox = outbox
         self._broker = broker
-        self._max_concurrent = max_concurrent
-        self._observers = tuple(observers)
+        self._access = access
+        self._observers = (access, *observers)
         self._runs: dict[str, ActiveRun] = {}
         self._by_thread: dict[tuple[str, str], str] = {}
         self._last_result: dict[tuple[str, str], RunResult] = {}
@@ -127,19 +128,44 @@ class InvestigationService:
                 "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”.",
             )
             return None
-        return self.start(channel=channel, thread_ts=thread_ts, text=text, requested_by=user, mention_ts=ts)
+        return self.start(
+            channel=channel,
+            thread_ts=thread_ts,
+            text=text,
+            requested_by=user,
+            mention_ts=ts,
+            teams=author_teams(event),
+        )
 
     def start(
-        self, *, channel: str, thread_ts: str, text: str, requested_by: str, mention_ts: str | None = None
+        self,
+        *,
+        channel: str,
+        thread_ts: str,
+        text: str,
+        requested_by: str,
+        mention_ts: str | None = None,
+        teams: tuple[str, ...] | None = None,
     ) -> ActiveRun | None:
-        """Start investigating `text` in a thread, unless the bot is at capacity or shutting down (then it says so).
+        """Start investigating `text` in a thread, if the access policy admits it and the bot is not shutting
+        down; a refusal is said to the person (ephemeral), or in the thread for an alert.
 
         `mention_ts` is the message that asked, which gets the 👀/✅/❌ reactions; runs started by an alert have none.
+        `teams`: the asking person's workspaces (`author_teams` of the event); None for a run not asked by a
+        person in Slack (an alert), which skips the workspace and per-user rules.
         """
-        if not self._accepting or len(self._runs) >= self._max_concurrent:
-            why = "I am shutting down" if not self._accepting else f"{len(self._runs)} investigations are running"
-            self._reply(channel, thread_ts, f"Not started: {why}. Try again shortly.")
+        if not self._accepting:
+            self._reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
             return None
+        request = RunRequest(user=requested_by, channel=channel, teams=teams)
+        match decision := self._access.admit(request, in_flight=len(self._runs)):
+            case Refused(message=message):
+                self._refuse(request, thread_ts, message)
+                return None
+            case Allowed():
+                pass
+            case _:
+                assert_never(decision)
         run = ActiveRun(
             run_id=new_run_id(), channel=channel, thread_ts=thread_ts, requested_by=requested_by, control=RunControl()
         )
@@ -286,6 +312,21 @@ class InvestigationService:
             return text
         answer = earlier.answer or earlier.partial_answer or f"(no answer: {earlier.stop_reason})"
         return f"{text}\n\nEarlier in this thread you investigated: {earlier.task}\nYour answer then: {answer}"
+
+    def _refuse(self, request: RunRequest, thread_ts: str, text: str) -> None:
+        """Tell who asked why no run started: only them when a person asked, the thread when an alert did."""
+        if request.teams is None:
+            self._reply(request.channel, thread_ts, f"Not started: {text}")
+            return
+        message = ephemeral(f"Not started: {text}")
+        self._outbox.enqueue(
+            "chat_postEphemeral",
+            request.channel,
+            user=request.user,
+            thread_ts=thread_ts,
+            text=message.text,
+            blocks=message.blocks,
+        )
 
     def _reply(self, channel: str, thread_ts: str, text: str) -> None:
         """A plain text reply of ours in the thread (our own words: not escaped, mentions work)."""

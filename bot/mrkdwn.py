@@ -132,12 +132,14 @@ def slack_date(at: datetime, token: str = "{date_short_pretty} {time}") -> str:
 
 
 def duration(ms: float) -> str:
-    """A duration for people: "412 ms", "1.5 s", "2 min 5 s"."""
+    """A duration for people: "412 ms", "1.5 s", "2 min 5 s", "3 h 12 min"."""
     if ms < 1000:
         return f"{ms:.0f} ms"
     if ms < 60_000:
         return f"{ms / 1000:.1f} s"
     minutes, seconds = divmod(round(ms / 1000), 60)
+    if minutes >= 60:
+        return f"{minutes // 60} h {minutes % 60} min"
     return f"{minutes} min {seconds} s"
 
 

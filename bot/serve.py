@@ -30,7 +30,7 @@ async def serve_slack(
     settings: Settings, secrets: SlackSecrets, agent_factory: AgentFactory, *, http: bool, host: str, port: int
 ) -> None:
     """Serve until a termination signal, then shut down gracefully."""
-    services = await create_app(settings.slack, secrets, agent_factory)
+    services = await create_app(settings.slack, secrets, agent_factory, access=settings.access)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
+from bot.access import AccessSettings
 from bot.slack_app import SlackSettings
 from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
 from opsagent_tools.toolset import ToolsSettings
@@ -55,6 +56,18 @@ class Settings(BaseSettings):
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
+    """Who may start investigations, how many and how often, and the daily spend cap."""
+
+    @model_validator(mode="after")
+    def _spend_cap_has_a_price(self) -> Settings:
+        if self.access.daily_spend_usd is not None and (self.llm is None or self.llm.model not in self.llm.prices):
+            model = self.llm.model if self.llm else "the model"
+            raise ValueError(
+                f'access.daily_spend_usd needs a price for {model}: add [llm.prices."{model}"] with '
+                "input_per_mtok and output_per_mtok, or remove the cap"
+            )
+        return self
 
     @classmethod
     def settings_customise_sources(

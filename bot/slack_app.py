@@ -7,13 +7,14 @@ runs inside a listener. HTTP mode serves `POST /slack/events` (signature-verifie
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -22,6 +23,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access import AccessPolicy, AccessSettings
 from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
 from bot.blocks import ephemeral
 from bot.investigations import AgentFactory, InvestigationService, RunObserver
@@ -46,9 +48,17 @@ class SlackSettings(BaseModel):
     """Whether the person who started a run may approve its actions (a two-person rule when False)."""
     approval_ttl_s: float = Field(default=900.0, gt=0)
     """Pending approvals expire (as a denial) after this long."""
-    max_concurrent_runs: int = Field(default=10, ge=1)
     post_interval_s: float = Field(default=POST_INTERVAL_S, ge=0)
     """Spacing of messages per channel (Slack allows about one per second)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "max_concurrent_runs" in data:
+            raise ValueError(
+                "`max_concurrent_runs` moved from [slack] to [access]: move that line to an [access] section"
+            )
+        return data
 
 
 @dataclass(frozen=True)
@@ -104,8 +114,13 @@ async def create_app(
     agent_factory: AgentFactory,
     *,
     observers: Sequence[RunObserver] = (),
+    access: AccessSettings | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> SlackServices:
-    """Build the app and its services; `auth.test` tells which workspace may approve."""
+    """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
+
+    `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by.
+    """
     client = web_client(secrets)
     auth = await client.auth_test()
     outbox = Outbox(client, interval_s=settings.post_interval_s)
@@ -122,7 +137,7 @@ async def create_app(
         client=client,
         outbox=outbox,
         broker=broker,
-        max_concurrent=settings.max_concurrent_runs,
+        access=AccessPolicy(access or AccessSettings(), installing_team=auth["team_id"], clock=clock),
         observers=observers,
     )
     app = AsyncApp(

@@ -1136,7 +1136,11 @@ def signed_action(
 def app_mention_event(
     channel: str, user: str, text: str, ts: str, thread_ts: str | None = None, *, team_id: str = TEAM_ID
 ) -> dict[str, Any]:
-    """The `event` of an `app_mention` (https://docs.slack.dev/reference/events/app_mention)."""
+    """The `event` of an `app_mention` (https://docs.slack.dev/reference/events/app_mention).
+
+    `team_id` is the author's workspace, in `team`, `user_team` and `source_team` as Slack sends them; for a
+    Slack Connect author it differs from the envelope's `team_id` (the installation the event is delivered to).
+    """
     event: dict[str, Any] = {
         "type": "app_mention",
         "user": user,
@@ -1144,6 +1148,8 @@ def app_mention_event(
         "ts": ts,
         "client_msg_id": str(uuid.uuid4()),
         "team": team_id,
+        "user_team": team_id,
+        "source_team": team_id,
         "blocks": [
             {
                 "type": "rich_text",

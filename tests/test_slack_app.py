@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from datetime import UTC, datetime
 
 import aiohttp
 import pytest
@@ -25,6 +26,7 @@ from slack_fake import (
 )
 from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, ThreadWatcher
 
+from bot.access import AccessSettings
 from bot.serve import start_http
 from bot.slack_app import APPROVE, DENY, STOP, SlackSecrets, SlackSettings, create_app
 from kernel import text_turn
@@ -52,10 +54,11 @@ class Harness(ThreadWatcher):
         retry_num: int | None = None,
         ts: str | None = None,
         channel: str = CHANNEL,
+        author_team: str = TEAM_ID,
     ) -> str:
         if ts is None:
             ts = self.slack.add_message(channel, f"<@{BOT_USER_ID}> {text}", user=user, thread_ts=thread_ts).ts
-        event = app_mention_event(channel, user, f"<@{BOT_USER_ID}> {text}", ts, thread_ts)
+        event = app_mention_event(channel, user, f"<@{BOT_USER_ID}> {text}", ts, thread_ts, team_id=author_team)
         status = await self.post(*signed_event(SIGNING_SECRET, event, event_id=event_id, retry_num=retry_num))
         assert status == 200
         return ts
@@ -88,17 +91,35 @@ def script():
 @pytest.fixture
 def slack_settings(request):
     """The bot's [slack] settings; a test may pass overrides with indirect parametrisation."""
-    return SlackSettings(approvers=[ALICE], post_interval_s=0, max_concurrent_runs=25, **getattr(request, "param", {}))
+    return SlackSettings(approvers=[ALICE], post_interval_s=0, **getattr(request, "param", {}))
 
 
 @pytest.fixture
-async def harness(script, slack_settings):
-    bot = IncidentBot(script)
+def access_settings():
+    """The bot's [access] settings: room for every test's runs (tests/test_access.py tests the limits)."""
+    return AccessSettings(max_concurrent_runs=25, runs_per_user_per_hour=None, runs_per_channel_per_hour=None)
+
+
+@pytest.fixture
+def clock():
+    """The wall clock the access limits count by."""
+    return lambda: datetime.now(UTC)
+
+
+@pytest.fixture
+def incident_bot(script):
+    """The agent factory of the app's runs."""
+    return IncidentBot(script)
+
+
+@pytest.fixture
+async def harness(incident_bot, slack_settings, access_settings, clock):
+    bot = incident_bot
     async with SlackFake(users=USERS) as slack:
         secrets = SlackSecrets(
             bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
         )
-        services = await create_app(slack_settings, secrets, bot.agent_for)
+        services = await create_app(slack_settings, secrets, bot.agent_for, access=access_settings, clock=clock)
         port = free_port()
         runner = await start_http(services, "127.0.0.1", port)
         h = Harness(slack, f"http://127.0.0.1:{port}", bot)
