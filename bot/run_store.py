@@ -103,6 +103,10 @@ class StoreConflictError(ValueError):
     """The stored state does not allow the call (an id that exists, a side effect already finished...)."""
 
 
+class LeaseLostError(StoreConflictError):
+    """A fenced write by a replica that no longer holds the run's lease: another replica owns the run now."""
+
+
 class Subscription:
     """The messages published on one topic, as an async iterator; close it (or `async with`) to stop.
 
@@ -162,7 +166,7 @@ class RunStore(ApprovalStore, Protocol):
 
     async def run_in_thread(self, channel: str, thread_ts: str) -> RunRecord | None: ...
 
-    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str) -> None: ...
+    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> None: ...
 
     async def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool: ...
 

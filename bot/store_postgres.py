@@ -63,12 +63,15 @@ class PostgresRunStore(SqlRunStore):
         self._pool: asyncpg.Pool | None = None
         self._pool_lock = asyncio.Lock()
         self._listeners: dict[Subscription, asyncio.Task[None]] = {}
+        self._closed = False
         parts = urlsplit(dsn)
         self.where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}{parts.path}"
         """Host, port and database, without credentials: for messages."""
 
     async def _get_pool(self) -> asyncpg.Pool:
         async with self._pool_lock:
+            if self._closed:
+                raise RuntimeError(f"the run store on {self.where} is closed")
             if self._pool is None:
                 self._pool = await asyncpg.create_pool(
                     self._dsn,
@@ -137,6 +140,7 @@ class PostgresRunStore(SqlRunStore):
 
     async def close(self) -> None:
         """Stop the subscriptions, then close the pool (connections still busy after the timeout are cut)."""
+        self._closed = True
         for subscription in list(self._listeners):
             await subscription.aclose()
         if self._pool is not None:

@@ -15,6 +15,7 @@ from typing import Any
 from bot.approval_store import ApprovalState, PendingApproval
 from bot.run_store import (
     AuditEvent,
+    LeaseLostError,
     RunRecord,
     RunStatus,
     SideEffectRecord,
@@ -115,11 +116,25 @@ class SqlRunStore(ABC):
         )
         return RunRecord.model_validate(rows[0]) if rows else None
 
-    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str) -> None:
-        """Save the run's status and trace (its checkpoint); an unknown run is an error."""
+    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> None:
+        """Save the run's status and trace (its checkpoint); an unknown run is an error.
+
+        With `owner`, the write is fenced: it lands only while that replica holds the run (else `LeaseLostError`),
+        so a replica that lost its lease cannot overwrite the progress of the one that took it over.
+        """
         sql = "UPDATE runs SET status = $2, trace_json = $3, updated_at = $4 WHERE run_id = $1"
-        if await self._execute(sql, run_id, status, trace_json, self._now()) == 0:
+        args: list[Any] = [run_id, status, trace_json, self._now()]
+        if owner:
+            sql += " AND owner = $5"
+            args.append(owner)
+        if await self._execute(sql, *args) == 1:
+            return
+        current = await self.get_run(run_id)
+        if current is None:
             raise StoreConflictError(f"run {run_id} does not exist: create_run before checkpointing it")
+        raise LeaseLostError(
+            f"run {run_id} is held by {current.owner or 'nobody'}, not {owner}: stop working on it, nothing was saved"
+        )
 
     async def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
         """Take the unfinished run's lease if it is free, expired or already ours; whether we hold it now."""

@@ -71,7 +71,10 @@ class PostgresServer:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
     def pg_ctl(self, *args: str) -> None:
-        """Run `pg_ctl` as the cluster's owner; a failure fails the test with the server log's tail."""
+        """Run `pg_ctl` as the cluster's owner; a failure fails the test with the server log's tail.
+
+        Whatever starts the server passes `-l`, or the server would hold our output pipes open for ever.
+        """
         command = [postgres_binary("pg_ctl"), "-D", str(self.data), *args]
         result = subprocess.run(_as_owner(command), capture_output=True, text=True, check=False, timeout=120)
         if result.returncode != 0:
@@ -87,7 +90,7 @@ class PostgresServer:
 
     def restart(self) -> None:
         """Fast restart: the server ends every session (as a crash or a failover would), then comes back."""
-        self.pg_ctl("restart", "-w", "-t", "60", "-m", "fast")
+        self.pg_ctl("restart", "-w", "-t", "60", "-m", "fast", "-l", str(self.log))
 
     async def new_database(self) -> str:
         """Create an empty database for one test; its URL."""

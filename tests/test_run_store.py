@@ -16,6 +16,7 @@ from postgres_server import postgres_fixture  # noqa: F401 (the session's Postgr
 from bot.approval_store import ApprovalState, PendingApproval
 from bot.run_store import (
     AuditEvent,
+    LeaseLostError,
     RunRecord,
     RunStatus,
     RunStore,
@@ -193,7 +194,11 @@ async def test_leases_acquire_expire_take_over_renew_release(store: RunStore, re
     assert released is not None
     assert (released.owner, released.lease_until) == ("", None)
 
-    await store.checkpoint("r1", status=RunStatus.FINISHED, trace_json="{}")
+    assert await store.acquire_lease("r1", "replica-a", ttl_s=30)
+    with pytest.raises(LeaseLostError, match="r1 is held by replica-a, not replica-b"):
+        await replica.checkpoint("r1", status=RunStatus.FINISHED, trace_json="{}", owner="replica-b")
+    assert (await store.get_run("r1")).status is RunStatus.RUNNING  # type: ignore[union-attr]
+    await store.checkpoint("r1", status=RunStatus.FINISHED, trace_json="{}", owner="replica-a")
     assert not await store.acquire_lease("r1", "replica-a", ttl_s=30)
     assert await store.claimable_runs() == []
     assert not await store.acquire_lease("nope", "replica-a", ttl_s=30)
