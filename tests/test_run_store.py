@@ -24,6 +24,7 @@ from bot.run_store import (
     SideEffectRecord,
     SideEffectState,
     StoreConflictError,
+    StoreUnavailableError,
     open_store,
     sqlite_path,
 )
@@ -371,3 +372,12 @@ def test_open_store_picks_by_url_and_refuses_unknown_schemes(tmp_path) -> None:
         sqlite_path("sqlite://host/runs.db")
     with pytest.raises(ValueError, match="unknown run store URL scheme 'mysql' in 'db/x'"):
         open_store("mysql://user:pw@db/x")
+
+
+async def test_a_sqlite_file_in_a_missing_directory_is_a_clear_error(tmp_path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/missing/runs.db")
+    try:
+        with pytest.raises(StoreUnavailableError, match="check that its directory exists"):
+            await store.migrate()
+    finally:
+        await store.close()
