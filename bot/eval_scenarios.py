@@ -33,6 +33,11 @@ class Recording(BaseModel):
     error: str | None = None
     """A recorded failure: the call fails with this message, as the backend's ToolFailure would."""
 
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, tool: str, info: ValidationInfo) -> str:
+        return known_tool(tool, info)
+
     @model_validator(mode="after")
     def _output_or_error(self) -> Self:
         if (self.output is None) == (self.error is None):
@@ -68,6 +73,11 @@ class ExpectedCall(BaseModel):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, tool: str, info: ValidationInfo) -> str:
+        return known_tool(tool, info)
+
 
 class Expectations(BaseModel):
     """What a good investigation of the scenario does and concludes."""
@@ -81,6 +91,11 @@ class Expectations(BaseModel):
     forbidden: list[str] = Field(default_factory=list)
     """Tools that must not be called, e.g. rollback_deployment when the deploy is a red herring."""
 
+    @field_validator("forbidden")
+    @classmethod
+    def _known(cls, tools: list[str], info: ValidationInfo) -> list[str]:
+        return [known_tool(tool, info) for tool in tools]
+
 
 class ScriptTurn(BaseModel):
     """One model turn of the scenario's scripted investigation: a thought and one call."""
@@ -90,6 +105,11 @@ class ScriptTurn(BaseModel):
     thought: str = ""
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, tool: str, info: ValidationInfo) -> str:
+        return known_tool(tool, info, also=(FINISH_TOOL, READ_OUTPUT_TOOL))
 
 
 class Scenario(BaseModel):
@@ -108,26 +128,6 @@ class Scenario(BaseModel):
     script: list[ScriptTurn] = Field(min_length=1)
     """A reasonable investigation, played by the scripted model in CI; it must end with finish."""
 
-    @field_validator("recordings", "script")
-    @classmethod
-    def _known_tools(cls, items: list[Any], info: ValidationInfo) -> list[Any]:
-        allowed = set(_catalogue(info))
-        if info.field_name == "script":
-            allowed |= {FINISH_TOOL, READ_OUTPUT_TOOL}
-        for i, item in enumerate(items):
-            _check_tool(item.tool, allowed, f"{info.field_name}.{i}.tool")
-        return items
-
-    @field_validator("expect")
-    @classmethod
-    def _known_expected_tools(cls, expect: Expectations, info: ValidationInfo) -> Expectations:
-        allowed = set(_catalogue(info))
-        for i, call in enumerate(expect.calls):
-            _check_tool(call.tool, allowed, f"expect.calls.{i}.tool")
-        for i, name in enumerate(expect.forbidden):
-            _check_tool(name, allowed, f"expect.forbidden.{i}")
-        return expect
-
     @field_validator("script")
     @classmethod
     def _ends_with_finish(cls, script: list[ScriptTurn]) -> list[ScriptTurn]:
@@ -140,16 +140,15 @@ class Scenario(BaseModel):
         return script
 
 
-def _catalogue(info: ValidationInfo) -> Collection[str]:
-    tools = (info.context or {}).get(TOOLS_CONTEXT)
-    if tools is None:
+def known_tool(name: str, info: ValidationInfo, *, also: Collection[str] = ()) -> str:
+    """`name` if the catalogue in the validation context (or `also`) has it; else a ValueError listing the known names."""
+    catalogue = (info.context or {}).get(TOOLS_CONTEXT)
+    if catalogue is None:
         raise ValueError(f"scenarios are validated against the tool catalogue: pass context={{'{TOOLS_CONTEXT}': …}}")
-    return tools
-
-
-def _check_tool(name: str, allowed: set[str], where: str) -> None:
-    if name not in allowed:
-        raise ValueError(f"{where}: unknown tool {name!r}; known: {', '.join(sorted(allowed))}")
+    known = {*catalogue, *also}
+    if name not in known:
+        raise ValueError(f"unknown tool {name!r}; known: {', '.join(sorted(known))}")
+    return name
 
 
 def load_scenario(path: Path, tool_names: Collection[str]) -> Scenario:
@@ -165,7 +164,10 @@ def load_scenario(path: Path, tool_names: Collection[str]) -> Scenario:
     try:
         return Scenario.model_validate({"name": path.stem, **data}, context={TOOLS_CONTEXT: tool_names})
     except ValidationError as exc:
-        problems = [f"  {'.'.join(map(str, e['loc'])) or '(file)'}: {e['msg']}" for e in exc.errors()]
+        problems = [
+            f"  {'.'.join(map(str, e['loc'])) or '(file)'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        ]
         raise ValueError(f"{path}: invalid scenario:\n" + "\n".join(problems)) from exc
 
 
