@@ -203,6 +203,7 @@ async def _eval(args: argparse.Namespace) -> int:
         context=settings.context,
         prices=settings.llm.prices if settings.llm else {},
         min_score=args.min_score,
+        on_outcome=lambda o: print(f"· {o.scenario.name}: {'pass' if o.passed else 'FAIL'}", file=sys.stderr),
     )
     if args.traces is not None:
         args.traces.mkdir(parents=True, exist_ok=True)

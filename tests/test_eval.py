@@ -252,6 +252,7 @@ def test_cli_eval_scripted_passes_every_shipped_scenario(capsys, tmp_path):
     code, out, err = cli(capsys, "eval", SCENARIOS, "--scripted", "--traces", tmp_path)
     assert code == 0, out + err
     assert "side effects dry_run: none was executed" in out
+    assert "· bad-deploy: pass" in err, "progress goes to stderr as each scenario ends"
     for name in REQUIRED_KINDS:
         row = next(line for line in out.splitlines() if line.startswith(name + " "))
         assert row.split()[1:5] == ["1.00", "1.00", "1.00", "pass"], row
