@@ -23,6 +23,7 @@ system-deps:
 
 test: lint system-deps
 	$(BIN)/pytest
+	$(BIN)/opsagent eval evals/scenarios --scripted
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m bench

@@ -1,4 +1,4 @@
-"""The `opsagent` command line: demo, investigate, replay, stats, tools list/call, check.
+"""The `opsagent` command line: demo, investigate, replay, stats, eval, tools list/call, check.
 
 Every command that runs the agent consumes the kernel's event stream, as the Slack bot does, and
 `tools call` goes through the very dispatch the agent uses.
@@ -17,6 +17,10 @@ from pathlib import Path
 import structlog
 
 from bot.demo import run_demo
+from bot.eval_run import render_report as render_eval_report
+from bot.eval_run import run_evaluation, scripted_model
+from bot.eval_scenarios import load_scenarios
+from bot.eval_tools import catalogue_names
 from bot.log_redaction import LogRedaction
 from bot.replay import load_trace, render_report, replay_trace
 from bot.serve import serve_slack
@@ -105,6 +109,20 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true", help="print the summary as JSON")
     stats.set_defaults(handler=_stats)
 
+    evaluate = commands.add_parser(
+        "eval", help="score the agent on scenarios with recorded tool outputs (side effects always dry-run)"
+    )
+    evaluate.add_argument("scenarios", type=Path, metavar="SCENARIOS", help="a scenario file or a directory of them")
+    evaluate.add_argument(
+        "--scripted", action="store_true", help="play each scenario's scripted turns instead of the configured model"
+    )
+    evaluate.add_argument(
+        "--min-score", type=float, default=1.0, help="pass when every level scores at least this (0..1, default 1)"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument("--traces", type=Path, help="also save each run's trace in this directory")
+    evaluate.set_defaults(handler=_eval)
+
     tools = commands.add_parser("tools", help="list the configured tools, or call one through the agent's dispatch")
     tool_commands = tools.add_subparsers(dest="tools_command", required=True)
     listing = tool_commands.add_parser("list", help="the registered tools and their argument schemas")
@@ -171,6 +189,32 @@ async def _stats(args: argparse.Namespace) -> int:
     summary = collect_stats(args.directory, warn=lambda line: print(line, file=sys.stderr))
     print(json.dumps(summary.to_dict(), indent=2) if args.json else render_stats(summary))
     return 0
+
+
+async def _eval(args: argparse.Namespace) -> int:
+    scenarios = load_scenarios(args.scenarios, catalogue_names())
+    settings = _settings(args)
+    llm = None if args.scripted else build_llm(settings.llm)
+    if llm is None and not args.scripted:
+        raise ValueError(
+            "no model is configured: add an [llm] section, or set OPSAGENT_LLM_MODEL / OPENAI_API_KEY / "
+            "ANTHROPIC_API_KEY, or pass --scripted to play the scenarios' scripted turns"
+        )
+    report = await run_evaluation(
+        scenarios,
+        lambda scenario: llm or scripted_model(scenario),
+        budget=settings.budget,
+        context=settings.context,
+        prices=settings.llm.prices if settings.llm else {},
+        min_score=args.min_score,
+        on_outcome=lambda o: print(f"· {o.scenario.name}: {'pass' if o.passed else 'FAIL'}", file=sys.stderr),
+    )
+    if args.traces is not None:
+        args.traces.mkdir(parents=True, exist_ok=True)
+        for outcome in report.outcomes:
+            (args.traces / f"{outcome.scenario.name}.json").write_text(outcome.result.to_json(), encoding="utf-8")
+    print(json.dumps(report.to_dict(), indent=2) if args.json else render_eval_report(report))
+    return 1 if report.failed else 0
 
 
 async def _tools_list(args: argparse.Namespace) -> int:

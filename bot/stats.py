@@ -160,12 +160,31 @@ def render_stats(stats: TraceStats) -> str:
         "approvals: " + " · ".join(f"{decision} {count}" for decision, count in stats.approvals.items()),
     ]
     if stats.tools:
-        width = max(len(name) for name in [*stats.tools, "tool"])
-        lines.append(f"{'tool':<{width}}  {'calls':>5}  {'errors':>6}  {'rate':>6}  by kind")
-        for name, tool in stats.tools.items():
-            kinds = ", ".join(f"{kind} {count}" for kind, count in tool.errors.items()) or "-"
-            lines.append(f"{name:<{width}}  {tool.calls:>5}  {tool.error_count:>6}  {tool.error_rate:>6.1%}  {kinds}")
+        rows = [
+            [
+                name,
+                str(tool.calls),
+                str(tool.error_count),
+                f"{tool.error_rate:.1%}",
+                ", ".join(f"{kind} {count}" for kind, count in tool.errors.items()) or "-",
+            ]
+            for name, tool in stats.tools.items()
+        ]
+        lines += render_table(["tool", "calls", "errors", "rate", "by kind"], rows, right=(1, 2, 3))
     return "\n".join(lines)
+
+
+def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: Sequence[int] = ()) -> list[str]:
+    """Text rows padded into columns two spaces apart (the columns in `right` right-aligned), header first;
+    shared by the commands that print tables so they all look alike."""
+    table = [list(header), *(list(row) for row in rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return [
+        "  ".join(
+            cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in table
+    ]
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -1,0 +1,183 @@
+"""Evaluation scenarios: an incident's task, recorded tool outputs, expectations and a scripted investigation.
+
+Scenarios are TOML files (stdlib `tomllib`, no new dependency); a malformed one is a ValueError that
+names the file and the field, so a scenario author knows exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from kernel import FINISH_TOOL, READ_OUTPUT_TOOL
+
+SCENARIO_SUFFIX = ".toml"
+TOOLS_CONTEXT = "tools"
+"""The validation-context key holding the tool names a scenario may mention (the eval catalogue)."""
+
+
+class Recording(BaseModel):
+    """One recorded tool output: used for a call of `tool` whose arguments include all of `args`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    """A subset of the call's arguments (strings compared case-insensitively); the most specific match wins."""
+    output: str | None = None
+    error: str | None = None
+    """A recorded failure: the call fails with this message, as the backend's ToolFailure would."""
+
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, tool: str, info: ValidationInfo) -> str:
+        return known_tool(tool, info)
+
+    @model_validator(mode="after")
+    def _output_or_error(self) -> Self:
+        if (self.output is None) == (self.error is None):
+            raise ValueError("give exactly one of 'output' (what the tool returned) or 'error' (how it failed)")
+        return self
+
+
+class ExpectedFact(BaseModel):
+    """A fact the final answer must state: any one of the phrasings (regular expressions, case-insensitive)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    about: str = Field(min_length=1)
+    """What the fact is, shown when it is missing, e.g. "the bad deploy"."""
+    any_of: list[str] = Field(min_length=1)
+
+    @field_validator("any_of")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern, re.IGNORECASE)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from exc
+        return patterns
+
+
+class ExpectedCall(BaseModel):
+    """A call the investigation should make: the tool, and a subset of its arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, tool: str, info: ValidationInfo) -> str:
+        return known_tool(tool, info)
+
+
+class Expectations(BaseModel):
+    """What a good investigation of the scenario does and concludes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    facts: list[ExpectedFact] = Field(min_length=1)
+    calls: list[ExpectedCall] = Field(default_factory=list)
+    ordered: bool = False
+    """Whether `calls` must happen in the order given (other calls may come between them)."""
+    forbidden: list[str] = Field(default_factory=list)
+    """Tools that must not be called, e.g. rollback_deployment when the deploy is a red herring."""
+
+    @field_validator("forbidden")
+    @classmethod
+    def _known(cls, tools: list[str], info: ValidationInfo) -> list[str]:
+        return [known_tool(tool, info) for tool in tools]
+
+
+class ScriptTurn(BaseModel):
+    """One model turn of the scenario's scripted investigation: a thought and one call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    thought: str = ""
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, tool: str, info: ValidationInfo) -> str:
+        return known_tool(tool, info, also=(FINISH_TOOL, READ_OUTPUT_TOOL))
+
+
+class Scenario(BaseModel):
+    """One evaluation scenario; `name` is the file's stem."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    title: str = Field(min_length=1)
+    task: str = Field(min_length=1)
+    """The on-call's message that starts the investigation."""
+    repos: list[str] = Field(min_length=1)
+    """The repositories the repository tools offer (their description names them, as in production)."""
+    recordings: list[Recording] = Field(min_length=1)
+    expect: Expectations
+    script: list[ScriptTurn] = Field(min_length=1)
+    """A reasonable investigation, played by the scripted model in CI; it must end with finish."""
+
+    @field_validator("script")
+    @classmethod
+    def _ends_with_finish(cls, script: list[ScriptTurn]) -> list[ScriptTurn]:
+        for i, turn in enumerate(script[:-1]):
+            if turn.tool == FINISH_TOOL:
+                raise ValueError(f"turn {i} calls finish, but finish must be the last turn")
+        last = script[-1]
+        if last.tool != FINISH_TOOL or not isinstance(last.args.get("answer"), str):
+            raise ValueError(f'the last turn must be tool = "{FINISH_TOOL}" with args.answer, the final answer')
+        return script
+
+
+def known_tool(name: str, info: ValidationInfo, *, also: Collection[str] = ()) -> str:
+    """`name` if the catalogue in the validation context (or `also`) has it; else a ValueError listing the known names."""
+    catalogue = (info.context or {}).get(TOOLS_CONTEXT)
+    if catalogue is None:
+        raise ValueError(f"scenarios are validated against the tool catalogue: pass context={{'{TOOLS_CONTEXT}': …}}")
+    known = {*catalogue, *also}
+    if name not in known:
+        raise ValueError(f"unknown tool {name!r}; known: {', '.join(sorted(known))}")
+    return name
+
+
+def load_scenario(path: Path, tool_names: Collection[str]) -> Scenario:
+    """Read and validate one scenario file; any problem is a ValueError naming the file and the field."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read scenario {path}: {exc.strerror or exc}") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from exc
+    if "name" in data:
+        raise ValueError(f"{path}: name: not allowed, the scenario's name is its file name ({path.stem})")
+    try:
+        return Scenario.model_validate({"name": path.stem, **data}, context={TOOLS_CONTEXT: tool_names})
+    except ValidationError as exc:
+        problems = [
+            f"  {'.'.join(map(str, e['loc'])) or '(file)'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        ]
+        raise ValueError(f"{path}: invalid scenario:\n" + "\n".join(problems)) from exc
+
+
+def load_scenarios(target: Path, tool_names: Collection[str]) -> list[Scenario]:
+    """One scenario file, or every `*.toml` in a directory (sorted by name)."""
+    if target.is_dir():
+        paths = sorted(target.glob(f"*{SCENARIO_SUFFIX}"))
+        if not paths:
+            raise ValueError(f"no *{SCENARIO_SUFFIX} scenario files in {target}")
+        return [load_scenario(path, tool_names) for path in paths]
+    if not target.exists():
+        raise ValueError(f"{target} does not exist: pass a scenario file or a directory of them (evals/scenarios)")
+    return [load_scenario(target, tool_names)]
