@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from bot.slack_app import SlackSettings
+from bot.trace_viewer import ViewerSettings
 from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
 from opsagent_tools.toolset import ToolsSettings
 
@@ -55,6 +56,8 @@ class Settings(BaseSettings):
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    viewer: ViewerSettings | None = None
+    """Absent: no trace viewer. Present: `GET /runs/<id>` pages, linked from each thread (needs OPSAGENT_VIEWER_SECRET)."""
 
     @classmethod
     def settings_customise_sources(

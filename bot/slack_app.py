@@ -24,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
 from bot.blocks import ephemeral
-from bot.investigations import AgentFactory, InvestigationService, RunObserver
+from bot.investigations import AgentFactory, InvestigationService, RunObserver, TraceLink
 from bot.outbox import POST_INTERVAL_S, Outbox
 from bot.slack_ui import SlackApprovalUI, SlackDirectory
 
@@ -104,6 +104,7 @@ async def create_app(
     agent_factory: AgentFactory,
     *,
     observers: Sequence[RunObserver] = (),
+    trace_link: TraceLink | None = None,
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve."""
     client = web_client(secrets)
@@ -124,6 +125,7 @@ async def create_app(
         broker=broker,
         max_concurrent=settings.max_concurrent_runs,
         observers=observers,
+        trace_link=trace_link,
     )
     app = AsyncApp(
         client=client,
