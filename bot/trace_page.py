@@ -21,7 +21,7 @@ h1{font-size:22px;margin:0 0 6px}h2{font-size:17px;margin:28px 0 10px}
 .meta{color:#5a6272;margin:0}.meta code{color:#1d2330}
 .box{background:#fff;border:1px solid #dde1e8;border-radius:8px;padding:14px 16px;margin:12px 0}
 .ok{border-left:5px solid #2e9e5b}.failed{border-left:5px solid #d64545}.partial{border-left:5px solid #e0a100}
-.label{font-weight:600;margin:0 0 6px}
+.label{font-weight:600;margin:10px 0 6px}.box>.label:first-child{margin-top:0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:6px 0 0;font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;
 background:#f7f8fa;border:1px solid #e6e9ee;border-radius:6px;padding:8px 10px;max-height:480px;overflow:auto}
 ol.steps{list-style:none;padding:0;margin:0}
@@ -86,13 +86,13 @@ def _outcome(result: RunResult, text: _Text) -> str:
     detail = f'<p class="meta">{text(result.detail.strip())}</p>' if result.detail.strip() else ""
     if result.ok:
         answer = f"<pre>{text(result.answer or '')}</pre>"
-        return f'<section class="box ok" id="outcome"><p class="label">✅ Finished with an answer</p>{detail}{answer}</section>'
+        return f'<section class="box ok" id="outcome"><p class="label">Finished with an answer</p>{detail}{answer}</section>'
     words = stop_reason_words(result.stop_reason, steps=result.usage.steps)
-    head = f'<p class="label">❌ Stopped: {text(words)} <code>({text(result.stop_reason.value)})</code></p>'
+    head = f'<p class="label">Stopped: {text(words)} <code>({text(result.stop_reason.value)})</code></p>'
     partial = ""
     if result.partial_answer and result.partial_answer.strip():
         partial = (
-            '<div class="box partial" id="partial-answer"><p class="label">⚠️ NOT an answer: what the agent knew'
+            '<div class="box partial" id="partial-answer"><p class="label">NOT an answer: what the agent knew'
             f" when it stopped, unchecked</p><pre>{text(result.partial_answer)}</pre></div>"
         )
     return f'<section class="box failed" id="outcome">{head}{detail}{partial}</section>'
@@ -110,9 +110,9 @@ def _step(result: RunResult, step: Step, text: _Text) -> str:
     if step.thought.strip():
         parts.append(f'<p class="thought">{text(step.thought.strip())}</p>')
     if step.call is not None and step.call.args:
-        label = "Answer" if step.call.name == FINISH_TOOL else "Arguments"
-        arguments = json.dumps(step.call.args, indent=2, ensure_ascii=False, default=str)
-        parts.append(f'<p class="label">{label}</p><pre class="arguments">{text(arguments)}</pre>')
+        answer = step.call.args.get("answer") if step.call.name == FINISH_TOOL else None
+        label, shown = ("Answer", answer) if isinstance(answer, str) else ("Arguments", _json(step.call.args))
+        parts.append(f'<p class="label">{label}</p><pre class="arguments">{text(shown)}</pre>')
     if step.approval is not None:
         parts.append(f'<p class="note approval">{_approval_line(step, text)}</p>')
     full = result.full_output(step)
@@ -168,6 +168,10 @@ def _usage(result: RunResult) -> str:
 
 def _paragraphs(message: str, text: _Text) -> str:
     return "".join(f"<p>{text(part)}</p>" for part in message.split("\n\n") if part.strip())
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def _when(at: datetime) -> str:

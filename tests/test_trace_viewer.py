@@ -11,11 +11,12 @@ import pytest
 from trace_runs import INCIDENT_SCRIPT, TASK, incident_run
 from viewer_harness import VIEWER_SECRET, ViewerBot
 
+from bot.blocks import final_message
 from bot.investigations import ActiveRun
 from bot.settings import load_settings
 from bot.trace_source import RecentRuns
 from bot.trace_viewer import SECRET_ENV, SECURITY_HEADERS, LinkCheck, LinkSigner, TraceViewer, ViewerSettings
-from kernel import RunControl, RunFinished
+from kernel import RunControl, RunFinished, RunResult, StopReason
 
 NOW = 1_800_000_000
 signer = LinkSigner(VIEWER_SECRET)
@@ -74,6 +75,14 @@ def test_the_viewer_section_is_read_from_the_config_file(tmp_path):
     config.write_text('[viewer]\npublic_url = "bot.example.com"\n')
     with pytest.raises(ValueError, match="public_url must be an http"):
         load_settings(config, environ={})
+
+
+def test_the_final_message_links_the_trace_with_its_url_escaped_for_mrkdwn():
+    result = RunResult(run_id="abc123", task="why 5xx?", stop_reason=StopReason.FINISH, answer="v2.14.0")
+    url = "https://bot.example.com/runs/abc123?exp=1800000000&sig=" + "a" * 64
+    blocks = json.dumps([m.blocks for m in final_message(result, trace_name="t.json", trace_url=url)])
+    assert f"<https://bot.example.com/runs/abc123?exp=1800000000&amp;sig={'a' * 64}|View trace>" in blocks
+    assert "View trace" not in json.dumps([m.blocks for m in final_message(result, trace_name="t.json")])
 
 
 @pytest.fixture
