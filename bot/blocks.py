@@ -21,6 +21,7 @@ from bot.mrkdwn import (
     escape_mrkdwn,
     excerpt,
     inline_code,
+    link,
     markdown_to_mrkdwn,
     more_marker,
     quoted,
@@ -224,8 +225,11 @@ def approval_decided(
     return _message(f"{plain}: {clip(request_summary, 300)}", blocks, f"approval.{key}.{decision}")
 
 
-def final_message(result: RunResult, *, trace_name: str | None, max_messages: int = 5) -> list[Message]:
-    """The end of a run: the answer (or a plain failure and the best answer so far), evidence and a footer.
+def final_message(
+    result: RunResult, *, trace_name: str | None, trace_url: str | None = None, max_messages: int = 5
+) -> list[Message]:
+    """The end of a run: the answer (or a plain failure and the best answer so far), evidence, a footer and,
+    with `trace_url`, a "View trace" link to the trace viewer.
 
     Long answers are split across at most `max_messages` messages without breaking code fences."""
     usage = result.usage
@@ -247,6 +251,8 @@ def final_message(result: RunResult, *, trace_name: str | None, max_messages: in
     if len(body) > cap:
         body_blocks.append(_context(_CUT))
     tail = [*_evidence(result, body or ""), _context(_footer(result, trace_name))]
+    if trace_url:
+        tail.append(_context(f"🔎 {link(trace_url, 'View trace')}: every step, in full, in your browser"))
     pages = _paginate(_sections(first), body_blocks, tail, max_messages)
     messages = []
     for number, page in enumerate(pages, start=1):

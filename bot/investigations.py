@@ -47,6 +47,8 @@ STATUS_TEXT = "is investigating…"
 
 AgentFactory = Callable[[ConfirmHook], Agent]
 """Builds the agent for one run around that run's confirm hook (the broker's, bound to the thread)."""
+TraceLink = Callable[[str], str | None]
+"""The URL of a run's trace page by run id (the trace viewer's signed link), or None for none."""
 
 
 @dataclass
@@ -81,8 +83,10 @@ class InvestigationService:
         broker: ApprovalBroker,
         access: AccessPolicy,
         observers: Sequence[RunObserver] = (),
+        trace_link: TraceLink | None = None,
     ) -> None:
         self._agent_factory = agent_factory
+        self._trace_link = trace_link
         self._client = client
         self._outbox = outbox
         self._broker = broker
@@ -273,7 +277,8 @@ class InvestigationService:
         while len(self._last_result) > SEEN_LIMIT:
             del self._last_result[next(iter(self._last_result))]
         trace_name = f"opsagent-trace-{result.run_id}.json"
-        for message in final_message(result, trace_name=trace_name):
+        trace_url = self._trace_link(result.run_id) if self._trace_link is not None else None
+        for message in final_message(result, trace_name=trace_name, trace_url=trace_url):
             self._outbox.enqueue(
                 "chat_postMessage", channel, thread_ts=thread, text=message.text, blocks=message.blocks
             )

@@ -218,7 +218,7 @@ def _inline(text: str) -> str:
         else:
             label, url = match.group("label").replace("**", ""), match.group("url")
             if url.lower().startswith(_SAFE_SCHEMES):
-                kept.append(f"<{_safe_url(url)}|{code_text(label)}>")
+                kept.append(link(url, label))
             else:
                 kept.append(escape_mrkdwn(f"{label} ({url})"))
         return f"\x00{len(kept) - 1}\x00"
@@ -228,6 +228,11 @@ def _inline(text: str) -> str:
     text = _ITALIC.sub(r"_\1_", text)
     text = _STRIKE.sub(r"~\1~", text).replace(_BOLD_MARK, "*")
     return _TOKEN.sub(lambda m: kept[int(m.group(1))], text)
+
+
+def link(url: str, label: str) -> str:
+    """A mrkdwn link `<url|label>`: the URL percent-quoted and entity-escaped, the label escaped."""
+    return f"<{_safe_url(url)}|{code_text(label)}>"
 
 
 def _safe_url(url: str) -> str:

@@ -19,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.investigations import AgentFactory
 from bot.settings import Settings
 from bot.slack_app import SlackSecrets, SlackServices, create_app
+from bot.trace_viewer import TraceViewer
 
 log = structlog.get_logger("opsagent.serve")
 
@@ -30,7 +31,16 @@ async def serve_slack(
     settings: Settings, secrets: SlackSecrets, agent_factory: AgentFactory, *, http: bool, host: str, port: int
 ) -> None:
     """Serve until a termination signal, then shut down gracefully."""
-    services = await create_app(settings.slack, secrets, agent_factory, access=settings.access)
+    viewer = TraceViewer.from_settings(settings.viewer) if settings.viewer is not None else None
+    services = await create_app(
+        settings.slack,
+        secrets,
+        agent_factory,
+        access=settings.access,
+        observers=viewer.feeds if viewer else (),
+        trace_link=viewer.link if viewer else None,
+    )
+    services.routes.extend(viewer.routes() if viewer else ())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from bot.access import AccessSettings
 from bot.slack_app import SlackSettings
+from bot.trace_viewer import ViewerSettings
 from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
 from opsagent_tools.toolset import ToolsSettings
 
@@ -56,6 +57,8 @@ class Settings(BaseSettings):
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    viewer: ViewerSettings | None = None
+    """Absent: no trace viewer. Present: `GET /runs/<id>` pages, linked from each thread (needs OPSAGENT_VIEWER_SECRET)."""
     access: AccessSettings = Field(default_factory=AccessSettings)
     """Who may start investigations, how many and how often, and the daily spend cap."""
 

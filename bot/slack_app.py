@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.access import AccessPolicy, AccessSettings
 from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
 from bot.blocks import ephemeral
-from bot.investigations import AgentFactory, InvestigationService, RunObserver
+from bot.investigations import AgentFactory, InvestigationService, RunObserver, TraceLink
 from bot.outbox import POST_INTERVAL_S, Outbox
 from bot.slack_ui import SlackApprovalUI, SlackDirectory
 
@@ -116,6 +116,7 @@ async def create_app(
     observers: Sequence[RunObserver] = (),
     access: AccessSettings | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    trace_link: TraceLink | None = None,
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
@@ -139,6 +140,7 @@ async def create_app(
         broker=broker,
         access=AccessPolicy(access or AccessSettings(), installing_team=auth["team_id"], clock=clock),
         observers=observers,
+        trace_link=trace_link,
     )
     app = AsyncApp(
         client=client,
