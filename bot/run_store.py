@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from bot.approval_store import ApprovalStore
+from opsagent_tools.action_journal import SideEffectState
 
 
 class RunStatus(StrEnum):
@@ -46,14 +47,6 @@ class RunRecord(BaseModel):
     lease_until: AwareDatetime | None = None
     created_at: AwareDatetime
     updated_at: AwareDatetime
-
-
-class SideEffectState(StrEnum):
-    """An approved action's progress: `executing` is written before the call, so a crash leaves a trace."""
-
-    EXECUTING = "executing"
-    DONE = "done"
-    FAILED = "failed"
 
 
 class SideEffectRecord(BaseModel):
@@ -178,7 +171,7 @@ class RunStore(ApprovalStore, Protocol):
 
     async def remember(self, key: str, ttl_s: float) -> bool: ...
 
-    async def begin_side_effect(self, record: SideEffectRecord) -> SideEffectRecord: ...
+    async def begin_side_effect(self, record: SideEffectRecord) -> SideEffectRecord | None: ...
 
     async def finish_side_effect(self, key: str, state: SideEffectState, outcome: str) -> None: ...
 

@@ -194,11 +194,12 @@ class SqlRunStore(ABC):
 
     # Side effects.
 
-    async def begin_side_effect(self, record: SideEffectRecord) -> SideEffectRecord:
-        """Record the call as executing and return what is stored under its key.
+    async def begin_side_effect(self, record: SideEffectRecord) -> SideEffectRecord | None:
+        """Record the call as executing; None when the key is new, else its earlier record.
 
-        That equals `record` (as executing) when this call inserted it; if the key existed, it is the
-        earlier record, unchanged: the caller is re-sending, and must not start a second, different action.
+        An earlier `done` record stays as it is (the caller must not act again); a `failed` one (it did not
+        run) is executing again, and an `executing` one stays so (its outcome is unknown: the caller re-sends
+        with the same idempotency key).
         """
         values = [getattr(record, name.strip()) for name in _SIDE_EFFECT_COLUMNS.split(",")]
         values[6], values[7], values[9] = SideEffectState.EXECUTING, "", None
@@ -206,10 +207,14 @@ class SqlRunStore(ABC):
             f"INSERT INTO side_effects ({_SIDE_EFFECT_COLUMNS}) VALUES ({_placeholders(len(values))}) "
             "ON CONFLICT DO NOTHING"
         )
-        await self._execute(sql, *values)
-        stored = await self.get_side_effect(record.key)
-        assert stored is not None, "side effects are never deleted"
-        return stored
+        if await self._execute(sql, *values) == 1:
+            return None
+        earlier = await self.get_side_effect(record.key)
+        assert earlier is not None, "side effects are never deleted"
+        if earlier.state is SideEffectState.FAILED:
+            retry = "UPDATE side_effects SET state = $2, outcome = '', finished_at = NULL WHERE key = $1 AND state = $3"
+            await self._execute(retry, record.key, SideEffectState.EXECUTING, SideEffectState.FAILED)
+        return earlier
 
     async def finish_side_effect(self, key: str, state: SideEffectState, outcome: str) -> None:
         """Move an executing side effect to done or failed, with its outcome; any other move is refused."""

@@ -272,7 +272,7 @@ async def test_compare_and_set_races_have_one_winner(store: RunStore, replica: R
 
 async def test_side_effects_begin_once_and_finish_only_from_executing(store: RunStore, clock: Clock) -> None:
     first = a_side_effect("k1")
-    assert await store.begin_side_effect(first) == first
+    assert await store.begin_side_effect(first) is None  # new
     resend = a_side_effect("k1", step=9, at=T0 + timedelta(minutes=3))
     assert await store.begin_side_effect(resend) == first  # the existing record, unchanged
     assert await store.get_side_effect("k1") == first
@@ -294,8 +294,12 @@ async def test_side_effects_begin_once_and_finish_only_from_executing(store: Run
     assert await store.get_side_effect("k1") == done
 
     second = a_side_effect("k2", step=5, at=T0 + timedelta(minutes=1))
-    await store.begin_side_effect(second)
+    assert await store.begin_side_effect(second) is None
     await store.finish_side_effect("k2", SideEffectState.FAILED, "HTTP 500")
+    failed = await store.get_side_effect("k2")
+    assert await store.begin_side_effect(second) == failed  # it did not run: it may be tried again
+    assert (await store.get_side_effect("k2")).state is SideEffectState.EXECUTING
+    await store.finish_side_effect("k2", SideEffectState.DONE, "HTTP 200")
     assert [e.key for e in await store.side_effects_for_run("r1")] == ["k1", "k2"]
     assert await store.side_effects_for_run("r2") == []
 
