@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
+from bot.alert_receiver import AlertmanagerSettings
 from bot.slack_app import SlackSettings
 from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
 from opsagent_tools.toolset import ToolsSettings
@@ -55,6 +56,8 @@ class Settings(BaseSettings):
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    alertmanager: AlertmanagerSettings | None = None
+    """Absent: no `POST /alertmanager`. Present: firing alert groups open investigations in its channel."""
 
     @classmethod
     def settings_customise_sources(
