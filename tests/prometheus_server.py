@@ -24,7 +24,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -187,8 +187,11 @@ def served(name: str, command: list[str], url: str, log: Path) -> Iterator[None]
 
 
 @contextlib.contextmanager
-def incident_prometheus(root: Path, config: str = DEFAULT_CONFIG) -> Iterator[PrometheusServer]:
-    """Backfill the incident data up to now under `root`, serve it with `config` (prometheus.yml text) on a free port."""
+def incident_prometheus(
+    root: Path, config: str = DEFAULT_CONFIG, flags: Sequence[str] = ()
+) -> Iterator[PrometheusServer]:
+    """Backfill the incident data up to now under `root`, serve it with `config` (prometheus.yml text) and
+    extra command-line `flags` on a free port."""
     prometheus_bin, promtool_bin = binary("prometheus"), binary("promtool")
     anchor = int(time.time()) // SCRAPE_S * SCRAPE_S
     data, storage = root / "incident.om", root / "tsdb"
@@ -211,6 +214,7 @@ def incident_prometheus(root: Path, config: str = DEFAULT_CONFIG) -> Iterator[Pr
         f"--storage.tsdb.path={storage}",
         f"--web.listen-address=127.0.0.1:{port}",
         "--log.level=warn",
+        *flags,
     ]
     with served("prometheus", command, url, root / "prometheus.log"):
         yield PrometheusServer(url=url, anchor=datetime.fromtimestamp(anchor, UTC))
