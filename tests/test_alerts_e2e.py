@@ -115,7 +115,7 @@ async def notifications_sent(alertmanager_url: str) -> float:
 
 async def test_a_rule_firing_in_prometheus_opens_a_thread_that_alertmanager_resolves(tmp_path: Path) -> None:
     token_file = tmp_path / "alertmanager-token"
-    token_file.write_text(TOKEN)
+    token_file.write_text(f"{TOKEN}\n")  # as `openssl rand -hex 32 > file` writes it
     rules = tmp_path / "rules.yml"
     rules.write_text(RULES)
     (tmp_path / "am").mkdir()
