@@ -1,5 +1,6 @@
-"""The bot with its Alertmanager receiver on a free 127.0.0.1 port, a fake Slack behind it, and ways to read the
-alert threads; shared by the receiver's tests and the end-to-end test with the real Prometheus and Alertmanager."""
+"""The bot with its Alertmanager receiver on a free 127.0.0.1 port, a fake Slack behind it, ways to read the
+alert threads, and webhook bodies as Alertmanager sends them; shared by the receiver's tests, the `serve`
+black-box test and the end-to-end test with the real Prometheus and Alertmanager."""
 
 from __future__ import annotations
 
@@ -17,6 +18,39 @@ from bot.serve import start_http
 from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
 
 TOKEN = "alertmanager-test-token-0123456789abcdef"
+ALERTNAME = "OrderService5xxHigh"
+GROUP_KEY = '{}:{alertname="OrderService5xxHigh"}'
+STARTED = "2026-11-30T05:40:00Z"
+NOT_ENDED = "0001-01-01T00:00:00Z"
+
+
+def alert(fingerprint: str, *, pod: str = "order-service-abcde", status: str = "firing", **annotations: str) -> dict:
+    """One alert as Alertmanager sends it."""
+    return {
+        "status": status,
+        "labels": {"alertname": ALERTNAME, "severity": "critical", "service": "order-service", "pod": pod},
+        "annotations": annotations or {"summary": "order-service answers 12% of requests with 5xx"},
+        "startsAt": STARTED,
+        "endsAt": NOT_ENDED if status == "firing" else "2026-11-30T06:10:00Z",
+        "generatorURL": "http://prometheus:9090/graph?g0.expr=rate%28http_requests_total%5B5m%5D%29&g0.tab=1",
+        "fingerprint": fingerprint,
+    }
+
+
+def notification(*alerts: dict, group_key: str = GROUP_KEY, alertname: str = ALERTNAME) -> dict:
+    """A webhook body (version 4) for `alerts`, firing while any of them fires."""
+    return {
+        "version": "4",
+        "groupKey": group_key,
+        "truncatedAlerts": 0,
+        "status": "firing" if any(a["status"] == "firing" for a in alerts) else "resolved",
+        "receiver": "opsagent",
+        "groupLabels": {"alertname": alertname},
+        "commonLabels": {"alertname": alertname, "severity": "critical", "service": "order-service"},
+        "commonAnnotations": {},
+        "externalURL": "http://alertmanager:9093",
+        "alerts": list(alerts),
+    }
 
 
 class AlertBot(ThreadWatcher):

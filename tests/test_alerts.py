@@ -12,48 +12,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from alert_harness import TOKEN, AlertBot, running_alert_bot
+from alert_harness import ALERTNAME, GROUP_KEY, STARTED, TOKEN, AlertBot, alert, notification, running_alert_bot
+from slack_fake import check_blocks
 from slack_harness import CHANNEL, FINISH
 
+from bot.alert_blocks import alert_opened, alert_resolved, alerts_joined
+from bot.alert_payload import AlertGroup
 from bot.alert_receiver import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
+from bot.blocks import FALLBACK_CHARS
 from bot.settings import Settings
 from kernel import text_turn
 
-ALERTNAME = "OrderService5xxHigh"
-GROUP_KEY = '{}:{alertname="OrderService5xxHigh"}'
-STARTED = "2026-11-30T05:40:00Z"
-NOT_ENDED = "0001-01-01T00:00:00Z"
 QUICK_RUN = [text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH]
 SLOW_RUN = [text_turn("slow", "Waiting for more data.", seconds=120), FINISH]
-
-
-def alert(fingerprint: str, *, pod: str = "order-service-abcde", status: str = "firing", **annotations: str) -> dict:
-    """One alert as Alertmanager sends it."""
-    return {
-        "status": status,
-        "labels": {"alertname": ALERTNAME, "severity": "critical", "service": "order-service", "pod": pod},
-        "annotations": annotations or {"summary": "order-service answers 12% of requests with 5xx"},
-        "startsAt": STARTED,
-        "endsAt": NOT_ENDED if status == "firing" else "2026-11-30T06:10:00Z",
-        "generatorURL": "http://prometheus:9090/graph?g0.expr=rate%28http_requests_total%5B5m%5D%29&g0.tab=1",
-        "fingerprint": fingerprint,
-    }
-
-
-def notification(*alerts: dict, group_key: str = GROUP_KEY, alertname: str = ALERTNAME) -> dict:
-    """A webhook body (version 4) for `alerts`, firing while any of them fires."""
-    return {
-        "version": "4",
-        "groupKey": group_key,
-        "truncatedAlerts": 0,
-        "status": "firing" if any(a["status"] == "firing" for a in alerts) else "resolved",
-        "receiver": "opsagent",
-        "groupLabels": {"alertname": alertname},
-        "commonLabels": {"alertname": alertname, "severity": "critical", "service": "order-service"},
-        "commonAnnotations": {},
-        "externalURL": "http://alertmanager:9093",
-        "alerts": list(alerts),
-    }
 
 
 def marker() -> dict:
@@ -218,3 +189,15 @@ def test_the_token_is_never_read_from_the_file_and_a_channel_is_required() -> No
     with pytest.raises(ValueError, match="channel"):
         Settings(alertmanager={})
     assert Settings(alertmanager={"channel": CHANNEL}).alertmanager == AlertmanagerSettings(channel=CHANNEL)
+
+
+def test_a_huge_hostile_alert_group_still_fits_one_valid_message_each() -> None:
+    alerts = [alert(f"fp-{i}", pod=f"{'p' * 400}-{i}", summary="s" * 5000, description="d" * 9000) for i in range(300)]
+    body = notification(*alerts)
+    body["commonAnnotations"] = {"summary": "<!here> " * 1000, "description": "`" * 9000}
+    group = AlertGroup.model_validate(body)
+    for message in (alert_opened(group, group.firing), alerts_joined(group, group.firing), alert_resolved(group)):
+        assert check_blocks(message.blocks) is None
+        assert "<!here>" not in str(message.blocks)
+        assert len(message.text) <= FALLBACK_CHARS
+    assert "… and 290 more" in str(alert_opened(group, group.firing).blocks)

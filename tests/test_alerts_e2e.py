@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from alert_harness import TOKEN, AlertBot, running_alert_bot
+from alert_harness import ALERTNAME, TOKEN, AlertBot, running_alert_bot
 from alertmanager_server import running_alertmanager
 from prometheus_server import incident_prometheus
 from slack_fake import Message
@@ -29,7 +29,6 @@ from slack_harness import FINISH
 
 from kernel import text_turn
 
-ALERTNAME = "OrderService5xxHigh"
 SLOW_RUN = [text_turn("slow", "Waiting for more data.", seconds=300), FINISH]
 """The run is still going when the alert resolves, so the resolve must stop it."""
 WEBHOOK_NOTIFICATIONS = re.compile(r'^alertmanager_notifications_total\{[^}]*integration="webhook"[^}]*\} (\S+)$', re.M)
