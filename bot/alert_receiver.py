@@ -129,11 +129,6 @@ class AlertReceiver:
         task.add_done_callback(self._pending.discard)
         return web.json_response({"ok": True, "group_key": group.group_key, "status": group.status.value})
 
-    async def drain(self) -> None:
-        """Wait until every accepted notification has been handled."""
-        while self._pending:
-            await asyncio.wait(set(self._pending))
-
     def _authorised(self, header: str) -> bool:
         scheme, _, credentials = header.strip().partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(credentials.strip().encode(), self._token)
