@@ -19,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.access import AccessPolicy, Allowed, Refused, RunRequest, author_teams
 from bot.approvals import ApprovalBroker
 from bot.blocks import ephemeral, final_message, run_header, step_message
+from bot.mrkdwn import user_ref
 from bot.outbox import Outbox
 from kernel import (
     FINISH_TOOL,
@@ -186,9 +187,9 @@ class InvestigationService:
         run = self._runs.get(run_id)
         if run is None:
             return "That investigation has already ended."
-        run.control.cancel(f"stopped by <@{user_id}>")
+        run.control.cancel(f"stopped by {user_ref(user_id)}")
         self._reply(
-            run.channel, run.thread_ts, f"⏹ <@{user_id}> stopped this investigation; pending approvals are void."
+            run.channel, run.thread_ts, f"⏹ {user_ref(user_id)} stopped this investigation; pending approvals are void."
         )
         await self._broker.void_run(run_id, "the run was stopped", by=user_id)
         log.info("run_stop_requested", run_id=run_id, user=user_id)

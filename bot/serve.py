@@ -1,6 +1,7 @@
 """Running the Slack bot: Socket Mode (no public URL needed) or HTTP mode, until SIGTERM.
 
-Both serve `/healthz` (and the components' routes) over HTTP; HTTP mode adds `POST /slack/events`.
+Both serve `/healthz` (and the components' routes, e.g. `POST /alertmanager` when configured) over HTTP;
+HTTP mode adds `POST /slack/events`.
 
 On SIGTERM or SIGINT it stops taking new work, stops the runs in flight (each says so in its
 thread) and exits within a bounded time.
@@ -16,6 +17,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.alert_receiver import alertmanager_routes
 from bot.investigations import AgentFactory
 from bot.settings import Settings
 from bot.slack_app import SlackSecrets, SlackServices, create_app
@@ -49,6 +51,8 @@ async def serve_slack(
         raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
     if not http and secrets.app_token is None:
         raise ValueError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write), or use --http")
+    if settings.alertmanager is not None:
+        services.routes += alertmanager_routes(settings.alertmanager, services)
     runner = await start_http(services, host, port, slack_events=http)
     handler = None if http or secrets.app_token is None else socket_mode_handler(services, secrets.app_token)
     if handler is not None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from bot.access import AccessSettings
+from bot.alert_receiver import AlertmanagerSettings
 from bot.slack_app import SlackSettings
 from bot.trace_viewer import ViewerSettings
 from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
@@ -57,6 +58,8 @@ class Settings(BaseSettings):
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    alertmanager: AlertmanagerSettings | None = None
+    """Absent: no `POST /alertmanager`. Present: firing alert groups open investigations in its channel."""
     viewer: ViewerSettings | None = None
     """Absent: no trace viewer. Present: `GET /runs/<id>` pages, linked from each thread (needs OPSAGENT_VIEWER_SECRET)."""
     access: AccessSettings = Field(default_factory=AccessSettings)

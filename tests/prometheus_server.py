@@ -12,7 +12,9 @@ How it works, and the time caveat:
   the newest block, so nothing is deleted. Checked with Prometheus 2.42 (Debian 12).
 - Querying "now" from the wall clock would make the last points depend on when a test runs (and after 5 minutes
   of lookback the newest samples go stale); hence the injected clock, pinned to `anchor`.
-- Test modules use it with `from prometheus_server import prometheus_fixture` and a `prometheus` argument.
+- Test modules use it with `from prometheus_server import prometheus_fixture` and a `prometheus` argument;
+  `incident_prometheus(root, config, flags)` starts another one with its own configuration (rules, an
+  Alertmanager: see tests/test_alerts_e2e.py), and `served` runs any server of the Prometheus family.
 - Without the `prometheus` and `promtool` binaries the fixture fails (it does not skip): apt-get install prometheus.
 """
 
@@ -24,7 +26,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +56,8 @@ SHAPES = {
     "ghost-service": "reported until an hour ago, then nothing",
 }
 MIB = 1024 * 1024
+DEFAULT_CONFIG = "global:\n  scrape_interval: 15s\nscrape_configs: []\n"
+"""No scrape targets: the head block stays empty, the backfilled blocks are all there is."""
 
 
 @dataclass(frozen=True)
@@ -135,41 +139,62 @@ def incident_openmetrics(anchor: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def binary(name: str) -> str:
-    """The path of an installed binary; without it the test fails (CI must install it), it does not skip."""
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(
-            f"`{name}` is not on PATH: the metrics tests run a real Prometheus. Install it with "
-            "`apt-get install prometheus` (the Debian/Ubuntu package ships prometheus and promtool).",
-            pytrace=False,
-        )
-    return path
+def binary(*names: str, package: str = "prometheus") -> str:
+    """The path of the first installed of `names`; without any the test fails (CI must install it), it does not skip."""
+    for name in names:
+        if path := shutil.which(name):
+            return path
+    listed = " or ".join(f"`{name}`" for name in names)
+    pytest.fail(
+        f"{listed} is not on PATH: these tests run the real server. Install it with "
+        f"`apt-get install {package}` (scripts/install-system-deps does).",
+        pytrace=False,
+    )
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 that was free a moment ago, for servers that must be told theirs up front."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 30.0) -> None:
+def _wait_ready(name: str, url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"prometheus exited with {process.returncode}:\n{log.read_text()[-3000:]}", pytrace=False)
+            pytest.fail(f"{name} exited with {process.returncode}:\n{log.read_text()[-3000:]}", pytrace=False)
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(f"{url}/-/ready", timeout=1.0).status_code == 200:
                 return
         time.sleep(0.1)
-    pytest.fail(f"prometheus was not ready after {timeout_s:g} s:\n{log.read_text()[-3000:]}", pytrace=False)
+    pytest.fail(f"{name} was not ready after {timeout_s:g} s:\n{log.read_text()[-3000:]}", pytrace=False)
 
 
-@pytest.fixture(scope="session", name="prometheus")
-def prometheus_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]:
-    """Backfill the incident data, start Prometheus on a free port, wait for /-/ready; stop it at the end."""
+@contextlib.contextmanager
+def served(name: str, command: list[str], url: str, log: Path) -> Iterator[None]:
+    """Run a Prometheus-family server (`/-/ready` at `url`), its output in `log`, until the block ends."""
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        _wait_ready(name, url, process, log)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def incident_prometheus(
+    root: Path, config: str = DEFAULT_CONFIG, flags: Sequence[str] = ()
+) -> Iterator[PrometheusServer]:
+    """Backfill the incident data up to now under `root`, serve it with `config` (prometheus.yml text) and
+    extra command-line `flags` on a free port."""
     prometheus_bin, promtool_bin = binary("prometheus"), binary("promtool")
-    root = tmp_path_factory.mktemp("prometheus")
     anchor = int(time.time()) // SCRAPE_S * SCRAPE_S
     data, storage = root / "incident.om", root / "tsdb"
     data.write_text(incident_openmetrics(anchor))
@@ -181,30 +206,24 @@ def prometheus_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pro
     )
     if backfill.returncode != 0:
         pytest.fail(f"promtool backfill failed:\n{backfill.stdout}\n{backfill.stderr}", pytrace=False)
-    config = root / "prometheus.yml"
-    config.write_text("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
-    port = _free_port()
+    config_file = root / "prometheus.yml"
+    config_file.write_text(config)
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = root / "prometheus.log"
-    with log.open("wb") as log_file:
-        process = subprocess.Popen(
-            [
-                prometheus_bin,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={storage}",
-                f"--web.listen-address=127.0.0.1:{port}",
-                "--log.level=warn",
-            ],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_ready(url, process, log)
+    command = [
+        prometheus_bin,
+        f"--config.file={config_file}",
+        f"--storage.tsdb.path={storage}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
+        *flags,
+    ]
+    with served("prometheus", command, url, root / "prometheus.log"):
         yield PrometheusServer(url=url, anchor=datetime.fromtimestamp(anchor, UTC))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+
+
+@pytest.fixture(scope="session", name="prometheus")
+def prometheus_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]:
+    """Backfill the incident data, start Prometheus on a free port, wait for /-/ready; stop it at the end."""
+    with incident_prometheus(tmp_path_factory.mktemp("prometheus")) as server:
+        yield server

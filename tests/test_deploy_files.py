@@ -325,6 +325,9 @@ def test_compose_files_it_mounts_exist_and_its_secrets_stay_out_of_git():
             assert Path(f"{path}.example").is_file(), f"{name}: commit {env_file['path']}.example"
             ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=ROOT, check=False)
             assert ignored.returncode == 0, f"{env_file['path']} holds real secrets: git must ignore it"
+    for name, secret in compose().get("secrets", {}).items():
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(DEPLOY / secret["file"])], cwd=ROOT, check=False)
+        assert ignored.returncode == 0, f"secret {name} ({secret['file']}): git must ignore it"
 
 
 def test_compose_publishes_ports_on_loopback_only():
@@ -360,8 +363,8 @@ def test_compose_services_point_at_each_other():
     (alertmanagers,) = prometheus["alerting"]["alertmanagers"]
     (targets,) = alertmanagers["static_configs"]
     assert [service_at(target) for target in targets["targets"]] == ["alertmanager"]
-    # Alertmanager: every route ends at a receiver that exists, and that receiver is the bot. The
-    # /alertmanager endpoint itself arrives with a later change: only the host and port are checked here.
+    # Alertmanager: every route ends at a receiver that exists, and that receiver is the bot's /alertmanager,
+    # with the bearer token from the secret Compose mounts into the alertmanager service.
     alertmanager = load_yaml(DEPLOY / "compose" / "alertmanager.yml")
     receivers = {receiver["name"]: receiver for receiver in alertmanager["receivers"]}
     routes = [alertmanager["route"], *alertmanager["route"].get("routes", [])]
@@ -369,6 +372,10 @@ def test_compose_services_point_at_each_other():
     (webhook,) = receivers[alertmanager["route"]["receiver"]]["webhook_configs"]
     url = urlsplit(webhook["url"])
     assert (url.hostname, url.port, url.path) == ("opsagent", bot_port, "/alertmanager")
+    authorization = webhook["http_config"]["authorization"]
+    assert authorization.get("type", "Bearer") == "Bearer"
+    mounted = {f"/run/secrets/{name}" for name in services["alertmanager"]["secrets"]}
+    assert authorization["credentials_file"] in mounted
 
 
 def test_prometheus_config_passes_promtool():
