@@ -1,6 +1,7 @@
 """Running the Slack bot: Socket Mode (no public URL needed) or HTTP mode, until SIGTERM.
 
-Both serve `/healthz` (and the components' routes) over HTTP; HTTP mode adds `POST /slack/events`.
+Both serve `/healthz`, `/metrics` (and the components' routes) over HTTP; HTTP mode adds `POST /slack/events`.
+Runs are traced over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 
 On SIGTERM or SIGINT it stops taking new work, stops the runs in flight (each says so in its
 thread) and exits within a bounded time.
@@ -16,7 +17,9 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.investigations import AgentFactory
+from bot.bot_metrics import BotMetrics
+from bot.investigations import AgentFactory, RunObserver
+from bot.otel_spans import spans_from_env
 from bot.settings import Settings
 from bot.slack_app import SlackSecrets, SlackServices, create_app
 
@@ -30,7 +33,11 @@ async def serve_slack(
     settings: Settings, secrets: SlackSecrets, agent_factory: AgentFactory, *, http: bool, host: str, port: int
 ) -> None:
     """Serve until a termination signal, then shut down gracefully."""
-    services = await create_app(settings.slack, secrets, agent_factory)
+    metrics = BotMetrics()
+    spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
+    observers: list[RunObserver] = [metrics] if spans is None else [metrics, spans]
+    services = await create_app(settings.slack, secrets, agent_factory, observers=observers)
+    metrics.attach(services)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -49,6 +56,8 @@ async def serve_slack(
     if handler is not None:
         await handler.close_async()
     await runner.cleanup()
+    if spans is not None:
+        await asyncio.to_thread(spans.close)
 
 
 def socket_mode_handler(
