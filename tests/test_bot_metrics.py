@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+from exposition import parse_samples, sample
 from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
 from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot
 from test_slack_app import Harness, free_port
@@ -75,21 +75,12 @@ async def harness(script, slack_settings):
             await runner.cleanup()
 
 
-async def scrape(harness) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample `/metrics` serves, by name and labels, parsed by prometheus_client's text parser."""
+async def scrape(harness):
+    """Every sample `/metrics` serves over HTTP, parsed as Prometheus would."""
     async with harness.http.get(f"{harness.url}/metrics") as response:
         assert response.status == 200
         assert response.headers["Content-Type"].startswith("text/plain")
-        text = await response.text()
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def value(samples, name: str, **labels: str) -> float | None:
-    return samples.get((name, tuple(sorted(labels.items()))))
+        return parse_samples(await response.text())
 
 
 async def test_a_run_with_a_tool_error_and_a_denied_action_is_counted(harness, script):
@@ -102,32 +93,32 @@ async def test_a_run_with_a_tool_error_and_a_denied_action_is_counted(harness, s
         ]
     )
     before = await scrape(harness)
-    assert value(before, "opsagent_runs_started_total") == 0
+    assert sample(before, "opsagent_runs_started_total") == 0
     ts = await harness.mention("order-service 5xx at 12%, find the root cause")
     message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
     waiting = await scrape(harness)
-    assert value(waiting, "opsagent_runs_in_flight") == 1
-    assert value(waiting, "opsagent_runs_started_total") == 1
+    assert sample(waiting, "opsagent_runs_in_flight") == 1
+    assert sample(waiting, "opsagent_runs_started_total") == 1
     await harness.click(DENY, approval_id, message.ts, ts)
     await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
     trace = json.loads(next(f for f in harness.slack.files.values() if f.thread_ts == ts).content)
 
     after = await scrape(harness)
-    assert value(after, "opsagent_runs_in_flight") == 0
-    assert value(after, "opsagent_runs_finished_total", outcome="ok", stop_reason="finish") == 1
-    assert value(after, "opsagent_tool_errors_total", tool="query_metrics", kind="bad_args") == 1
-    assert value(after, "opsagent_tool_errors_total", tool="rollback_deployment", kind="denied") == 1
-    assert value(after, "opsagent_approvals_total", decision="denied") == 1
-    assert value(after, "opsagent_approvals_total", decision="approved") is None
+    assert sample(after, "opsagent_runs_in_flight") == 0
+    assert sample(after, "opsagent_runs_finished_total", outcome="ok", stop_reason="finish") == 1
+    assert sample(after, "opsagent_tool_errors_total", tool="query_metrics", kind="bad_args") == 1
+    assert sample(after, "opsagent_tool_errors_total", tool="rollback_deployment", kind="denied") == 1
+    assert sample(after, "opsagent_approvals_total", decision="denied") == 1
+    assert sample(after, "opsagent_approvals_total", decision="approved") is None
     # only the call that ran is timed: not the one refused for its arguments, nor the denied one
-    assert value(after, "opsagent_step_duration_seconds_count", tool="query_metrics") == 1
-    assert value(after, "opsagent_step_duration_seconds_count", tool="rollback_deployment") is None
+    assert sample(after, "opsagent_step_duration_seconds_count", tool="query_metrics") == 1
+    assert sample(after, "opsagent_step_duration_seconds_count", tool="rollback_deployment") is None
     usage = trace["usage"]
     assert usage["prompt_tokens"] > 0
-    assert value(after, "opsagent_llm_tokens_total", model="scripted", type="prompt") == usage["prompt_tokens"]
-    assert value(after, "opsagent_llm_tokens_total", model="scripted", type="completion") == usage["completion_tokens"]
+    assert sample(after, "opsagent_llm_tokens_total", model="scripted", type="prompt") == usage["prompt_tokens"]
+    assert sample(after, "opsagent_llm_tokens_total", model="scripted", type="completion") == usage["completion_tokens"]
     expected_cost = PRICE.cost(usage["prompt_tokens"], usage["completion_tokens"])
-    assert value(after, "opsagent_llm_cost_usd_total", model="scripted") == pytest.approx(expected_cost)
+    assert sample(after, "opsagent_llm_cost_usd_total", model="scripted") == pytest.approx(expected_cost)
     assert harness.exploding.calls > 0  # the failing observer saw every event and broke nothing
 
 
@@ -137,8 +128,8 @@ async def test_an_expired_approval_is_counted_as_expired(harness, script):
     ts = await harness.mention("roll back order-service")
     await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends after the expiry")
     samples = await scrape(harness)
-    assert value(samples, "opsagent_approvals_total", decision="expired") == 1
-    assert value(samples, "opsagent_approvals_total", decision="denied") is None
+    assert sample(samples, "opsagent_approvals_total", decision="expired") == 1
+    assert sample(samples, "opsagent_approvals_total", decision="denied") is None
 
 
 async def test_an_approval_of_a_stopped_run_is_counted_as_voided(harness, script):
@@ -150,8 +141,8 @@ async def test_an_approval_of_a_stopped_run_is_counted_as_voided(harness, script
     await harness.click(STOP, run_id, header.ts, ts)
     await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
     samples = await scrape(harness)
-    assert value(samples, "opsagent_approvals_total", decision="voided") == 1
-    assert value(samples, "opsagent_runs_finished_total", outcome="failed", stop_reason="cancelled") == 1
+    assert sample(samples, "opsagent_approvals_total", decision="voided") == 1
+    assert sample(samples, "opsagent_runs_finished_total", outcome="failed", stop_reason="cancelled") == 1
     assert harness.executed == []
 
 
@@ -163,17 +154,17 @@ async def test_slack_errors_and_retries_are_counted_by_method(harness, script):
     await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
     assert harness.reacted(ts, "eyes")  # the retry succeeded
     samples = await scrape(harness)
-    assert value(samples, "opsagent_slack_api_errors_total", method="reactions.add", error="fatal_error") == 1
-    assert value(samples, "opsagent_slack_api_retries_total", method="reactions.add", reason="server_error") == 1
-    errors = value(
+    assert sample(samples, "opsagent_slack_api_errors_total", method="reactions.add", error="fatal_error") == 1
+    assert sample(samples, "opsagent_slack_api_retries_total", method="reactions.add", reason="server_error") == 1
+    errors = sample(
         samples, "opsagent_slack_api_errors_total", method="assistant.threads.setStatus", error="not_allowed_token_type"
     )
     assert errors == 1
     assert (
-        value(samples, "opsagent_slack_api_retries_total", method="assistant.threads.setStatus", reason="server_error")
+        sample(samples, "opsagent_slack_api_retries_total", method="assistant.threads.setStatus", reason="server_error")
         is None
     )
-    assert value(samples, "opsagent_slack_api_errors_total", method="chat.postMessage", error="fatal_error") is None
+    assert sample(samples, "opsagent_slack_api_errors_total", method="chat.postMessage", error="fatal_error") is None
 
 
 async def test_an_unknown_tool_name_from_the_model_is_not_a_label(harness, script):
@@ -181,6 +172,6 @@ async def test_an_unknown_tool_name_from_the_model_is_not_a_label(harness, scrip
     ts = await harness.mention("why 5xx?")
     await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
     samples = await scrape(harness)
-    assert value(samples, "opsagent_tool_errors_total", tool="unknown", kind="unknown_tool") == 1
+    assert sample(samples, "opsagent_tool_errors_total", tool="unknown", kind="unknown_tool") == 1
     assert not any("made_up_tool_7f3a" in str(labels) for _, labels in samples)
     assert CHANNEL not in json.dumps([list(labels) for _, labels in samples])  # no ids of any kind in labels

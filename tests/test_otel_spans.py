@@ -8,39 +8,15 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from aiohttp import web
-from local_server import LocalServer
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from otlp_receiver import OtlpReceiver
 
 from bot.investigations import ActiveRun
 from bot.otel_spans import RunSpans, spans_from_env
 from kernel import Agent, RunControl, ScriptedModel, ToolRegistry, native_turn, new_run_id
-
-
-class OtlpReceiver(LocalServer):
-    """A minimal OTLP/HTTP trace receiver: decodes each protobuf `POST /v1/traces` it gets."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.requests: list[ExportTraceServiceRequest] = []
-        self.content_types: list[str] = []
-
-    def routes(self, app: web.Application) -> None:
-        app.router.add_post("/v1/traces", self._traces)
-
-    async def _traces(self, request: web.Request) -> web.Response:
-        self.content_types.append(request.headers.get("Content-Type", ""))
-        decoded = ExportTraceServiceRequest()
-        decoded.ParseFromString(await request.read())
-        self.requests.append(decoded)
-        return web.Response(status=200, content_type="application/x-protobuf", body=b"")
-
-    def spans(self) -> list:
-        return [span for r in self.requests for rs in r.resource_spans for ss in rs.scope_spans for span in ss.spans]
 
 
 def incident_tools() -> ToolRegistry:
