@@ -120,5 +120,9 @@ class LLM(Protocol):
         ...
 
     async def complete(self, request: ChatRequest) -> LLMResponse:
-        """Return the model's next turn, or raise `LLMError` after retries."""
+        """Return the model's next turn, or raise `LLMError` after retries.
+
+        The response must be a new object each call: the loop stamps its timing on it (a copy would cost
+        every turn).
+        """
         ...

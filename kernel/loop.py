@@ -155,8 +155,8 @@ class Agent:
         try:
             async with control.limit():
                 response = await self.llm.complete(state.conversation.request())
-            # a copy: a scripted model may hand out the same response object more than once
-            return response.model_copy(update={"started_at": started_at, "ms": (time.perf_counter() - began) * 1000})
+            response.started_at, response.ms = started_at, (time.perf_counter() - began) * 1000
+            return response
         except LLMError as exc:
             state.stop, state.detail = StopReason.LLM_ERROR, f"model call failed: {exc}"
         except TimeoutError:
