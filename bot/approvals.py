@@ -163,6 +163,15 @@ class ApprovalBroker:
         self._recheck_s = recheck_s
         """Tells other processes an approval was settled (they call `wake`); None when there is one process."""
         self._waiters: dict[str, asyncio.Future[PendingApproval]] = {}
+        self._settled_listeners: list[Callable[[PendingApproval], None]] = []
+
+    def on_settled(self, listener: Callable[[PendingApproval], None]) -> None:
+        """Call `listener` with every approval as it leaves `pending` (approved, denied, expired or voided).
+
+        For metrics: the kernel's step records cannot tell an expiry or a void from a denial. A failing
+        listener is logged and skipped; it never undoes a decision.
+        """
+        self._settled_listeners.append(listener)
 
     def confirm_hook(self, run_id: str, channel: str, thread_ts: str, requested_by: str) -> ConfirmHook:
         """The kernel's confirm hook for one run: post the approval in its thread and pause the run.
@@ -370,6 +379,11 @@ class ApprovalBroker:
             return None
         if state in (ApprovalState.EXPIRED, ApprovalState.VOIDED):
             log.info(f"approval_{state}", **_audit(settled), user=by, reason=reason)
+        for listener in self._settled_listeners:
+            try:
+                listener(settled)
+            except Exception:
+                log.exception("approval_listener_failed", **_audit(settled))
         waiter = self._waiters.get(settled.approval_id)
         if waiter is not None and not waiter.done():
             waiter.set_result(settled)

@@ -94,7 +94,7 @@ class ReplayModel:
                 f"replay: the run needed model turn {self.calls + 1}, the trace has {len(self._turns)}",
             )
         self.calls += 1
-        return self._turns[self.calls - 1]
+        return self._turns[self.calls - 1].model_copy()  # the loop stamps its timing; the recording stays intact
 
 
 @dataclass(frozen=True)

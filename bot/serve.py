@@ -1,7 +1,8 @@
 """Running the Slack bot: Socket Mode (no public URL needed) or HTTP mode, until SIGTERM.
 
-Both serve `/healthz` (and the components' routes, e.g. `POST /alertmanager` when configured) over HTTP;
-HTTP mode adds `POST /slack/events`.
+Both serve `/healthz`, `/metrics` and the components' routes (e.g. `POST /alertmanager`, `GET /runs/<id>`
+when configured) over HTTP; HTTP mode adds `POST /slack/events`. Runs are traced over OTLP when
+`OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 
 On SIGTERM or SIGINT it stops taking new work, stops the runs in flight (each says so in its
 thread) and exits within a bounded time.
@@ -18,7 +19,9 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alert_receiver import alertmanager_routes
-from bot.investigations import AgentFactory
+from bot.bot_metrics import BotMetrics
+from bot.investigations import AgentFactory, RunObserver
+from bot.otel_spans import spans_from_env
 from bot.settings import Settings
 from bot.slack_app import SlackSecrets, SlackServices, create_app
 from bot.trace_viewer import TraceViewer
@@ -34,14 +37,18 @@ async def serve_slack(
 ) -> None:
     """Serve until a termination signal, then shut down gracefully."""
     viewer = TraceViewer.from_settings(settings.viewer) if settings.viewer is not None else None
+    metrics = BotMetrics()
+    spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
+    observers: list[RunObserver] = [metrics, *(viewer.feeds if viewer else ()), *([spans] if spans else [])]
     services = await create_app(
         settings.slack,
         secrets,
         agent_factory,
         access=settings.access,
-        observers=viewer.feeds if viewer else (),
+        observers=observers,
         trace_link=viewer.link if viewer else None,
     )
+    metrics.attach(services)
     services.routes.extend(viewer.routes() if viewer else ())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -63,6 +70,8 @@ async def serve_slack(
     if handler is not None:
         await handler.close_async()
     await runner.cleanup()
+    if spans is not None:
+        await asyncio.to_thread(spans.close)
 
 
 def socket_mode_handler(

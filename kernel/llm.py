@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
@@ -70,12 +71,16 @@ class NativeToolCall(BaseModel):
 
 
 class LLMResponse(BaseModel):
-    """One model turn: its text, its native tool calls, and the usage when reported."""
+    """One model turn: its text, its native tool calls, the usage when reported, and when it was asked."""
 
     text: str = ""
     tool_calls: tuple[NativeToolCall, ...] = ()
     usage: TokenUsage | None = None
     model: str = ""
+    started_at: datetime | None = None
+    """When the loop asked the model (set by the loop; None in traces from before it was recorded)."""
+    ms: float = 0.0
+    """How long the model call took, retries included (set by the loop, like `started_at`)."""
 
 
 class LLMErrorKind(StrEnum):
@@ -115,5 +120,9 @@ class LLM(Protocol):
         ...
 
     async def complete(self, request: ChatRequest) -> LLMResponse:
-        """Return the model's next turn, or raise `LLMError` after retries."""
+        """Return the model's next turn, or raise `LLMError` after retries.
+
+        The response must be a new object each call: the loop stamps its timing on it (a copy would cost
+        every turn).
+        """
         ...

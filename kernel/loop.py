@@ -147,10 +147,14 @@ class Agent:
         yield RunFinished(state.result())
 
     async def _ask(self, state: RunState, control: RunControl) -> LLMResponse | None:
-        """One model call within the deadline; on failure, sets the stop and returns None."""
+        """One model call within the deadline, stamped with when it began and how long it took;
+        on failure, sets the stop and returns None."""
+        started_at, began = datetime.now(UTC), time.perf_counter()
         try:
             async with control.limit():
-                return await self.llm.complete(state.conversation.request())
+                response = await self.llm.complete(state.conversation.request())
+            response.started_at, response.ms = started_at, (time.perf_counter() - began) * 1000
+            return response
         except LLMError as exc:
             state.stop, state.detail = StopReason.LLM_ERROR, f"model call failed: {exc}"
         except TimeoutError:

@@ -62,7 +62,7 @@ class ScriptedModel:
             case str():
                 return LLMResponse(text=turn, model=self._model)
             case LLMResponse():
-                return turn
+                return turn.model_copy()  # the loop stamps the response; the script's own turn stays as written
         raise ScriptError(f"script turn #{self.calls} is a {type(turn).__name__}, not a str, LLMResponse or LLMError")
 
     def assert_complete(self) -> None:

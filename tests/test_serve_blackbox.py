@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 import aiohttp
 from aiohttp import web
 from demo_config import write_demo_config
+from exposition import parse_samples, sample
+from otlp_receiver import OtlpReceiver
 from slack_fake import (
     BOT_TOKEN,
     BOT_USER_ID,
@@ -72,7 +74,11 @@ async def test_serve_http_end_to_end(tmp_path):
     )
     config = write_demo_config(tmp_path, datetime.now(UTC), extra=extra)
     port = free_port()
-    async with SlackFake(users={ALICE: {"name": "alice"}, BOB: {"name": "bob"}}) as slack, FakeModelServer() as model:
+    async with (
+        SlackFake(users={ALICE: {"name": "alice"}, BOB: {"name": "bob"}}) as slack,
+        FakeModelServer() as model,
+        OtlpReceiver() as otlp,
+    ):
         model.script(
             Reply(
                 openai_completion(
@@ -113,6 +119,7 @@ async def test_serve_http_end_to_end(tmp_path):
             "OPSAGENT_MODEL": "fake-gpt",
             "OPSAGENT_CONFIG": str(config),
             "OPSAGENT_ACTION_SECRET": "hmac-key",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
         }
         env.pop("OPSAGENT_LLM_BASE_URL", None)
         proc = await asyncio.create_subprocess_exec(
@@ -173,6 +180,8 @@ async def test_serve_http_end_to_end(tmp_path):
                 async with http.post(f"http://127.0.0.1:{port}/slack/events", data=body, headers=headers) as response:
                     assert response.status == 200
                 await wait_for(lambda: "white_check_mark" in slack.reactions.get((CHANNEL, mention.ts), []))
+                async with http.get(f"http://127.0.0.1:{port}/metrics") as response:
+                    exposition = await response.text()
         finally:
             proc.terminate()
             output = (await asyncio.wait_for(proc.communicate(), 30))[0].decode()
@@ -196,3 +205,13 @@ async def test_serve_http_end_to_end(tmp_path):
     trace = json.loads(next(f for f in slack.files.values() if f.thread_ts == mention.ts).content)
     assert trace["ok"] is True
     assert [s["call"]["name"] for s in trace["steps"]] == ["query_metrics", "rollback_deployment", "finish"]
+    samples = parse_samples(exposition)
+    assert sample(samples, "opsagent_runs_finished_total", outcome="ok", stop_reason="finish") == 1
+    assert sample(samples, "opsagent_approvals_total", decision="approved") == 1
+    spans = otlp.spans()  # flushed by the process on SIGTERM
+    assert sorted(s.name for s in spans if not s.name.startswith("chat ")) == [
+        "execute_tool query_metrics",
+        "execute_tool rollback_deployment",
+        "invoke_agent opsagent",
+    ]
+    assert len([s for s in spans if s.name.startswith("chat ")]) == 3

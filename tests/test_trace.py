@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from kernel import SCHEMA_VERSION, Agent, Budget, RunResult, ScriptedModel, StopReason, text_turn
+from kernel import SCHEMA_VERSION, Agent, Budget, RunResult, ScriptedModel, StopReason, native_turn, text_turn
 
 CORPUS = sorted((Path(__file__).parent / "fixtures" / "traces").glob("*.json"))
 
@@ -31,6 +32,28 @@ async def test_round_trip_keeps_every_field(tools):
         "completion_tokens",
     }
     assert data["outputs"]["o1"].count("\n") == 2999
+
+
+async def test_each_model_turn_records_when_it_was_asked_and_how_long_it_took(tools):
+    script = [native_turn(("finish", {"answer": "a"}))]
+    model = ScriptedModel(script, latency=0.02)
+    began = datetime.now(UTC)
+    result = await Agent(llm=model, tools=tools).run("t")
+    (turn,) = result.turns
+    assert turn.started_at is not None
+    assert began <= turn.started_at <= datetime.now(UTC)
+    assert turn.ms >= 15  # the scripted latency, a lower bound whatever the load
+    assert script[0].started_at is None  # the script's own turn is not stamped: the model handed out a copy
+    loaded = RunResult.from_json(result.to_json())
+    assert (loaded.turns[0].started_at, loaded.turns[0].ms) == (turn.started_at, turn.ms)
+
+
+def test_traces_from_before_turns_were_timed_load_without_times():
+    trace = RunResult.from_json(
+        (Path(__file__).parent / "fixtures" / "traces" / "v1_demo_text_protocol.json").read_text()
+    )
+    assert trace.turns
+    assert all(t.started_at is None and t.ms == 0.0 for t in trace.turns)
 
 
 def test_future_versions_are_refused_with_advice():
