@@ -12,6 +12,7 @@ import math
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -23,6 +24,7 @@ import structlog
 from slack_bolt.async_app import AsyncApp
 
 from bot.access import AccessSettings
+from bot.run_store import opened_store
 from bot.serve import start_http
 from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
 from kernel import Agent, Budget, ConfirmHook, ScriptedModel, ToolRegistry, text_turn
@@ -97,13 +99,15 @@ async def _app(api_url: str, steps: int) -> AsyncIterator[tuple[SlackServices, s
         access = AccessSettings(
             max_concurrent_runs=MAX_RUNS, runs_per_user_per_hour=None, runs_per_channel_per_hour=None
         )
-        services = await create_app(settings, secrets, _factory(steps), access=access)
-        runner = await start_http(services, "127.0.0.1", 0)
-        try:
-            yield services, f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
-        finally:
-            await services.investigations.shutdown(timeout_s=5)
-            await runner.cleanup()
+        with tempfile.TemporaryDirectory() as tmp:
+            async with opened_store(f"sqlite:///{tmp}/runs.db") as store:
+                services = await create_app(settings, secrets, _factory(steps), store=store, access=access)
+                runner = await start_http(services, "127.0.0.1", 0)
+                try:
+                    yield services, f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
+                finally:
+                    await services.close(timeout_s=5)
+                    await runner.cleanup()
     finally:
         structlog.configure(**saved)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from bot.audit import AuditTrail
 from bot.demo import run_demo
 from bot.eval_run import render_report as render_eval_report
 from bot.eval_run import run_evaluation, scripted_model
@@ -23,10 +24,12 @@ from bot.eval_scenarios import load_scenarios
 from bot.eval_tools import catalogue_names
 from bot.log_redaction import LogRedaction
 from bot.replay import load_trace, render_report, replay_trace
+from bot.run_store import opened_store
 from bot.serve import serve_slack
 from bot.settings import Settings, build_llm, load_settings
 from bot.slack_app import SlackSecrets
 from bot.stats import collect_stats, render_stats
+from bot.store_journal import StoreActionJournal
 from bot.terminal import render_event
 from bot.terminal_approval import TerminalApprover
 from kernel import (
@@ -269,20 +272,22 @@ async def _serve(args: argparse.Namespace) -> int:
     llm = build_llm(settings.llm)
     if llm is None:
         raise ValueError("no model is configured: add an [llm] section, or set OPSAGENT_LLM_MODEL / OPENAI_API_KEY")
-    tools = build_tools(settings.tools)
+    async with opened_store(settings.store.url) as store:
+        tools = build_tools(settings.tools, journal=StoreActionJournal(store, AuditTrail(store)))
 
-    def agent_for(confirm: ConfirmHook) -> Agent:
-        return Agent(
-            llm=llm,
-            tools=tools,
-            budget=settings.budget,
-            policy=settings.policy,
-            confirm=confirm,
-            context=settings.context,
-            prices=settings.llm.prices if settings.llm else {},
-        )
+        def agent_for(confirm: ConfirmHook) -> Agent:
+            return Agent(
+                llm=llm,
+                tools=tools,
+                budget=settings.budget,
+                policy=settings.policy,
+                confirm=confirm,
+                context=settings.context,
+                prices=settings.llm.prices if settings.llm else {},
+            )
 
-    await serve_slack(settings, SlackSecrets.from_env(), agent_for, http=args.http, host=args.host, port=args.port)
+        secrets = SlackSecrets.from_env()
+        await serve_slack(settings, secrets, agent_for, store=store, http=args.http, host=args.host, port=args.port)
     return 0
 
 

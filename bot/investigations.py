@@ -1,60 +1,50 @@
 """Investigations in Slack threads: a mention starts a run, each step becomes a reply, Stop ends it.
 
-The service owns the registry of running investigations (a cap, cancellation, drain on shutdown) and
-turns the kernel's event stream into thread messages; the Bolt listeners only hand it work.
+The service owns this process's running investigations (admission, cancellation, shutdown, resuming
+saved runs); every run is recorded in the run store, so a restart or another replica can continue it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, assert_never
+from typing import Any, assert_never
 
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access import AccessPolicy, Allowed, Refused, RunRequest, author_teams
 from bot.approvals import ApprovalBroker
-from bot.blocks import ephemeral, final_message, run_header, step_message
+from bot.audit import AuditKind, AuditTrail
+from bot.blocks import ephemeral
+from bot.durable_run import DurableRun, RunObserver, RunTakenOver
 from bot.mrkdwn import user_ref
 from bot.outbox import Outbox
-from kernel import (
-    FINISH_TOOL,
-    Agent,
-    ConfirmHook,
-    Event,
-    RunControl,
-    RunFinished,
-    RunResult,
-    RunStarted,
-    RunStream,
-    Step,
-    StepCompleted,
-    StepStarted,
-    StopReason,
-    new_run_id,
-)
+from bot.run_store import RunRecord, RunStatus, RunStore, StoreUnavailableError, utc_now
+from bot.run_thread import RunThread, TraceLink
+from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, new_run_id
+
+__all__ = ["ActiveRun", "AgentFactory", "InvestigationService", "RunObserver", "TraceLink"]
 
 log = structlog.get_logger("opsagent.investigations")
 
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-SEEN_LIMIT = 10_000
-"""Event ids and message keys remembered for de-duplication (Slack retries within about 6 minutes)."""
+DEDUPE_TTL_S = 3600.0
+"""How long event ids and message keys are remembered (Slack retries within about 6 minutes)."""
 STOP_WORDS = frozenset({"stop", "cancel", "abort"})
-STATUS_TEXT = "is investigating…"
+STOPS_TOPIC = "opsagent_stops"
+"""Where a Stop that lands on one replica is announced to the replica running the run."""
 
 AgentFactory = Callable[[ConfirmHook], Agent]
 """Builds the agent for one run around that run's confirm hook (the broker's, bound to the thread)."""
-TraceLink = Callable[[str], str | None]
-"""The URL of a run's trace page by run id (the trace viewer's signed link), or None for none."""
 
 
 @dataclass
 class ActiveRun:
-    """One investigation in flight."""
+    """One investigation carried by this process."""
 
     run_id: str
     channel: str
@@ -62,18 +52,12 @@ class ActiveRun:
     requested_by: str
     control: RunControl
     task: asyncio.Task[None] | None = None
-
-
-class RunObserver(Protocol):
-    """Something that follows every run's events besides the thread: metrics, tracing, the trace viewer."""
-
-    def observe(self, run: ActiveRun, event: Event) -> None:
-        """Take one event of `run`; must not block or raise (a failing observer is logged and skipped)."""
-        ...
+    taken_over: bool = False
+    """Another replica holds the run now: this process drops it without a word in the thread."""
 
 
 class InvestigationService:
-    """Starts, tracks, stops and reports investigations; one per mention."""
+    """Starts, tracks, stops, saves and resumes investigations; one per mention or alert."""
 
     def __init__(
         self,
@@ -83,39 +67,49 @@ class InvestigationService:
         outbox: Outbox,
         broker: ApprovalBroker,
         access: AccessPolicy,
+        store: RunStore,
+        replica: str,
+        lease_ttl_s: float,
         observers: Sequence[RunObserver] = (),
         trace_link: TraceLink | None = None,
     ) -> None:
         self._agent_factory = agent_factory
-        self._trace_link = trace_link
         self._client = client
         self._outbox = outbox
         self._broker = broker
         self._access = access
+        self._store = store
+        self._audit = AuditTrail(store)
+        self.replica = replica
+        self.lease_ttl_s = lease_ttl_s
         self._observers = (access, *observers)
+        self._trace_link = trace_link
         self._runs: dict[str, ActiveRun] = {}
-        self._by_thread: dict[tuple[str, str], str] = {}
-        self._last_result: dict[tuple[str, str], RunResult] = {}
-        self._seen: OrderedDict[str, None] = OrderedDict()
         self._accepting = True
 
     @property
     def active(self) -> dict[str, ActiveRun]:
-        """Runs in flight, by run id."""
+        """Runs in flight in this process, by run id."""
         return dict(self._runs)
 
+    @property
+    def accepting(self) -> bool:
+        """False once shutting down: no new or resumed runs."""
+        return self._accepting
+
     async def on_mention(self, *, event_id: str, event: dict[str, Any]) -> ActiveRun | None:
-        """Handle an `app_mention`: start a run, or stop the thread's run; duplicates are dropped."""
+        """Handle an `app_mention`: start a run, or stop the thread's run; duplicates (on any replica) are dropped."""
         channel, ts, user = event["channel"], event["ts"], event.get("user", "")
-        if self._already_seen(f"event:{event_id}") or self._already_seen(f"message:{channel}:{ts}"):
+        if not await self._first_time(f"event:{event_id}") or not await self._first_time(f"message:{channel}:{ts}"):
             log.info("duplicate_event_dropped", event_id=event_id, channel=channel, ts=ts)
             return None
         thread_ts = event.get("thread_ts") or ts
         text = " ".join(MENTION.sub(" ", event.get("text", "")).split())
-        running = self._by_thread.get((channel, thread_ts))
+        latest = await self._store.run_in_thread(channel, thread_ts)
+        running = latest if latest is not None and latest.status is not RunStatus.FINISHED else None
         if text.lower() in STOP_WORDS:
             if running is not None:
-                await self.stop(running, user)
+                await self.stop(running.run_id, user)
             else:
                 self._reply(channel, thread_ts, "No investigation is running in this thread.")
             return None
@@ -136,7 +130,8 @@ class InvestigationService:
         return self.start(
             channel=channel,
             thread_ts=thread_ts,
-            text=text,
+            text=_with_history(text, latest),
+            asked=text,
             requested_by=user,
             mention_ts=ts,
             teams=author_teams(event),
@@ -149,15 +144,16 @@ class InvestigationService:
         thread_ts: str,
         text: str,
         requested_by: str,
+        asked: str | None = None,
         mention_ts: str | None = None,
         teams: tuple[str, ...] | None = None,
     ) -> ActiveRun | None:
         """Start investigating `text` in a thread, if the access policy admits it and the bot is not shutting
         down; a refusal is said to the person (ephemeral), or in the thread for an alert.
 
-        `mention_ts` is the message that asked, which gets the 👀/✅/❌ reactions; runs started by an alert have none.
-        `teams`: the asking person's workspaces (`author_teams` of the event); None for a run not asked by a
-        person in Slack (an alert), which skips the workspace and per-user rules.
+        `asked` is what the header shows (default `text`); `mention_ts` is the message that asked, which gets
+        the 👀/✅/❌ reactions (alerts have none). `teams`: the asking person's workspaces (`author_teams`);
+        None for a run not asked by a person in Slack (an alert), which skips the workspace and per-user rules.
         """
         if not self._accepting:
             self._reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
@@ -171,153 +167,159 @@ class InvestigationService:
                 pass
             case _:
                 assert_never(decision)
-        run = ActiveRun(
-            run_id=new_run_id(), channel=channel, thread_ts=thread_ts, requested_by=requested_by, control=RunControl()
+        now = utc_now()
+        record = RunRecord(
+            run_id=new_run_id(),
+            channel=channel,
+            thread_ts=thread_ts,
+            requested_by=requested_by,
+            task=text,
+            mention_ts=mention_ts or "",
+            status=RunStatus.RUNNING,
+            owner=self.replica,
+            created_at=now,
+            updated_at=now,
         )
-        task = self._with_history(text, channel, thread_ts)
-        self._runs[run.run_id] = run
-        self._by_thread[(channel, thread_ts)] = run.run_id
-        run.task = asyncio.create_task(
-            self._investigate(run, text, task, mention_ts=mention_ts), name=f"run-{run.run_id}"
-        )
-        return run
+        return self._launch(record, asked=asked or text)
+
+    def resume(self, record: RunRecord) -> ActiveRun | None:
+        """Continue a saved run whose lease this replica has just taken (after a restart or a takeover)."""
+        if not self._accepting or record.run_id in self._runs:
+            return None
+        return self._launch(record, asked=None)
 
     async def stop(self, run_id: str, user_id: str) -> str:
-        """Cancel a run and void its pending approvals; the words to show the person who asked."""
+        """Stop a run wherever it runs and void its pending approvals; the words to show the person who asked."""
         run = self._runs.get(run_id)
-        if run is None:
+        record = await self._store.get_run(run_id)
+        if record is None or record.status is RunStatus.FINISHED:
             return "That investigation has already ended."
-        run.control.cancel(f"stopped by {user_ref(user_id)}")
         self._reply(
-            run.channel, run.thread_ts, f"⏹ {user_ref(user_id)} stopped this investigation; pending approvals are void."
+            record.channel,
+            record.thread_ts,
+            f"⏹ {user_ref(user_id)} stopped this investigation; pending approvals are void.",
         )
         await self._broker.void_run(run_id, "the run was stopped", by=user_id)
         log.info("run_stop_requested", run_id=run_id, user=user_id)
+        if run is not None:
+            self.cancel(run_id, f"stopped by {user_ref(user_id)}")
+        elif record.owner and record.lease_until is not None and record.lease_until > utc_now():
+            await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": user_ref(user_id)}))
+        else:
+            await self._end_orphan(record, f"stopped by {user_ref(user_id)} while no replica was running it")
         return "Stopping the investigation."
 
+    async def _end_orphan(self, record: RunRecord, detail: str) -> None:
+        """End a saved run nobody is carrying (its replica died) as cancelled, so no one resumes it."""
+        if not await self._store.acquire_lease(record.run_id, self.replica, self.lease_ttl_s):
+            return  # a replica has just taken it over: it will see the voided approvals and the stop is lost
+        saved = RunResult.from_json(record.trace_json) if record.trace_json else None
+        ended = (
+            saved.model_copy(update={"stop_reason": StopReason.CANCELLED, "detail": detail})
+            if saved is not None
+            else RunResult(run_id=record.run_id, task=record.task, stop_reason=StopReason.CANCELLED, detail=detail)
+        )
+        await self._store.checkpoint(
+            record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(), owner=self.replica
+        )
+        await self._release(record.run_id)
+        await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason="cancelled", ok=False)
+        self._thread(record).finished(ended)
+
+    def cancel(self, run_id: str, reason: str) -> None:
+        """Cancel a run of this process (a Stop, here or relayed from another replica); it ends `cancelled`."""
+        run = self._runs.get(run_id)
+        if run is not None:
+            run.control.cancel(reason)
+
+    def abandon(self, run_id: str) -> None:
+        """Drop a run another replica has taken over (this one lost its lease): no word in the thread."""
+        run = self._runs.get(run_id)
+        if run is not None and run.task is not None:
+            run.taken_over = True
+            run.task.cancel()
+
     async def shutdown(self, *, timeout_s: float = 10.0) -> None:
-        """Stop taking new work, cancel the runs in flight (they say so in their threads), wait for them."""
+        """Stop taking work; the runs in flight are saved and say so in their threads, for the next process."""
         self._accepting = False
-        for run in list(self._runs.values()):
-            run.control.cancel("the bot is shutting down")
-            await self._broker.void_run(run.run_id, "the bot is shutting down")
         tasks = [run.task for run in self._runs.values() if run.task is not None]
+        for task in tasks:
+            task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout_s)
         await asyncio.wait_for(self._outbox.close(), timeout=timeout_s)
 
-    async def _investigate(self, run: ActiveRun, asked: str, task: str, *, mention_ts: str | None) -> None:
-        channel, thread = run.channel, run.thread_ts
+    def _launch(self, record: RunRecord, *, asked: str | None) -> ActiveRun:
+        run = ActiveRun(record.run_id, record.channel, record.thread_ts, record.requested_by, RunControl())
+        self._runs[run.run_id] = run
+        run.task = asyncio.create_task(self._investigate(run, record, asked), name=f"run-{run.run_id}")
+        return run
+
+    async def _investigate(self, run: ActiveRun, record: RunRecord, asked: str | None) -> None:
+        """Carry one run to its end (`asked` set: a new run; None: resuming `record`'s checkpoint)."""
         # Every log line of this task (dispatch, approvals, Slack calls) carries the run and its thread.
         structlog.contextvars.bind_contextvars(
-            run_id=run.run_id, channel=channel, thread_ts=thread, user=run.requested_by
+            run_id=run.run_id, channel=run.channel, thread_ts=run.thread_ts, user=run.requested_by
         )
+        thread = self._thread(record)
+        checkpoint = RunResult.from_json(record.trace_json) if record.trace_json else None
+        agent = self._agent_factory(self._broker.confirm_hook(run.run_id, run.channel, run.thread_ts, run.requested_by))
+        journey = DurableRun(run, agent, self._store, self._broker, thread, self._audit, self._observers, self.replica)
         try:
-            if mention_ts:
-                self._outbox.enqueue("reactions_add", channel, name="eyes", timestamp=mention_ts)
-            header = run_header(run.run_id, asked, run.requested_by)
-            self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread, text=header.text, blocks=header.blocks)
-            await self._set_status(channel, thread, STATUS_TEXT)
-            agent = self._agent_factory(self._broker.confirm_hook(run.run_id, channel, thread, run.requested_by))
-            result = await self._follow(run, agent.events(task, control=run.control, run_id=run.run_id))
-            while result.stop_reason is StopReason.AWAITING_APPROVAL:
-                decisions = {
-                    step.approval.approval_id: await self._broker.decision(step.approval.approval_id)
-                    for step in result.pending_steps()
-                    if step.approval is not None
-                }
-                result = await self._follow(run, agent.events_from(result, decisions=decisions, control=run.control))
-            await self._report(run, result, mention_ts)
-        except Exception as exc:  # a bug of ours: say so in the thread rather than go silent
-            log.exception("run_crashed", run_id=run.run_id)
-            self._reply(
-                channel,
-                thread,
-                f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details.",
+            if asked is not None:
+                await self._store.create_run(record)
+                await self._audit.record(AuditKind.RUN_STARTED, run_id=run.run_id, actor=run.requested_by, task=asked)
+                await thread.opened(asked, run.requested_by)
+            else:
+                await self._audit.record(AuditKind.RUN_RESUMED, run_id=run.run_id, replica=self.replica)
+                await thread.resumed(checkpoint)
+            result = await journey.carry(record.task, checkpoint)
+            thread.finished(result)
+            await self._audit.record(
+                AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )
+            log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=result.usage.steps)
+        except asyncio.CancelledError:
+            if run.taken_over:
+                log.warning("run_taken_over", replica=self.replica)
+                return
+            await self._interrupted(run, thread)
+            raise
+        except RunTakenOver as exc:
+            log.warning("run_taken_over", replica=self.replica, error=str(exc)[:200])
+        except StoreUnavailableError as exc:  # the run could not be recorded: it must not go on unrecorded
+            log.error("run_store_unavailable", error=str(exc)[:300])
+            thread.reply("❌ The investigation stopped: OpsAgent cannot reach its run store. The logs have details.")
+        except Exception as exc:  # a bug of ours: say so in the thread rather than go silent
+            log.exception("run_crashed")
+            thread.reply(f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details.")
         finally:
             self._runs.pop(run.run_id, None)
-            if self._by_thread.get((channel, thread)) == run.run_id:
-                del self._by_thread[(channel, thread)]
+            await self._release(run.run_id)
 
-    async def _follow(self, run: ActiveRun, stream: RunStream) -> RunResult:
-        """Post each step of one stretch of the run in its thread; the stretch ends finished or paused."""
-        async for event in stream:
-            self._notify_observers(run, event)
-            match event:
-                case StepCompleted(step=step) if _is_the_answer(step):
-                    pass  # the final message carries it
-                case StepCompleted(step=step):
-                    message = step_message(step)
-                    self._outbox.enqueue(
-                        "chat_postMessage",
-                        run.channel,
-                        thread_ts=run.thread_ts,
-                        text=message.text,
-                        blocks=message.blocks,
-                        merge_key=f"steps:{run.run_id}",
-                    )
-                case RunFinished(result=result):
-                    return result
-                case RunStarted() | StepStarted():
-                    pass
-                case _:
-                    assert_never(event)
-        raise RuntimeError(f"run {run.run_id} ended without a RunFinished event")  # the kernel always finishes
+    async def _interrupted(self, run: ActiveRun, thread: RunThread) -> None:
+        """The process is stopping: the last checkpoint stands; the thread is told the run will continue."""
+        saved = await self._store.get_run(run.run_id)
+        steps = len(RunResult.from_json(saved.trace_json).steps) if saved is not None and saved.trace_json else 0
+        thread.interrupted(steps)
+        await self._audit.record(AuditKind.RUN_INTERRUPTED, run_id=run.run_id, replica=self.replica, steps=steps)
 
-    def _notify_observers(self, run: ActiveRun, event: Event) -> None:
-        for observer in self._observers:
-            try:
-                observer.observe(run, event)
-            except Exception:  # an observer's bug must not end the run or silence the thread
-                log.exception("observer_failed", observer=type(observer).__name__)
-
-    async def _report(self, run: ActiveRun, result: RunResult, mention_ts: str | None) -> None:
-        channel, thread = run.channel, run.thread_ts
-        self._last_result[(channel, thread)] = result
-        while len(self._last_result) > SEEN_LIMIT:
-            del self._last_result[next(iter(self._last_result))]
-        trace_name = f"opsagent-trace-{result.run_id}.json"
-        trace_url = self._trace_link(result.run_id) if self._trace_link is not None else None
-        for message in final_message(result, trace_name=trace_name, trace_url=trace_url):
-            self._outbox.enqueue(
-                "chat_postMessage", channel, thread_ts=thread, text=message.text, blocks=message.blocks
-            )
-        self._outbox.enqueue(
-            "files_upload_v2",
-            channel,
-            thread_ts=thread,
-            content=result.to_json(),
-            filename=trace_name,
-            title=f"Trace of run {result.run_id}",
-        )
-        if mention_ts:
-            self._outbox.enqueue(
-                "reactions_add", channel, name="white_check_mark" if result.ok else "x", timestamp=mention_ts
-            )
-        log.info(
-            "run_finished",
-            run_id=result.run_id,
-            ok=result.ok,
-            stop_reason=str(result.stop_reason),
-            steps=result.usage.steps,
-            channel=channel,
-        )
-
-    async def _set_status(self, channel: str, thread_ts: str, status: str) -> None:
-        """Slack's loading indicator where the workspace supports it; its absence is not an error."""
+    async def _release(self, run_id: str) -> None:
         try:
-            await self._client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread_ts, status=status)
-        except Exception as exc:
-            log.info("status_unavailable", channel=channel, error=str(exc)[:200])
+            await self._store.release_lease(run_id, self.replica)
+        except StoreUnavailableError as exc:  # the lease expires on its own; another replica then resumes the run
+            log.warning("lease_release_failed", run_id=run_id, error=str(exc)[:200])
 
-    def _with_history(self, text: str, channel: str, thread_ts: str) -> str:
-        """A follow-up in an investigation thread knows the earlier task and answer."""
-        earlier = self._last_result.get((channel, thread_ts))
-        if earlier is None:
-            return text
-        answer = earlier.answer or earlier.partial_answer or f"(no answer: {earlier.stop_reason})"
-        return f"{text}\n\nEarlier in this thread you investigated: {earlier.task}\nYour answer then: {answer}"
+    def _thread(self, record: RunRecord) -> RunThread:
+        return RunThread(
+            outbox=self._outbox,
+            client=self._client,
+            run_id=record.run_id,
+            channel=record.channel,
+            thread_ts=record.thread_ts,
+            mention_ts=record.mention_ts,
+            trace_link=self._trace_link,
+        )
 
     def _refuse(self, request: RunRequest, thread_ts: str, text: str) -> None:
         """Tell who asked why no run started: only them when a person asked, the thread when an alert did."""
@@ -338,15 +340,15 @@ class InvestigationService:
         """A plain text reply of ours in the thread (our own words: not escaped, mentions work)."""
         self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread_ts, text=text)
 
-    def _already_seen(self, key: str) -> bool:
-        if key in self._seen:
-            return True
-        self._seen[key] = None
-        if len(self._seen) > SEEN_LIMIT:
-            self._seen.popitem(last=False)
-        return False
+    async def _first_time(self, key: str) -> bool:
+        """Whether no replica has seen this key recently (Slack's retries and double deliveries)."""
+        return await self._store.remember(key, DEDUPE_TTL_S)
 
 
-def _is_the_answer(step: Step) -> bool:
-    """The successful `finish` step: its answer goes in the final message, not a step reply."""
-    return step.call is not None and step.call.name == FINISH_TOOL and step.error is None
+def _with_history(text: str, earlier: RunRecord | None) -> str:
+    """A follow-up in an investigation thread knows the earlier task and answer."""
+    if earlier is None or not earlier.trace_json:
+        return text
+    result = RunResult.from_json(earlier.trace_json)
+    answer = result.answer or result.partial_answer or f"(no answer: {result.stop_reason})"
+    return f"{text}\n\nEarlier in this thread you investigated: {result.task}\nYour answer then: {answer}"

@@ -6,7 +6,8 @@ One protocol with two implementations picked by URL (`open_store`): SQLite embed
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol, Self
@@ -16,6 +17,20 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from bot.approval_store import ApprovalStore
 from opsagent_tools.action_journal import SideEffectState
+
+LEASE_TTL_S = 30.0
+"""How long a replica holds a run without a heartbeat: a dead replica's runs resume elsewhere after this."""
+
+
+class StoreSettings(BaseModel):
+    """`[store]`: where runs, approvals, de-dup keys, side effects and the audit log are kept."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = "sqlite:///opsagent-runs.db"
+    """`sqlite:///relative.db`, `sqlite:////absolute.db` (one process), or `postgresql://…` (several replicas);
+    set it with OPSAGENT_STORE__URL to keep a database password out of the file."""
+    lease_ttl_s: float = Field(default=LEASE_TTL_S, ge=3)
 
 
 class RunStatus(StrEnum):
@@ -211,6 +226,17 @@ def open_store(url: str, *, clock: Callable[[], datetime] = utc_now) -> RunStore
         f"unknown run store URL scheme {scheme!r} in {url.split('@')[-1]!r}: use sqlite:///relative/path.db, "
         "sqlite:////absolute/path.db or postgresql://user@host:5432/dbname"
     )
+
+
+@asynccontextmanager
+async def opened_store(url: str, *, clock: Callable[[], datetime] = utc_now) -> AsyncIterator[RunStore]:
+    """The store a URL names, migrated, and closed on exit."""
+    store = open_store(url, clock=clock)
+    try:
+        await store.migrate()
+        yield store
+    finally:
+        await store.close()
 
 
 def sqlite_path(url: str) -> str:

@@ -22,6 +22,7 @@ from bot.alert_receiver import alertmanager_routes
 from bot.bot_metrics import BotMetrics
 from bot.investigations import AgentFactory, RunObserver
 from bot.otel_spans import spans_from_env
+from bot.run_store import RunStore
 from bot.settings import Settings
 from bot.slack_app import SlackSecrets, SlackServices, create_app
 from bot.trace_viewer import TraceViewer
@@ -33,9 +34,16 @@ SHUTDOWN_TIMEOUT_S = 20.0
 
 
 async def serve_slack(
-    settings: Settings, secrets: SlackSecrets, agent_factory: AgentFactory, *, http: bool, host: str, port: int
+    settings: Settings,
+    secrets: SlackSecrets,
+    agent_factory: AgentFactory,
+    *,
+    store: RunStore,
+    http: bool,
+    host: str,
+    port: int,
 ) -> None:
-    """Serve until a termination signal, then shut down gracefully."""
+    """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start)."""
     viewer = TraceViewer.from_settings(settings.viewer) if settings.viewer is not None else None
     metrics = BotMetrics()
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
@@ -44,6 +52,8 @@ async def serve_slack(
         settings.slack,
         secrets,
         agent_factory,
+        store=store,
+        lease_ttl_s=settings.store.lease_ttl_s,
         access=settings.access,
         observers=observers,
         trace_link=viewer.link if viewer else None,
@@ -61,12 +71,13 @@ async def serve_slack(
     if settings.alertmanager is not None:
         services.routes += alertmanager_routes(settings.alertmanager, services)
     runner = await start_http(services, host, port, slack_events=http)
+    await services.start()
     handler = None if http or secrets.app_token is None else socket_mode_handler(services, secrets.app_token)
     if handler is not None:
         await handler.connect_async()
     log.info("serving", transport="socket_mode" if handler else "http", host=host, port=port)
     await stop.wait()
-    await services.investigations.shutdown(timeout_s=SHUTDOWN_TIMEOUT_S)
+    await services.close(timeout_s=SHUTDOWN_TIMEOUT_S)
     if handler is not None:
         await handler.close_async()
     await runner.cleanup()

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from bot.access import AccessSettings
 from bot.alert_receiver import AlertmanagerSettings
+from bot.run_store import StoreSettings
 from bot.slack_app import SlackSettings
 from bot.trace_viewer import ViewerSettings
 from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
@@ -62,6 +63,8 @@ class Settings(BaseSettings):
     """Absent: no `POST /alertmanager`. Present: firing alert groups open investigations in its channel."""
     viewer: ViewerSettings | None = None
     """Absent: no trace viewer. Present: `GET /runs/<id>` pages, linked from each thread (needs OPSAGENT_VIEWER_SECRET)."""
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    """Where runs are saved: SQLite by default (one process), PostgreSQL for several replicas."""
     access: AccessSettings = Field(default_factory=AccessSettings)
     """Who may start investigations, how many and how often, and the daily spend cap."""
 

@@ -28,6 +28,8 @@ from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
 from bot.blocks import ephemeral
 from bot.investigations import AgentFactory, InvestigationService, RunObserver, TraceLink
 from bot.outbox import POST_INTERVAL_S, Outbox
+from bot.replica import APPROVALS_TOPIC, ReplicaDuties, replica_id
+from bot.run_store import LEASE_TTL_S, RunStore
 from bot.slack_ui import SlackApprovalUI, SlackDirectory
 
 log = structlog.get_logger("opsagent.slack")
@@ -93,8 +95,18 @@ class SlackServices:
     outbox: Outbox
     broker: ApprovalBroker
     investigations: InvestigationService
+    duties: ReplicaDuties
     routes: list[web.RouteDef] = field(default_factory=list)
     """HTTP routes besides `/slack/events` and `/healthz` that components add (served in HTTP mode)."""
+
+    async def start(self) -> None:
+        """Resume the saved runs nobody carries, and start the replica's background duties."""
+        await self.duties.start()
+
+    async def close(self, *, timeout_s: float) -> None:
+        """Stop taking work, save and announce the runs in flight, stop the duties."""
+        await self.investigations.shutdown(timeout_s=timeout_s)
+        await self.duties.close()
 
 
 def web_client(secrets: SlackSecrets) -> AsyncWebClient:
@@ -113,6 +125,8 @@ async def create_app(
     secrets: SlackSecrets,
     agent_factory: AgentFactory,
     *,
+    store: RunStore,
+    lease_ttl_s: float = LEASE_TTL_S,
     observers: Sequence[RunObserver] = (),
     access: AccessSettings | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -120,6 +134,7 @@ async def create_app(
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
+    `store` keeps runs, approvals, de-dup keys, side effects and the audit log (migrated already);
     `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by.
     """
     client = web_client(secrets)
@@ -132,13 +147,22 @@ async def create_app(
         allow_self_approval=settings.allow_self_approval,
         ttl_s=settings.approval_ttl_s,
     )
-    broker = ApprovalBroker(policy=policy, ui=SlackApprovalUI(outbox), directory=SlackDirectory(client))
+    broker = ApprovalBroker(
+        policy=policy,
+        ui=SlackApprovalUI(outbox),
+        directory=SlackDirectory(client),
+        store=store,
+        announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
+    )
     investigations = InvestigationService(
         agent_factory=agent_factory,
         client=client,
         outbox=outbox,
         broker=broker,
         access=AccessPolicy(access or AccessSettings(), installing_team=auth["team_id"], clock=clock),
+        store=store,
+        replica=replica_id(),
+        lease_ttl_s=lease_ttl_s,
         observers=observers,
         trace_link=trace_link,
     )
@@ -147,7 +171,8 @@ async def create_app(
         signing_secret=secrets.signing_secret,
         request_verification_enabled=secrets.signing_secret is not None,
     )
-    services = SlackServices(app, client, outbox, broker, investigations)
+    duties = ReplicaDuties(store=store, service=investigations, broker=broker)
+    services = SlackServices(app, client, outbox, broker, investigations, duties)
     register_listeners(services)
     return services
 

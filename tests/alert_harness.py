@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 from slack_fake import BOT_TOKEN, Message, SlackFake
-from slack_harness import CHANNEL, USERS, IncidentBot, ThreadWatcher
+from slack_harness import CHANNEL, USERS, IncidentBot, ThreadWatcher, temporary_store
 
 from bot.alert_receiver import PATH, TOKEN_ENV, AlertmanagerSettings, alertmanager_routes
 from bot.serve import start_http
@@ -90,15 +90,15 @@ class AlertBot(ThreadWatcher):
 async def running_alert_bot(script: list[list[Any]], *, token: str = TOKEN) -> AsyncIterator[AlertBot]:
     """The bot as `opsagent serve` wires it with `[alertmanager] channel = CHANNEL`, until the block ends."""
     incident = IncidentBot(script)
-    async with SlackFake(users=USERS) as slack:
+    async with SlackFake(users=USERS) as slack, temporary_store() as store:
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=None, api_url=slack.api_url)
-        services = await create_app(SlackSettings(post_interval_s=0), secrets, incident.agent_for)
+        services = await create_app(SlackSettings(post_interval_s=0), secrets, incident.agent_for, store=store)
         services.routes += alertmanager_routes(AlertmanagerSettings(channel=CHANNEL), services, {TOKEN_ENV: token})
         runner = await start_http(services, "127.0.0.1", 0, slack_events=False)
         bot = AlertBot(slack, f"http://127.0.0.1:{runner.addresses[0][1]}", incident, services)
         try:
             yield bot
         finally:
-            await services.investigations.shutdown(timeout_s=5)
+            await services.close(timeout_s=5)
             await bot.http.close()
             await runner.cleanup()

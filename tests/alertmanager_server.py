@@ -7,7 +7,8 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from prometheus_server import binary, free_port, served
+from local_server import free_port
+from prometheus_server import binary, served
 
 
 @contextlib.contextmanager

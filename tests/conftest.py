@@ -7,6 +7,7 @@ from typing import Annotated
 
 import pytest
 from pydantic import Field
+from slack_harness import temporary_store
 from wire_servers import FakeModelServer, SleepRecorder
 
 from kernel import ToolFailure, ToolRegistry
@@ -81,3 +82,10 @@ async def server():
 def sleeps() -> SleepRecorder:
     """Records the retry delays instead of sleeping them."""
     return SleepRecorder()
+
+
+@pytest.fixture
+async def run_store():
+    """The bot's run store on a SQLite file of the test's own, migrated."""
+    async with temporary_store() as store:
+        yield store

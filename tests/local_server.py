@@ -6,9 +6,17 @@ Subclasses add their routes in `routes`; a delayed reply waits on `_closing`, so
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Self
 
 from aiohttp import web
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that was free a moment ago, for servers that must be told theirs up front."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 class LocalServer:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from local_server import free_port
 
 SUPERUSER = "postgres"
 
@@ -44,12 +44,6 @@ def postgres_binary(name: str) -> str:
 def _version(path: str) -> int:
     part = Path(path).parts[-3]
     return int(part) if part.isdigit() else 0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -115,7 +109,7 @@ def postgres_fixture() -> Iterator[PostgresServer]:
     root = Path(tempfile.mkdtemp(prefix="opsagent-postgres-"))
     if os.geteuid() == 0:
         shutil.chown(root, user=SUPERUSER, group=SUPERUSER)
-    server = PostgresServer(root=root, port=_free_port())
+    server = PostgresServer(root=root, port=free_port())
     made = subprocess.run(
         _as_owner([initdb, "-D", str(server.data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--no-sync"]),
         capture_output=True,

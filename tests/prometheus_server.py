@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import random
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +32,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from local_server import free_port
 
 SCRAPE_S = 15
 HISTORY_S = 2 * 3600
@@ -150,13 +150,6 @@ def binary(*names: str, package: str = "prometheus") -> str:
         f"`apt-get install {package}` (scripts/install-system-deps does).",
         pytrace=False,
     )
-
-
-def free_port() -> int:
-    """A port on 127.0.0.1 that was free a moment ago, for servers that must be told theirs up front."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_ready(name: str, url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 30.0) -> None:

@@ -4,10 +4,24 @@ agent per run, and a watcher that waits on the fake Slack's state."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator
 from typing import Any
 
-from slack_fake import SlackFake
+import aiohttp
+from slack_fake import (
+    BOT_USER_ID,
+    SIGNING_SECRET,
+    TEAM_ID,
+    SlackFake,
+    app_mention_event,
+    block_actions_payload,
+    signed_action,
+    signed_event,
+)
 
+from bot.run_store import RunStore, opened_store
 from bot.slack_app import APPROVE
 from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
 
@@ -18,6 +32,14 @@ ROLLBACK = text_turn(
     "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
 )
 FINISH = text_turn("finish", "Known: all.", answer="**Root cause**: v2.14.0 (step 1).")
+
+
+@contextlib.asynccontextmanager
+async def temporary_store() -> AsyncIterator[RunStore]:
+    """A run store on a SQLite file in a temporary directory, removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        async with opened_store(f"sqlite:///{tmp}/runs.db") as store:
+            yield store
 
 
 class IncidentBot:
@@ -83,3 +105,48 @@ class ThreadWatcher:
 
     def reacted(self, ts: str, name: str, channel: str = CHANNEL) -> bool:
         return name in self.slack.reactions.get((channel, ts), [])
+
+
+class Harness(ThreadWatcher):
+    """The app on a free port, the fake Slack, and helpers to send signed traffic and wait for results."""
+
+    def __init__(self, slack: SlackFake, url: str, bot: IncidentBot) -> None:
+        super().__init__(slack)
+        self.url, self.executed, self.models = url, bot.executed, bot.models
+        self.http = aiohttp.ClientSession()
+
+    async def post(self, body: bytes, headers: dict[str, str]) -> int:
+        async with self.http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
+            return response.status
+
+    async def mention(
+        self,
+        text: str,
+        *,
+        user: str = BOB,
+        thread_ts: str | None = None,
+        event_id: str | None = None,
+        retry_num: int | None = None,
+        ts: str | None = None,
+        channel: str = CHANNEL,
+        author_team: str = TEAM_ID,
+    ) -> str:
+        if ts is None:
+            ts = self.slack.add_message(channel, f"<@{BOT_USER_ID}> {text}", user=user, thread_ts=thread_ts).ts
+        event = app_mention_event(channel, user, f"<@{BOT_USER_ID}> {text}", ts, thread_ts, team_id=author_team)
+        status = await self.post(*signed_event(SIGNING_SECRET, event, event_id=event_id, retry_num=retry_num))
+        assert status == 200
+        return ts
+
+    async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> int:
+        payload = block_actions_payload(
+            user,
+            TEAM_ID,
+            CHANNEL,
+            message_ts,
+            thread_ts,
+            action_id,
+            value,
+            response_url=self.slack.response_url(CHANNEL, message_ts, user=user),
+        )
+        return await self.post(*signed_action(SIGNING_SECRET, payload))

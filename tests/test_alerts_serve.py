@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 from alert_harness import ALERTNAME, TOKEN, alert, notification
 from demo_config import write_demo_config
-from prometheus_server import free_port
+from local_server import free_port
 from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
 from slack_harness import CHANNEL
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
@@ -32,6 +32,7 @@ def serve_env(config: Path, slack: SlackFake, model: FakeModelServer, **extra: s
         "OPENAI_API_KEY": "sk-test",
         "OPSAGENT_MODEL": "fake-gpt",
         "OPSAGENT_CONFIG": str(config),
+        "OPSAGENT_STORE__URL": f"sqlite:///{config.parent}/runs.db",
         **extra,
     }
 

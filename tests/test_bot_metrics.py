@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 from exposition import parse_samples, sample
+from local_server import free_port
 from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
-from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot
-from test_slack_app import Harness, free_port
+from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot
 
 from bot.bot_metrics import BotMetrics
 from bot.investigations import ActiveRun
@@ -53,7 +53,7 @@ def slack_settings(request):
 
 
 @pytest.fixture
-async def harness(script, slack_settings):
+async def harness(script, slack_settings, run_store):
     bot = PricedBot(script)
     exploding = ExplodingObserver()
     metrics = BotMetrics()
@@ -61,7 +61,9 @@ async def harness(script, slack_settings):
         secrets = SlackSecrets(
             bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
         )
-        services = await create_app(slack_settings, secrets, bot.agent_for, observers=[exploding, metrics])
+        services = await create_app(
+            slack_settings, secrets, bot.agent_for, store=run_store, observers=[exploding, metrics]
+        )
         metrics.attach(services)
         port = free_port()
         runner = await start_http(services, "127.0.0.1", port)
@@ -70,7 +72,7 @@ async def harness(script, slack_settings):
         try:
             yield h
         finally:
-            await services.investigations.shutdown(timeout_s=5)
+            await services.close(timeout_s=5)
             await h.http.close()
             await runner.cleanup()
 

@@ -25,7 +25,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import tomllib
@@ -38,6 +37,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from kubernetes_validate.utils import all_versions
+from local_server import free_port
 from packaging.specifiers import SpecifierSet
 from prometheus_server import binary
 from slack_fake import BOT_TOKEN, SlackFake
@@ -184,12 +184,6 @@ def seconds(duration: str) -> float:
     assert parts, f"not a duration: {duration!r}"
     scale = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
     return sum(float(value) * scale[unit] for value, unit in parts)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- every file ----------------------------------------------------------------------------------------
@@ -557,6 +551,7 @@ async def test_serve_with_shipped_config_passes_the_image_healthcheck(kind, tmp_
             **clean_environ(),
             **secrets,
             "OPSAGENT_CONFIG": str(config),
+            "OPSAGENT_STORE__URL": f"sqlite:///{tmp_path}/runs.db",
             "SLACK_BOT_TOKEN": BOT_TOKEN,
             "SLACK_API_URL": slack.api_url,
         }

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 from datetime import UTC, datetime
 
@@ -17,6 +16,7 @@ import aiohttp
 from aiohttp import web
 from demo_config import write_demo_config
 from exposition import parse_samples, sample
+from local_server import free_port
 from otlp_receiver import OtlpReceiver
 from slack_fake import (
     BOT_TOKEN,
@@ -39,12 +39,6 @@ CHANNEL, ALICE, BOB = "C0INCIDENT", "U0ALICE", "U0BOB"
 def trace_id(slack: SlackFake, thread_ts: str) -> str:
     """The run id of the trace uploaded into the thread."""
     return json.loads(next(f for f in slack.files.values() if f.thread_ts == thread_ts).content)["run_id"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def wait_for(condition, within: float = 20.0):
@@ -118,6 +112,7 @@ async def test_serve_http_end_to_end(tmp_path):
             "OPENAI_API_KEY": "sk-test",
             "OPSAGENT_MODEL": "fake-gpt",
             "OPSAGENT_CONFIG": str(config),
+            "OPSAGENT_STORE__URL": f"sqlite:///{config.parent}/runs.db",
             "OPSAGENT_ACTION_SECRET": "hmac-key",
             "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
         }

@@ -8,79 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from datetime import UTC, datetime
 
-import aiohttp
 import pytest
+from local_server import free_port
 from slack_fake import (
     BOT_TOKEN,
-    BOT_USER_ID,
     SIGNING_SECRET,
-    TEAM_ID,
     SlackFake,
     app_mention_event,
-    block_actions_payload,
-    signed_action,
     signed_event,
 )
-from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, ThreadWatcher
+from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, Harness, IncidentBot
 
 from bot.access import AccessSettings
 from bot.serve import start_http
 from bot.slack_app import APPROVE, DENY, STOP, SlackSecrets, SlackSettings, create_app
 from kernel import text_turn
-
-
-class Harness(ThreadWatcher):
-    """The app on a free port, the fake Slack, and helpers to send signed traffic and wait for results."""
-
-    def __init__(self, slack: SlackFake, url: str, bot: IncidentBot) -> None:
-        super().__init__(slack)
-        self.url, self.executed, self.models = url, bot.executed, bot.models
-        self.http = aiohttp.ClientSession()
-
-    async def post(self, body: bytes, headers: dict[str, str]) -> int:
-        async with self.http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
-            return response.status
-
-    async def mention(
-        self,
-        text: str,
-        *,
-        user: str = BOB,
-        thread_ts: str | None = None,
-        event_id: str | None = None,
-        retry_num: int | None = None,
-        ts: str | None = None,
-        channel: str = CHANNEL,
-        author_team: str = TEAM_ID,
-    ) -> str:
-        if ts is None:
-            ts = self.slack.add_message(channel, f"<@{BOT_USER_ID}> {text}", user=user, thread_ts=thread_ts).ts
-        event = app_mention_event(channel, user, f"<@{BOT_USER_ID}> {text}", ts, thread_ts, team_id=author_team)
-        status = await self.post(*signed_event(SIGNING_SECRET, event, event_id=event_id, retry_num=retry_num))
-        assert status == 200
-        return ts
-
-    async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> int:
-        payload = block_actions_payload(
-            user,
-            TEAM_ID,
-            CHANNEL,
-            message_ts,
-            thread_ts,
-            action_id,
-            value,
-            response_url=self.slack.response_url(CHANNEL, message_ts, user=user),
-        )
-        return await self.post(*signed_action(SIGNING_SECRET, payload))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -113,13 +57,15 @@ def incident_bot(script):
 
 
 @pytest.fixture
-async def harness(incident_bot, slack_settings, access_settings, clock):
+async def harness(incident_bot, slack_settings, access_settings, clock, run_store):
     bot = incident_bot
     async with SlackFake(users=USERS) as slack:
         secrets = SlackSecrets(
             bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
         )
-        services = await create_app(slack_settings, secrets, bot.agent_for, access=access_settings, clock=clock)
+        services = await create_app(
+            slack_settings, secrets, bot.agent_for, store=run_store, access=access_settings, clock=clock
+        )
         port = free_port()
         runner = await start_http(services, "127.0.0.1", port)
         h = Harness(slack, f"http://127.0.0.1:{port}", bot)
@@ -127,7 +73,7 @@ async def harness(incident_bot, slack_settings, access_settings, clock):
         try:
             yield h
         finally:
-            await services.investigations.shutdown(timeout_s=5)
+            await services.close(timeout_s=5)
             await h.http.close()
             await runner.cleanup()
 
@@ -299,15 +245,3 @@ async def test_a_mention_while_a_run_is_going_does_not_start_a_second_one(harnes
         lambda: any(m.text.startswith("An investigation is still running") for m in harness.thread(ts)), "the refusal"
     )
     assert len(harness.models) == 1
-
-
-async def test_shutdown_stops_runs_in_flight_and_says_so_in_their_threads(harness, script):
-    script.append([text_turn("slow", seconds=30)])
-    ts = await harness.mention("check something slow")
-    await harness.until(lambda: harness.services.investigations.active, "the run is going")
-    await asyncio.sleep(0.1)
-    await harness.services.investigations.shutdown(timeout_s=5)
-    assert harness.reacted(ts, "x")
-    assert "the bot is shutting down" in json.dumps([m.blocks for m in harness.thread(ts)])
-    late = await harness.mention("anything new?")
-    await harness.until(lambda: any("shutting down" in m.text for m in harness.thread(late)), "new work is refused")

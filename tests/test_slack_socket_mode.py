@@ -75,11 +75,13 @@ def script():
 
 
 @pytest.fixture
-async def harness(script):
+async def harness(script, run_store):
     bot = IncidentBot(script)
     async with SlackFake(users=USERS) as slack, SocketModeFake() as socket:
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=APP_TOKEN, api_url=slack.api_url)
-        services = await create_app(SlackSettings(approvers=[ALICE], post_interval_s=0), secrets, bot.agent_for)
+        services = await create_app(
+            SlackSettings(approvers=[ALICE], post_interval_s=0), secrets, bot.agent_for, store=run_store
+        )
         # The app's own client points at the Web API fake, which has no apps.connections.open: the
         # Socket Mode client gets a web client on the Socket Mode fake instead.
         handler = socket_mode_handler(services, APP_TOKEN, web_client=socket.web_client())
@@ -91,7 +93,7 @@ async def harness(script):
             yield h
         finally:
             await close_handler(handler)
-            await services.investigations.shutdown(timeout_s=5)
+            await services.close(timeout_s=5)
 
 
 async def test_the_client_opens_a_connection_with_the_app_token_and_gets_hello(harness):

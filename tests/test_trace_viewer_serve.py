@@ -7,11 +7,13 @@ import asyncio
 import os
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import aiohttp
 from demo_config import write_demo_config
+from local_server import free_port
 from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
-from viewer_harness import VIEWER_SECRET, free_port
+from viewer_harness import VIEWER_SECRET
 
 from bot.trace_viewer import SECRET_ENV, SECURITY_HEADERS, LinkSigner
 
@@ -26,6 +28,7 @@ def serve_env(config: str, slack_api_url: str) -> dict[str, str]:
         "OPENAI_API_KEY": "sk-test",
         "OPSAGENT_MODEL": "fake-gpt",
         "OPSAGENT_CONFIG": config,
+        "OPSAGENT_STORE__URL": f"sqlite:///{Path(config).parent}/runs.db",
     }
     env.pop(SECRET_ENV, None)
     env.pop("OPSAGENT_LLM_BASE_URL", None)

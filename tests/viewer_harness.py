@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import html
 import re
-import socket
 from typing import Any, Self
 
 import aiohttp
+from local_server import free_port
 from slack_fake import BOT_TOKEN, SIGNING_SECRET, TEAM_ID, SlackFake, block_actions_payload, signed_action
-from slack_harness import ALICE, BOB, CHANNEL, USERS, ThreadWatcher
+from slack_harness import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, temporary_store
 
 from bot.serve import start_http
 from bot.slack_app import APPROVE, SlackSecrets, SlackSettings, create_app
@@ -19,12 +19,6 @@ from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffect
 
 VIEWER_SECRET = "trace-viewer-test-secret-0123456789abcdef"
 LINK = re.compile(r"<(http[^|>]+)\|View trace>")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class ViewerBot(ThreadWatcher):
@@ -37,6 +31,8 @@ class ViewerBot(ThreadWatcher):
 
     async def __aenter__(self) -> Self:
         await self.slack.start()
+        self._store = temporary_store()
+        store = await self._store.__aenter__()
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.viewer = TraceViewer.from_settings(ViewerSettings(public_url=self.url), {SECRET_ENV: VIEWER_SECRET})
@@ -45,6 +41,7 @@ class ViewerBot(ThreadWatcher):
             SlackSettings(approvers=[ALICE], post_interval_s=0),
             secrets,
             self.agent_for,
+            store=store,
             observers=self.viewer.feeds,
             trace_link=self.viewer.link,
         )
@@ -54,9 +51,10 @@ class ViewerBot(ThreadWatcher):
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self.services.investigations.shutdown(timeout_s=5)
+        await self.services.close(timeout_s=5)
         await self.http.close()
         await self.runner.cleanup()
+        await self._store.__aexit__(None, None, None)
         await self.slack.close()
 
     def agent_for(self, confirm: ConfirmHook) -> Agent:

@@ -1,0 +1,132 @@
+"""Carrying one run to its end through pauses and restarts: the trace in the store is the checkpoint.
+
+After every step the run's trace is saved (fenced by this replica's lease); a pause for approval is
+saved, then continued with the broker's decision. Observers see one run: one start, its steps, one end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, assert_never
+
+import structlog
+
+from bot.approvals import ApprovalBroker
+from bot.audit import AuditKind, AuditTrail
+from bot.run_store import LeaseLostError, RunStatus, RunStore, StoreUnavailableError
+from bot.run_thread import RunThread
+from kernel import (
+    Agent,
+    Event,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    RunStream,
+    StepCompleted,
+    StepStarted,
+    StopReason,
+)
+
+if TYPE_CHECKING:
+    from bot.investigations import ActiveRun
+
+log = structlog.get_logger("opsagent.investigations")
+
+
+class RunObserver(Protocol):
+    """Something that follows every run's events besides the thread: metrics, tracing, the trace viewer.
+
+    It sees each run as one stream (one `RunStarted`, its steps, one `RunFinished`); a pause for approval
+    is not an end: the paused step completes again once decided. After a restart the resuming process's
+    observers see the rest of the run, starting with a `RunStarted(resumed=True)`.
+    """
+
+    def observe(self, run: ActiveRun, event: Event) -> None:
+        """Take one event of `run`; must not block or raise (a failing observer is logged and skipped)."""
+        ...
+
+
+class RunTakenOver(Exception):
+    """Another replica holds the run's lease now (this one stalled past it): stop here without a word."""
+
+
+@dataclass
+class DurableRun:
+    """One run's journey: checkpoints in the store, pauses for approval, events to the thread and observers."""
+
+    run: ActiveRun
+    agent: Agent
+    store: RunStore
+    broker: ApprovalBroker
+    thread: RunThread
+    audit: AuditTrail
+    observers: Sequence[RunObserver]
+    replica: str
+
+    async def carry(self, task: str, checkpoint: RunResult | None) -> RunResult:
+        """Run from the start (`checkpoint` None) or from a checkpoint until the run ends; returns its trace."""
+        control = self.run.control
+        if checkpoint is None:
+            result = await self._stretch(self.agent.events(task, control=control, run_id=self.run.run_id), first=True)
+        elif checkpoint.stop_reason is StopReason.AWAITING_APPROVAL:
+            result = checkpoint
+        else:
+            result = await self._stretch(self.agent.events_from(checkpoint, control=control), first=True)
+        while result.stop_reason is StopReason.AWAITING_APPROVAL:
+            await self._save(RunStatus.AWAITING_APPROVAL, result)
+            decisions = {
+                step.approval.approval_id: await self.broker.decision(step.approval.approval_id)
+                for step in result.pending_steps()
+                if step.approval is not None
+            }
+            result = await self._stretch(self.agent.events_from(result, decisions=decisions, control=control))
+        await self._save(RunStatus.FINISHED, result)
+        return result
+
+    async def _stretch(self, stream: RunStream, *, first: bool = False) -> RunResult:
+        """Follow one stretch of the run (until it ends or pauses), checkpointing after every step."""
+        async for event in stream:
+            match event:
+                case RunStarted():
+                    if first:
+                        self._notify(event)
+                case StepStarted():
+                    self._notify(event)
+                case StepCompleted(step=step):
+                    self._notify(event)
+                    self.thread.step(step)
+                    await self.audit.record(
+                        AuditKind.TOOL_CALL,
+                        run_id=self.run.run_id,
+                        actor=self.run.requested_by,
+                        step=step.index,
+                        tool=step.call.name if step.call else "",
+                        args_hash=step.call.args_hash() if step.call else "",
+                        error=str(step.error or ""),
+                        approval=step.approval.decision if step.approval else "",
+                    )
+                    await self._save(RunStatus.RUNNING, stream.snapshot())
+                case RunFinished(result=result):
+                    if result.stop_reason is not StopReason.AWAITING_APPROVAL:
+                        self._notify(event)
+                    return result
+                case _:
+                    assert_never(event)
+        raise RuntimeError(f"run {self.run.run_id} ended without a RunFinished event")  # the kernel always finishes
+
+    async def _save(self, status: RunStatus, trace: RunResult) -> None:
+        """Checkpoint the run; a store that is down costs the checkpoint, not the run (the next one retries)."""
+        try:
+            await self.store.checkpoint(self.run.run_id, status=status, trace_json=trace.to_json(), owner=self.replica)
+        except LeaseLostError as exc:
+            raise RunTakenOver(str(exc)) from exc
+        except StoreUnavailableError as exc:
+            log.warning("checkpoint_failed", run_id=self.run.run_id, status=str(status), error=str(exc)[:300])
+
+    def _notify(self, event: Event) -> None:
+        for observer in self.observers:
+            try:
+                observer.observe(self.run, event)
+            except Exception:  # an observer's bug must not end the run or silence the thread
+                log.exception("observer_failed", observer=type(observer).__name__)

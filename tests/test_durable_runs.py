@@ -1,0 +1,201 @@
+"""Runs survive a restart: saved after every step and at every pause, resumed by the next process.
+
+Two app instances on one run store and one fake Slack stand for the bot before and after a restart
+(in-process, stopped gracefully); tests/test_faults.py kills real processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+from local_server import free_port
+from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
+from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot
+
+from bot.access import AccessSettings
+from bot.approval_store import ApprovalState
+from bot.run_store import RunRecord, RunStatus, RunStore, utc_now
+from bot.serve import start_http
+from bot.slack_app import APPROVE, SlackSecrets, SlackSettings, create_app
+from kernel import Agent, RunResult, ScriptedModel, StepCompleted, StopReason, text_turn
+
+QUERY = text_turn("query_metrics", "Known: nothing yet.", service="order-service")
+SLOW = text_turn("slow", "5xx rose at t-10m (step 1); waiting on a slow check.", seconds=30)
+NO_LIMITS = AccessSettings(max_concurrent_runs=25, runs_per_user_per_hour=None, runs_per_channel_per_hour=None)
+
+
+@contextlib.asynccontextmanager
+async def process(
+    slack: SlackFake, store: RunStore, incident: IncidentBot, *, start: bool = True, ttl_s: float = 900
+) -> AsyncIterator[Harness]:
+    """One life of the bot: the app on its own port over the shared store; leaving the block shuts it down."""
+    secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
+    settings = SlackSettings(approvers=[ALICE], post_interval_s=0, approval_ttl_s=ttl_s)
+    services = await create_app(settings, secrets, incident.agent_for, store=store, access=NO_LIMITS)
+    port = free_port()
+    runner = await start_http(services, "127.0.0.1", port)
+    harness = Harness(slack, f"http://127.0.0.1:{port}", incident)
+    harness.services = services
+    if start:
+        await services.start()
+    try:
+        yield harness
+    finally:
+        await services.close(timeout_s=5)
+        await harness.http.close()
+        await runner.cleanup()
+
+
+def texts(harness: Harness, ts: str) -> list[str]:
+    return [m.text for m in harness.thread(ts)]
+
+
+def uploaded_trace(slack: SlackFake, ts: str) -> RunResult:
+    return RunResult.from_json(next(f for f in slack.files.values() if f.thread_ts == ts).content)
+
+
+async def audit_kinds(store: RunStore, run_id: str) -> list[str]:
+    return [event.kind for event in await store.audit_log(run_id=run_id)]
+
+
+async def test_a_run_interrupted_by_a_shutdown_continues_after_the_restart(run_store):
+    incident = IncidentBot([[QUERY, SLOW], [FINISH]])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident) as before:
+            ts = await before.mention("order-service 5xx jumped, find the root cause")
+            await before.until(lambda: incident.models and incident.models[0].calls == 2, "the slow call started")
+        saved = await run_store.run_in_thread(CHANNEL, ts)
+        assert (saved.status, saved.owner) == (RunStatus.RUNNING, "")
+        assert [s.call.name for s in RunResult.from_json(saved.trace_json).steps] == ["query_metrics"]
+        assert texts(before, ts)[-1] == (
+            "⏸ OpsAgent is restarting; this investigation is saved and continues after step 1 when it is back."
+        )
+
+        async with process(slack, run_store, incident) as after:
+            await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends with ✅")
+        assert "♻️ OpsAgent restarted; this investigation continues after step 1." in texts(after, ts)
+        result = uploaded_trace(slack, ts)
+        assert (result.stop_reason, [s.call.name for s in result.steps]) == (
+            StopReason.FINISH,
+            ["query_metrics", "finish"],
+        )
+        assert result.run_id == saved.run_id
+        # The model of the resumed run was shown step 1's observation: it continued, it did not start over.
+        assert "jumped from 0.10% to 12.0%" in json.dumps([m.content for m in incident.models[1].requests[0].messages])
+        assert (await run_store.get_run(saved.run_id)).status is RunStatus.FINISHED
+        assert await audit_kinds(run_store, saved.run_id) == [
+            "run_started",
+            "tool_call",
+            "run_interrupted",
+            "run_resumed",
+            "tool_call",
+            "run_finished",
+        ]
+
+
+async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_run_resumes(run_store):
+    incident = IncidentBot([[ROLLBACK], [FINISH]])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident) as before:
+            ts = await before.mention("roll back order-service")
+            message, approval_id = await before.until(lambda: before.approval_message(ts), "an approval message")
+        assert (await run_store.run_in_thread(CHANNEL, ts)).status is RunStatus.AWAITING_APPROVAL
+        assert (await run_store.get(approval_id)).state is ApprovalState.PENDING  # a shutdown does not void it
+
+        async with process(slack, run_store, incident, start=False) as after:
+            assert await after.click(APPROVE, approval_id, message.ts, ts) == 200  # lands before the run resumes
+            await after.until(
+                lambda: "Approved by" in json.dumps(slack.message(CHANNEL, message.ts).blocks), "the decision"
+            )
+            assert incident.executed == []
+            await after.services.start()
+            await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends")
+        assert incident.executed == [("order-service", "v2.13.2")]
+        assert any("It is waiting for the approval above." in t for t in texts(after, ts))
+        result = uploaded_trace(slack, ts)
+        assert (result.steps[0].approval.decision, result.steps[0].approval.by) == ("approved", ALICE)
+
+
+async def test_an_approval_that_expired_while_the_bot_was_down_is_a_denial(run_store):
+    incident = IncidentBot([[ROLLBACK], [FINISH]])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident, ttl_s=0.2) as before:
+            ts = await before.mention("roll back order-service")
+            message, approval_id = await before.until(lambda: before.approval_message(ts), "an approval message")
+        await asyncio.sleep(0.3)  # the approval's 0.2 s run out while no process carries the run
+        async with process(slack, run_store, incident, ttl_s=0.2) as after:
+            await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends")
+            assert await after.click(APPROVE, approval_id, message.ts, ts) == 200
+            await after.until(lambda: slack.responses, "the late click's answer")
+        assert incident.executed == []
+        assert "expired" in json.dumps([r.body for r in slack.responses])
+        assert (await run_store.get(approval_id)).state is ApprovalState.EXPIRED
+        assert uploaded_trace(slack, ts).steps[0].approval.decision == "denied"
+
+
+async def test_a_stop_for_a_run_no_process_carries_ends_it_for_good(run_store):
+    incident = IncidentBot([[QUERY, SLOW]])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident) as before:
+            ts = await before.mention("order-service 5xx")
+            await before.until(lambda: incident.models and incident.models[0].calls == 2, "the slow call started")
+        async with process(slack, run_store, incident, start=False) as after:
+            await after.mention("stop", thread_ts=ts)
+            await after.until(lambda: after.reacted(ts, "x"), "the run ends with ❌")
+            await after.services.start()  # nothing is left to resume
+            assert after.services.investigations.active == {}
+        saved = await run_store.run_in_thread(CHANNEL, ts)
+        assert saved.status is RunStatus.FINISHED
+        assert uploaded_trace(slack, ts).stop_reason is StopReason.CANCELLED
+        assert len(incident.models) == 1  # the model was never asked again
+
+
+async def test_a_run_whose_replica_died_is_taken_over_once_its_lease_expires(run_store):
+    """A record as a dead replica leaves it: a checkpoint after step 1, a lease that ran out."""
+    stream = Agent(llm=ScriptedModel([QUERY]), tools=IncidentBot([]).tools).events("order-service 5xx", run_id="r-dead")
+    async for event in stream:
+        if isinstance(event, StepCompleted):
+            break
+    await stream.events.aclose()
+    checkpoint = stream.snapshot()
+    now = utc_now()
+    await run_store.create_run(
+        RunRecord(
+            run_id="r-dead",
+            channel=CHANNEL,
+            thread_ts="1700000000.000100",
+            requested_by="U0BOB",
+            task="order-service 5xx",
+            status=RunStatus.RUNNING,
+            trace_json=checkpoint.to_json(),
+            owner="replica-that-died",
+            lease_until=now - timedelta(seconds=1),
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    incident = IncidentBot([[FINISH]])
+    async with SlackFake(users=USERS) as slack, process(slack, run_store, incident) as live:
+        await live.until(lambda: slack.files, "the taken-over run ends with its trace")
+    assert [s.call.name for s in uploaded_trace(slack, "1700000000.000100").steps] == ["query_metrics", "finish"]
+    assert (await run_store.get_run("r-dead")).status is RunStatus.FINISHED
+
+
+@pytest.mark.parametrize("same_process", [True, False], ids=["same process", "after a restart"])
+async def test_a_redelivered_event_starts_one_run(run_store, same_process):
+    incident = IncidentBot([[FINISH]])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident) as first:
+            ts = await first.mention("order-service 5xx", event_id="Ev0DUP")
+            await first.until(lambda: first.reacted(ts, "white_check_mark"), "the run ends")
+            if same_process:
+                await first.mention("order-service 5xx", event_id="Ev0DUP", ts=ts, retry_num=1)
+        if not same_process:
+            async with process(slack, run_store, incident) as second:
+                await second.mention("order-service 5xx", event_id="Ev0DUP", ts=ts, retry_num=1)
+    assert len(incident.models) == 1
