@@ -8,22 +8,27 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Any, Protocol
 
 import structlog
 from pydantic import BaseModel, ConfigDict
 
+from bot.approval_outcomes import (
+    BROKER_USER,
+    Decided,
+    DecisionOutcome,
+    Refusal,
+    Refused,
+    account_refusal,
+    refused_as_settled,
+)
 from bot.approval_store import ApprovalState, ApprovalStore, InMemoryApprovalStore, PendingApproval
-from bot.directory import CachedDirectory, Directory, SlackUser
+from bot.audit import AuditKind, AuditTrail
+from bot.directory import CachedDirectory, Directory
 from kernel import ApprovalRequest, Approved, ConfirmHook, Deferred, Denied
 
 log = structlog.get_logger("opsagent.approvals")
-
-BROKER_USER = "opsagent"
-"""Who decides when no human did: an expiry, a stopped run, a request that could not be posted."""
 
 
 class ApproverPolicy(BaseModel):
@@ -51,38 +56,6 @@ class ApprovalUI(Protocol):
         ...
 
 
-class Refusal(StrEnum):
-    """Why a click did not decide anything."""
-
-    UNKNOWN_APPROVAL = "unknown_approval"
-    WRONG_MESSAGE = "wrong_message"
-    ALREADY_DECIDED = "already_decided"
-    EXPIRED = "expired"
-    VOIDED = "voided"
-    OTHER_WORKSPACE = "other_workspace"
-    BOT_USER = "bot_user"
-    DEACTIVATED_USER = "deactivated_user"
-    GUEST_USER = "guest_user"
-    NOT_AN_APPROVER = "not_an_approver"
-    SELF_APPROVAL = "self_approval"
-    DIRECTORY_UNAVAILABLE = "directory_unavailable"
-
-
-REFUSAL_MESSAGES: dict[Refusal, str] = {
-    Refusal.UNKNOWN_APPROVAL: "This approval is not known (it may be from before a restart or forged).",
-    Refusal.WRONG_MESSAGE: "This button does not belong to the approval message it was clicked on; nothing was done.",
-    Refusal.ALREADY_DECIDED: "Already {state} by <@{user}> at {when}.",
-    Refusal.EXPIRED: "This approval expired at {when}.",
-    Refusal.VOIDED: "The run was stopped; nothing will run.",
-    Refusal.OTHER_WORKSPACE: "Only members of the workspace that installed OpsAgent can approve its actions.",
-    Refusal.BOT_USER: "Bot users cannot approve OpsAgent actions.",
-    Refusal.DEACTIVATED_USER: "Deactivated users cannot approve OpsAgent actions.",
-    Refusal.GUEST_USER: "Guests cannot approve OpsAgent actions.",
-    Refusal.NOT_AN_APPROVER: "You are not an approver for OpsAgent actions. Approvers: {approvers}.",
-    Refusal.SELF_APPROVAL: "You started this run, so someone else must approve this action. You can still deny it.",
-    Refusal.DIRECTORY_UNAVAILABLE: "Could not verify you are an approver; try again.",
-}
-"""What the clicker is told (ephemerally), by refusal; `{…}` are filled in per click."""
 DEFAULT_DENIAL_REASON = "denied in Slack"
 EXPIRY_REASON = "not approved within {ttl}; treated as a denial"
 FAILED_REASON = "the approval request failed ({error})"
@@ -92,37 +65,6 @@ POSTING_RECHECKS, POSTING_RECHECK_S = 20, 0.05
 RECHECK_S = 5.0
 """How often a waiting run re-reads its approval from the store (a safety net under `announce`/`wake`)."""
 MISSING_REASON = "the approval record is missing (lost with an in-memory store); ask again"
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """The click decided the approval; `message` is the clicker's ephemeral confirmation."""
-
-    approval: PendingApproval
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """The click decided nothing; `message` is for an ephemeral reply to the clicker."""
-
-    refusal: Refusal
-    message: str
-    approval: PendingApproval | None = None
-
-    @classmethod
-    def because(cls, refusal: Refusal, approval: PendingApproval | None = None, **details: str) -> Refused:
-        """The refusal with its user-facing message."""
-        return cls(refusal, REFUSAL_MESSAGES[refusal].format(**details), approval)
-
-
-DecisionOutcome = Decided | Refused
-
-
-def slack_date(moment: datetime) -> str:
-    """A time that Slack shows in the reader's time zone, with a UTC fallback."""
-    utc = moment.astimezone(UTC)
-    return f"<!date^{int(utc.timestamp())}^{{date_short_pretty}} {{time}}|{utc:%Y-%m-%d %H:%M} UTC>"
 
 
 def expiry_reason(ttl_s: float) -> str:
@@ -153,6 +95,7 @@ class ApprovalBroker:
         directory_cache_s: float = 300.0,
         announce: Callable[[str], Awaitable[None]] | None = None,
         recheck_s: float = RECHECK_S,
+        audit: AuditTrail | None = None,
     ) -> None:
         self._policy = policy
         self._ui = ui
@@ -161,6 +104,8 @@ class ApprovalBroker:
         self._clock = clock
         self._announce = announce
         self._recheck_s = recheck_s
+        self._audit = audit
+        """Where decisions, expiries, voids and refused clicks are recorded (the run store's audit log)."""
         """Tells other processes an approval was settled (they call `wake`); None when there is one process."""
         self._waiters: dict[str, asyncio.Future[PendingApproval]] = {}
         self._settled_listeners: list[Callable[[PendingApproval], None]] = []
@@ -235,6 +180,7 @@ class ApprovalBroker:
         try:
             await self._store.add(approval)
             log.info("approval_requested", **_audit(approval), kernel_run_id=request.run_id, user=by)
+            await self._record(AuditKind.APPROVAL_REQUESTED, approval, by)
             message_ts = await self._ui.post_request(approval)
             posted = approval.model_copy(update={"message_ts": message_ts})
             if not await self._store.compare_and_set(approval.approval_id, ApprovalState.PENDING, posted):
@@ -289,7 +235,7 @@ class ApprovalBroker:
                 log.info("approval_decided", **_audit(decided), user=user_id, decision=str(state), reason=reason)
                 verb, effect = ("Approved", "will run now") if approve else ("Denied", "will not run")
                 return Decided(decided, f"{verb}: `{decided.tool}` {effect}.")
-            checked = _refused_as_settled(await self._current(checked))  # another click, a stop or the expiry won
+            checked = refused_as_settled(await self._current(checked))  # another click, a stop or the expiry won
         log.warning(
             "approval_refused",
             **(_audit(approval) if approval else {"approval_id": approval_id}),
@@ -297,7 +243,14 @@ class ApprovalBroker:
             team_id=team_id,
             reason=str(checked.refusal),
         )
+        if approval is not None:
+            await self._record(AuditKind.APPROVAL_REFUSED, approval, user_id, refusal=str(checked.refusal))
         return checked
+
+    async def _record(self, kind: AuditKind, approval: PendingApproval, actor: str, **detail: str) -> None:
+        if self._audit is not None:
+            about = {key: value for key, value in _audit(approval).items() if key != "run_id"}
+            await self._audit.record(kind, run_id=approval.run_id, actor=actor, **about, **detail)
 
     async def _posted(self, approval: PendingApproval | None) -> PendingApproval | None:
         """The approval once its message ts is recorded: a click can beat the write that follows the post."""
@@ -319,12 +272,12 @@ class ApprovalBroker:
         if approval.state is ApprovalState.PENDING and self._clock() >= approval.expires_at:
             approval = await self._expire(approval) or await self._current(approval)
         if approval.state is not ApprovalState.PENDING:
-            return _refused_as_settled(approval)
+            return refused_as_settled(approval)
         if team_id != self._policy.team_id:
             return Refused.because(Refusal.OTHER_WORKSPACE, approval)
         try:
             user = await self._directory.user(user_id)
-            refusal = _account_refusal(user, self._policy.team_id)
+            refusal = account_refusal(user, self._policy.team_id)
             if refusal is None and user_id not in self._policy.users and not await self._in_approver_group(user_id):
                 refusal = Refusal.NOT_AN_APPROVER
         except Exception as exc:
@@ -379,6 +332,7 @@ class ApprovalBroker:
             return None
         if state in (ApprovalState.EXPIRED, ApprovalState.VOIDED):
             log.info(f"approval_{state}", **_audit(settled), user=by, reason=reason)
+        await self._record(AuditKind.APPROVAL_DECIDED, settled, by, decision=str(state), reason=reason)
         for listener in self._settled_listeners:
             try:
                 listener(settled)
@@ -405,32 +359,6 @@ class ApprovalBroker:
 
     async def _current(self, approval: PendingApproval) -> PendingApproval:
         return await self._store.get(approval.approval_id) or approval
-
-
-def _refused_as_settled(approval: PendingApproval) -> Refused:
-    """The refusal of a click on an approval that is no longer pending."""
-    match approval.state:
-        case ApprovalState.EXPIRED:
-            return Refused.because(Refusal.EXPIRED, approval, when=slack_date(approval.expires_at))
-        case ApprovalState.VOIDED:
-            return Refused.because(Refusal.VOIDED, approval)
-        case _:
-            when = slack_date(approval.decided_at or approval.created_at)
-            user = approval.decided_by or BROKER_USER
-            return Refused.because(Refusal.ALREADY_DECIDED, approval, state=approval.state, user=user, when=when)
-
-
-def _account_refusal(user: SlackUser, team_id: str) -> Refusal | None:
-    """Why this Slack account may not approve anything, whoever it is: another workspace, a bot, a guest."""
-    if user.team_id != team_id:
-        return Refusal.OTHER_WORKSPACE
-    if user.deleted:
-        return Refusal.DEACTIVATED_USER
-    if user.is_bot:
-        return Refusal.BOT_USER
-    if user.is_restricted or user.is_ultra_restricted:
-        return Refusal.GUEST_USER
-    return None
 
 
 def _audit(approval: PendingApproval) -> dict[str, Any]:

@@ -24,7 +24,9 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access import AccessPolicy, AccessSettings
-from bot.approvals import ApprovalBroker, ApproverPolicy, Decided
+from bot.approval_outcomes import Decided
+from bot.approvals import ApprovalBroker, ApproverPolicy
+from bot.audit import AuditTrail
 from bot.blocks import ephemeral
 from bot.investigations import AgentFactory, InvestigationService, RunObserver, TraceLink
 from bot.outbox import POST_INTERVAL_S, Outbox
@@ -153,6 +155,7 @@ async def create_app(
         directory=SlackDirectory(client),
         store=store,
         announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
+        audit=AuditTrail(store),
     )
     investigations = InvestigationService(
         agent_factory=agent_factory,

@@ -8,16 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
+from bot.approval_outcomes import Decided, Refusal, Refused, slack_date
 from bot.approval_store import ApprovalState, InMemoryApprovalStore, PendingApproval
-from bot.approvals import (
-    ApprovalBroker,
-    ApproverPolicy,
-    Decided,
-    Refusal,
-    Refused,
-    expiry_reason,
-    slack_date,
-)
+from bot.approvals import ApprovalBroker, ApproverPolicy, expiry_reason
 from bot.directory import CachedDirectory, SlackUser
 from kernel import (
     Agent,

@@ -119,6 +119,12 @@ async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_r
         assert any("It is waiting for the approval above." in t for t in texts(after, ts))
         result = uploaded_trace(slack, ts)
         assert (result.steps[0].approval.decision, result.steps[0].approval.by) == ("approved", ALICE)
+        audit = await run_store.audit_log(run_id=result.run_id)
+        assert [(e.kind, e.actor) for e in audit if e.kind.startswith(("approval", "side_effect"))] == [
+            ("approval_requested", "U0BOB"),
+            ("approval_decided", ALICE),
+        ]
+        assert next(e for e in audit if e.kind == "approval_decided").detail["decision"] == "approved"
 
 
 async def test_an_approval_that_expired_while_the_bot_was_down_is_a_denial(run_store):
