@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Protocol, assert_never
 
 import structlog
 
+from bot.approval_store import ApprovalState
 from bot.approvals import ApprovalBroker
 from bot.audit import AuditKind, AuditTrail
+from bot.mrkdwn import user_ref
 from bot.run_store import LeaseLostError, RunStatus, RunStore, StoreUnavailableError
 from bot.run_thread import RunThread
 from kernel import (
@@ -69,20 +71,26 @@ class DurableRun:
         control = self.run.control
         if checkpoint is None:
             result = await self._stretch(self.agent.events(task, control=control, run_id=self.run.run_id), first=True)
-        elif checkpoint.stop_reason is StopReason.AWAITING_APPROVAL:
+        elif checkpoint.pending_steps():  # paused, or saved between asking for an approval and pausing
             result = checkpoint
         else:
             result = await self._stretch(self.agent.events_from(checkpoint, control=control), first=True)
-        while result.stop_reason is StopReason.AWAITING_APPROVAL:
+        while result.pending_steps():
             await self._save(RunStatus.AWAITING_APPROVAL, result)
-            decisions = {
-                step.approval.approval_id: await self.broker.decision(step.approval.approval_id)
-                for step in result.pending_steps()
-                if step.approval is not None
-            }
+            ids = [step.approval.approval_id for step in result.pending_steps() if step.approval is not None]
+            decisions = {approval_id: await self.broker.decision(approval_id) for approval_id in ids}
+            await self._stop_if_voided(ids)
             result = await self._stretch(self.agent.events_from(result, decisions=decisions, control=control))
         await self._save(RunStatus.FINISHED, result)
         return result
+
+    async def _stop_if_voided(self, approval_ids: list[str]) -> None:
+        """A voided approval means the run was stopped (maybe on another replica, whose relayed Stop may come
+        later): the run must end cancelled rather than ask the model again."""
+        for approval_id in approval_ids:
+            approval = await self.broker.get(approval_id)
+            if approval is not None and approval.state is ApprovalState.VOIDED:
+                self.run.control.cancel(f"stopped by {user_ref(approval.decided_by)}")
 
     async def _stretch(self, stream: RunStream, *, first: bool = False) -> RunResult:
         """Follow one stretch of the run (until it ends or pauses), checkpointing after every step."""

@@ -194,6 +194,8 @@ class InvestigationService:
         record = await self._store.get_run(run_id)
         if record is None or record.status is RunStatus.FINISHED:
             return "That investigation has already ended."
+        if run is not None:  # cancel before voiding: a woken run must find itself cancelled, not ask the model again
+            self.cancel(run_id, f"stopped by {user_ref(user_id)}")
         self._reply(
             record.channel,
             record.thread_ts,
@@ -201,11 +203,9 @@ class InvestigationService:
         )
         await self._broker.void_run(run_id, "the run was stopped", by=user_id)
         log.info("run_stop_requested", run_id=run_id, user=user_id)
-        if run is not None:
-            self.cancel(run_id, f"stopped by {user_ref(user_id)}")
-        elif record.owner and record.lease_until is not None and record.lease_until > utc_now():
+        if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
             await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": user_ref(user_id)}))
-        else:
+        elif run is None:
             await self._end_orphan(record, f"stopped by {user_ref(user_id)} while no replica was running it")
         return "Stopping the investigation."
 

@@ -98,14 +98,28 @@ async def test_a_run_interrupted_by_a_shutdown_continues_after_the_restart(run_s
         ]
 
 
-async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_run_resumes(run_store):
+async def saved_status(store: RunStore, ts: str) -> RunStatus | None:
+    record = await store.run_in_thread(CHANNEL, ts)
+    return record.status if record is not None else None
+
+
+@pytest.mark.parametrize("saved_as", ["paused", "asked, not yet paused"])
+async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_run_resumes(run_store, saved_as):
     incident = IncidentBot([[ROLLBACK], [FINISH]])
     async with SlackFake(users=USERS) as slack:
         async with process(slack, run_store, incident) as before:
             ts = await before.mention("roll back order-service")
             message, approval_id = await before.until(lambda: before.approval_message(ts), "an approval message")
-        assert (await run_store.run_in_thread(CHANNEL, ts)).status is RunStatus.AWAITING_APPROVAL
+            for _ in range(500):
+                if await saved_status(run_store, ts) is RunStatus.AWAITING_APPROVAL:
+                    break
+                await asyncio.sleep(0.01)
+        saved = await run_store.run_in_thread(CHANNEL, ts)
+        assert saved.status is RunStatus.AWAITING_APPROVAL
         assert (await run_store.get(approval_id)).state is ApprovalState.PENDING  # a shutdown does not void it
+        if saved_as == "asked, not yet paused":  # the process died after the step's checkpoint, before the pause's
+            trace = RunResult.from_json(saved.trace_json).model_copy(update={"stop_reason": StopReason.INTERRUPTED})
+            await run_store.checkpoint(saved.run_id, status=RunStatus.RUNNING, trace_json=trace.to_json())
 
         async with process(slack, run_store, incident, start=False) as after:
             assert await after.click(APPROVE, approval_id, message.ts, ts) == 200  # lands before the run resumes
@@ -117,6 +131,10 @@ async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_r
             await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends")
         assert incident.executed == [("order-service", "v2.13.2")]
         assert any("It is waiting for the approval above." in t for t in texts(after, ts))
+        approvals = [
+            m for m in after.thread(ts) if "rollback_deployment" in json.dumps(m.blocks) and "Approv" in m.text
+        ]
+        assert [m.ts for m in approvals] == [message.ts]  # asked once, not again after the restart
         result = uploaded_trace(slack, ts)
         assert (result.steps[0].approval.decision, result.steps[0].approval.by) == ("approved", ALICE)
         audit = await run_store.audit_log(run_id=result.run_id)
