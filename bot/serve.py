@@ -44,10 +44,10 @@ async def serve_slack(
     port: int,
 ) -> None:
     """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start)."""
-    viewer = TraceViewer.from_settings(settings.viewer) if settings.viewer is not None else None
+    viewer = TraceViewer.from_settings(settings.viewer, store) if settings.viewer is not None else None
     metrics = BotMetrics()
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
-    observers: list[RunObserver] = [metrics, *(viewer.feeds if viewer else ()), *([spans] if spans else [])]
+    observers: list[RunObserver] = [metrics, *([spans] if spans else [])]
     services = await create_app(
         settings.slack,
         secrets,

@@ -1,16 +1,15 @@
-"""Where the trace viewer finds a run's trace: a one-method protocol, and the runs this process has seen.
+"""Where the trace viewer finds a run's trace: a one-method protocol, and the run store behind it.
 
-The protocol is tiny so that a durable store can stand in for the in-memory source without the viewer
-changing; the in-memory one follows the investigations through the `RunObserver` seam.
+Every replica saves its runs' traces in the shared store, so a link works whichever replica serves it
+and after a restart.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Protocol, assert_never
+from typing import Protocol
 
-from bot.investigations import ActiveRun
-from kernel import Event, RunFinished, RunResult, RunStarted, StepCompleted, StepStarted
+from bot.run_store import RunStore
+from kernel import RunResult
 
 
 class TraceSource(Protocol):
@@ -21,34 +20,13 @@ class TraceSource(Protocol):
         ...
 
 
-class RecentRuns:
-    """The traces of the last `capacity` runs this process finished, least recently used dropped first.
+class StoredTraces:
+    """The traces the run store holds: each run's checkpoint, which is its whole trace once it has ended."""
 
-    A `RunObserver` (fed by the investigation service) and a `TraceSource`; it forgets on restart.
-    """
-
-    def __init__(self, capacity: int = 200) -> None:
-        if capacity < 1:
-            raise ValueError(f"RecentRuns needs room for at least one run, not {capacity}")
-        self.capacity = capacity
-        self._results: OrderedDict[str, RunResult] = OrderedDict()
-
-    def observe(self, run: ActiveRun, event: Event) -> None:
-        """Keep the trace of each finished (or paused) run; the events before that carry nothing to keep."""
-        match event:
-            case RunFinished(result=result):
-                self._results[result.run_id] = result
-                self._results.move_to_end(result.run_id)
-                while len(self._results) > self.capacity:
-                    self._results.popitem(last=False)
-            case RunStarted() | StepStarted() | StepCompleted():
-                pass
-            case _:
-                assert_never(event)
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
 
     async def __call__(self, run_id: str) -> RunResult | None:
-        """The run's trace if it is among the kept ones."""
-        result = self._results.get(run_id)
-        if result is not None:
-            self._results.move_to_end(run_id)
-        return result
+        """The run's saved trace, or None for a run the store does not know (or one without a step yet)."""
+        record = await self._store.get_run(run_id)
+        return RunResult.from_json(record.trace_json) if record is not None and record.trace_json else None

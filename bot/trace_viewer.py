@@ -20,9 +20,9 @@ from urllib.parse import quote, urlencode
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.investigations import RunObserver
+from bot.run_store import RunStore
 from bot.trace_page import notice_page, run_page
-from bot.trace_source import RecentRuns, TraceSource
+from bot.trace_source import StoredTraces, TraceSource
 
 SECRET_ENV = "OPSAGENT_VIEWER_SECRET"
 MIN_SECRET_CHARS = 32
@@ -51,8 +51,6 @@ class ViewerSettings(BaseModel):
     """The base URL people reach the bot at (e.g. https://opsagent.example.com): links are built on it."""
     link_ttl_s: int = Field(default=DEFAULT_LINK_TTL_S, gt=0)
     """How long a trace link works after the run ends."""
-    recent_runs: int = Field(default=200, ge=1)
-    """Finished runs kept in memory for the viewer; older ones are dropped (their trace file stays in Slack)."""
 
     @field_validator("public_url")
     @classmethod
@@ -106,26 +104,23 @@ class TraceViewer:
         settings: ViewerSettings,
         signer: LinkSigner,
         source: TraceSource,
-        *,
-        feeds: tuple[RunObserver, ...] = (),
     ) -> None:
         self.settings = settings
         self.signer = signer
         self.source = source
-        self.feeds = feeds
-        """Observers the investigation service must notify for `source` to know the runs."""
 
     @classmethod
-    def from_settings(cls, settings: ViewerSettings, environ: Mapping[str, str] = os.environ) -> TraceViewer:
-        """The viewer over the runs this process finishes; refuses to start without the signing secret."""
+    def from_settings(
+        cls, settings: ViewerSettings, store: RunStore, environ: Mapping[str, str] = os.environ
+    ) -> TraceViewer:
+        """The viewer over the runs in the store; refuses to start without the signing secret."""
         secret = environ.get(SECRET_ENV, "")
         if not secret:
             raise ValueError(
                 f"the [viewer] section enables the trace viewer, which signs its links with {SECRET_ENV}: "
                 "set it to a random string of 32+ characters (the same on every replica), or remove [viewer]"
             )
-        recent = RecentRuns(settings.recent_runs)
-        return cls(settings, LinkSigner(secret), recent, feeds=(recent,))
+        return cls(settings, LinkSigner(secret), StoredTraces(store))
 
     def link(self, run_id: str, *, expires: int | None = None) -> str:
         """The signed URL of a run's page, valid for `link_ttl_s` from now unless `expires` says otherwise."""
@@ -144,7 +139,7 @@ class TraceViewer:
             case LinkCheck.VALID:
                 result = await self.source(run_id)
                 if result is None:
-                    return _html(404, notice_page("Run not found", _unknown(run_id, self.settings.recent_runs)))
+                    return _html(404, notice_page("Run not found", _unknown(run_id)))
                 return _html(200, run_page(result))
             case LinkCheck.EXPIRED:
                 return _html(
@@ -176,9 +171,9 @@ def _expired(run_id: str, ttl_s: int) -> str:
     )
 
 
-def _unknown(run_id: str, kept: int) -> str:
+def _unknown(run_id: str) -> str:
     return (
-        f"The bot does not know run {run_id}: it keeps the last {kept} runs it finished, since it last started.\n\n"
+        f"The bot does not know run {run_id}, or it has no step yet.\n\n"
         f"The whole trace is in the file opsagent-trace-{run_id}.json that the bot attached to the Slack thread."
     )
 

@@ -12,11 +12,11 @@ from trace_runs import INCIDENT_SCRIPT, TASK, incident_run
 from viewer_harness import VIEWER_SECRET, ViewerBot
 
 from bot.blocks import final_message
-from bot.investigations import ActiveRun
+from bot.run_store import RunRecord, RunStatus, utc_now
 from bot.settings import load_settings
-from bot.trace_source import RecentRuns
+from bot.trace_source import StoredTraces
 from bot.trace_viewer import SECRET_ENV, SECURITY_HEADERS, LinkCheck, LinkSigner, TraceViewer, ViewerSettings
-from kernel import RunControl, RunFinished, RunResult, StopReason
+from kernel import RunResult, StopReason
 
 NOW = 1_800_000_000
 signer = LinkSigner(VIEWER_SECRET)
@@ -53,13 +53,13 @@ def test_a_link_without_its_parameters_is_incomplete(exp, sig):
     assert signer.check("abc123", exp, sig, now=NOW) is LinkCheck.INCOMPLETE
 
 
-def test_the_viewer_refuses_to_start_without_a_strong_secret():
+async def test_the_viewer_refuses_to_start_without_a_strong_secret(run_store):
     settings = ViewerSettings(public_url="https://opsagent.example.com/")
     with pytest.raises(ValueError, match=SECRET_ENV):
-        TraceViewer.from_settings(settings, {})
+        TraceViewer.from_settings(settings, run_store, {})
     with pytest.raises(ValueError, match="at least 32 characters"):
-        TraceViewer.from_settings(settings, {SECRET_ENV: "short"})
-    viewer = TraceViewer.from_settings(settings, {SECRET_ENV: VIEWER_SECRET})
+        TraceViewer.from_settings(settings, run_store, {SECRET_ENV: "short"})
+    viewer = TraceViewer.from_settings(settings, run_store, {SECRET_ENV: VIEWER_SECRET})
     link = urlsplit(viewer.link("abc123"))
     assert (link.scheme, link.netloc, link.path) == ("https", "opsagent.example.com", "/runs/abc123")
     exp = int(parse_qs(link.query)["exp"][0])
@@ -126,7 +126,7 @@ async def test_expired_tampered_incomplete_and_unknown_links_get_small_clear_pag
         (link[:-1] + ("0" if link[-1] != "0" else "1"), 403, "This trace link is not valid", "exactly as the bot"),
         (link.split("?")[0], 403, "This trace link is incomplete", "Copy the whole"),
         (other_run, 403, "This trace link is not valid", "signature does not match"),
-        (bot.viewer.link("0" * 12), 404, "Run not found", "keeps the last 200 runs"),
+        (bot.viewer.link("0" * 12), 404, "Run not found", "does not know run 000000000000"),
     ]
     for url, status, title, advice in cases:
         got, headers, page = await get(bot, url)
@@ -137,13 +137,22 @@ async def test_expired_tampered_incomplete_and_unknown_links_get_small_clear_pag
         assert headers["Cache-Control"] == "private, no-store"
 
 
-async def test_the_in_memory_source_keeps_the_latest_runs_only(tools):
-    recent = RecentRuns(capacity=2)
-    runs = [await incident_run(tools) for _ in range(3)]
-    for result in runs:
-        recent.observe(ActiveRun(result.run_id, "C1", "1.1", "U1", RunControl()), RunFinished(result))
-    assert await recent(runs[0].run_id) is None
-    assert await recent(runs[1].run_id) is runs[1]
-    assert await recent(runs[2].run_id) is runs[2]
-    with pytest.raises(ValueError, match="at least one run"):
-        RecentRuns(capacity=0)
+async def test_traces_come_from_the_run_store_so_every_replica_serves_them(tools, run_store):
+    result = await incident_run(tools)
+    source = StoredTraces(run_store)
+    assert await source(result.run_id) is None  # unknown
+    now = utc_now()
+    record = RunRecord(
+        run_id=result.run_id,
+        channel="C1",
+        thread_ts="1.1",
+        requested_by="U1",
+        task=result.task,
+        status=RunStatus.RUNNING,
+        created_at=now,
+        updated_at=now,
+    )
+    await run_store.create_run(record)
+    assert await source(result.run_id) is None  # no step saved yet
+    await run_store.checkpoint(result.run_id, status=RunStatus.FINISHED, trace_json=result.to_json())
+    assert (await source(result.run_id)).model_dump() == result.model_dump()

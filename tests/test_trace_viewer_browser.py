@@ -13,8 +13,7 @@ from trace_runs import INCIDENT_SCRIPT, TASK, approve
 from viewer_harness import ViewerBot
 
 from bot.demo import run_demo
-from bot.investigations import ActiveRun
-from kernel import RunControl, RunFinished
+from bot.run_store import RunRecord, RunStatus, utc_now
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -119,8 +118,19 @@ async def test_the_demo_incident_page_in_chromium(tools, browser):
     """The README's screenshot (docs/trace-viewer.png is a copy of test-output/trace-viewer-demo.png)."""
     result = await run_demo(None, print_line=lambda _: None, confirm=approve)
     async with ViewerBot(tools, []) as bot:
-        for feed in bot.viewer.feeds:
-            feed.observe(ActiveRun(result.run_id, "C1", "1.1", "U0BOB", RunControl()), RunFinished(result))
+        now = utc_now()
+        record = RunRecord(
+            run_id=result.run_id,
+            channel="C1",
+            thread_ts="1.1",
+            requested_by="U0BOB",
+            task=result.task,
+            status=RunStatus.FINISHED,
+            trace_json=result.to_json(),
+            created_at=now,
+            updated_at=now,
+        )
+        await bot.store.create_run(record)
         link = bot.viewer.link(result.run_id)
         status, errors = await screenshot(browser, link, "trace-viewer-demo.png", full_page=False)
     assert status == 200

@@ -32,17 +32,16 @@ class ViewerBot(ThreadWatcher):
     async def __aenter__(self) -> Self:
         await self.slack.start()
         self._store = temporary_store()
-        store = await self._store.__aenter__()
+        self.store = store = await self._store.__aenter__()
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
-        self.viewer = TraceViewer.from_settings(ViewerSettings(public_url=self.url), {SECRET_ENV: VIEWER_SECRET})
+        self.viewer = TraceViewer.from_settings(ViewerSettings(public_url=self.url), store, {SECRET_ENV: VIEWER_SECRET})
         secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, self.slack.api_url)
         self.services = await create_app(
             SlackSettings(approvers=[ALICE], post_interval_s=0),
             secrets,
             self.agent_for,
             store=store,
-            observers=self.viewer.feeds,
             trace_link=self.viewer.link,
         )
         self.services.routes.extend(self.viewer.routes())
