@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bot.alert_blocks import alert_opened, alert_resolved, alerts_joined
 from bot.alert_payload import Alert, AlertGroup, AlertStatus, InvalidAlertPayload, investigation_task
-from bot.alert_threads import MAX_GROUPS, AlertThread, AlertThreads, MemoryAlertThreads
+from bot.alert_threads import AlertThread, AlertThreads
 from bot.blocks import Message
 from bot.investigations import InvestigationService
 from bot.outbox import Outbox
@@ -45,8 +45,6 @@ class AlertmanagerSettings(BaseModel):
 
     channel: str = Field(min_length=1)
     """The Slack channel id (C…) where each firing alert group opens a thread; the bot must be a member."""
-    max_groups: int = Field(default=MAX_GROUPS, ge=1)
-    """Open alert groups remembered for de-duplication."""
 
     @model_validator(mode="before")
     @classmethod
@@ -77,7 +75,7 @@ def alertmanager_routes(
         token=alertmanager_token(environ),
         investigations=services.investigations,
         outbox=services.outbox,
-        threads=MemoryAlertThreads(settings.max_groups),
+        threads=services.store,
     )
     return receiver.routes()
 
@@ -149,7 +147,7 @@ class AlertReceiver:
 
     async def _firing(self, group: AlertGroup) -> None:
         firing = group.firing
-        known = await self._threads.recall(group.group_key)
+        known = await self._threads.alert_thread(group.group_key)
         if known is None:
             await self._open(group, firing)
             return
@@ -159,7 +157,7 @@ class AlertReceiver:
             return
         self._post(alerts_joined(group, joined), known.thread_ts, known.channel)
         fingerprints = known.fingerprints | {alert.fingerprint for alert in joined}
-        await self._threads.remember(group.group_key, replace(known, fingerprints=fingerprints))
+        await self._threads.save_alert_thread(group.group_key, replace(known, fingerprints=fingerprints))
         log.info("alerts_joined", thread_ts=known.thread_ts, joined=len(joined))
 
     async def _open(self, group: AlertGroup, firing: list[Alert]) -> None:
@@ -174,18 +172,18 @@ class AlertReceiver:
         )
         fingerprints = frozenset(alert.fingerprint for alert in firing)
         thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if run else None)
-        await self._threads.remember(group.group_key, thread)
+        await self._threads.save_alert_thread(group.group_key, thread)
         log.info("alert_thread_opened", thread_ts=thread_ts, run_id=thread.run_id, alerts=len(firing))
 
     async def _resolved(self, group: AlertGroup) -> None:
-        known = await self._threads.recall(group.group_key)
+        known = await self._threads.alert_thread(group.group_key)
         if known is None:
             log.info("resolved_group_unknown")
             return
         self._post(alert_resolved(group), known.thread_ts, known.channel)
-        if known.run_id is not None and known.run_id in self._investigations.active:
+        if known.run_id is not None:  # wherever it runs; a run that has ended is left as it is
             await self._investigations.stop(known.run_id, ACTOR)
-        await self._threads.forget(group.group_key)
+        await self._threads.forget_alert_thread(group.group_key)
         log.info("alert_resolved", thread_ts=known.thread_ts, run_id=known.run_id)
 
     def _post(self, message: Message, thread_ts: str, channel: str) -> None:

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, assert_never
 
 import structlog
@@ -177,6 +178,7 @@ class InvestigationService:
             mention_ts=mention_ts or "",
             status=RunStatus.RUNNING,
             owner=self.replica,
+            lease_until=now + timedelta(seconds=self.lease_ttl_s),
             created_at=now,
             updated_at=now,
         )

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from bot.alert_threads import AlertThread
 from bot.approval_store import ApprovalStore
 from opsagent_tools.action_journal import SideEffectState
 
@@ -197,6 +198,12 @@ class RunStore(ApprovalStore, Protocol):
     async def audit(self, event: AuditEvent) -> None: ...
 
     async def audit_log(self, *, run_id: str | None = None, limit: int = 1000) -> list[AuditEvent]: ...
+
+    async def alert_thread(self, group_key: str) -> AlertThread | None: ...
+
+    async def save_alert_thread(self, group_key: str, thread: AlertThread) -> None: ...
+
+    async def forget_alert_thread(self, group_key: str) -> None: ...
 
     async def notify(self, topic: str, payload: str) -> None: ...
 

@@ -98,6 +98,7 @@ class SlackServices:
     broker: ApprovalBroker
     investigations: InvestigationService
     duties: ReplicaDuties
+    store: RunStore
     routes: list[web.RouteDef] = field(default_factory=list)
     """HTTP routes besides `/slack/events` and `/healthz` that components add (served in HTTP mode)."""
 
@@ -175,7 +176,7 @@ async def create_app(
         request_verification_enabled=secrets.signing_secret is not None,
     )
     duties = ReplicaDuties(store=store, service=investigations, broker=broker)
-    services = SlackServices(app, client, outbox, broker, investigations, duties)
+    services = SlackServices(app, client, outbox, broker, investigations, duties, store)
     register_listeners(services)
     return services
 

@@ -101,7 +101,16 @@ class Migration:
         return [sql.format(**types) for sql in self.shared] + list(own)
 
 
-MIGRATIONS = (Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),)
+_ALERT_GROUPS = (
+    """CREATE TABLE alert_groups (
+        group_key TEXT PRIMARY KEY, channel TEXT NOT NULL, thread_ts TEXT NOT NULL,
+        fingerprints_json TEXT NOT NULL, run_id TEXT NOT NULL, updated_at {ts} NOT NULL)""",
+)
+
+MIGRATIONS = (
+    Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
+    Migration(2, "alert groups and their threads", _ALERT_GROUPS),
+)
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

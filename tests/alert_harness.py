@@ -87,14 +87,23 @@ class AlertBot(ThreadWatcher):
 
 
 @contextlib.asynccontextmanager
-async def running_alert_bot(script: list[list[Any]], *, token: str = TOKEN) -> AsyncIterator[AlertBot]:
-    """The bot as `opsagent serve` wires it with `[alertmanager] channel = CHANNEL`, until the block ends."""
-    incident = IncidentBot(script)
-    async with SlackFake(users=USERS) as slack, temporary_store() as store:
+async def running_alert_bot(
+    script: list[list[Any]], *, token: str = TOKEN, shared: AlertBot | None = None
+) -> AsyncIterator[AlertBot]:
+    """The bot as `opsagent serve` wires it with `[alertmanager] channel = CHANNEL`, until the block ends;
+    with `shared`, a second replica on the same fake Slack and run store."""
+    async with contextlib.AsyncExitStack() as stack:
+        if shared is None:
+            slack = await stack.enter_async_context(SlackFake(users=USERS))
+            store = await stack.enter_async_context(temporary_store())
+            incident = IncidentBot(script)
+        else:
+            slack, store, incident = shared.slack, shared.services.store, shared.incident
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=None, api_url=slack.api_url)
         services = await create_app(SlackSettings(post_interval_s=0), secrets, incident.agent_for, store=store)
         services.routes += alertmanager_routes(AlertmanagerSettings(channel=CHANNEL), services, {TOKEN_ENV: token})
         runner = await start_http(services, "127.0.0.1", 0, slack_events=False)
+        await services.start()
         bot = AlertBot(slack, f"http://127.0.0.1:{runner.addresses[0][1]}", incident, services)
         try:
             yield bot

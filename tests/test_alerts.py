@@ -83,6 +83,25 @@ async def test_a_resent_group_opens_no_second_thread_and_posts_nothing(bot: Aler
     assert len(bot.incident.models) == 2
 
 
+async def test_a_resend_and_the_resolve_that_reach_another_replica_find_the_groups_thread(
+    bot: AlertBot, script
+) -> None:
+    script += [SLOW_RUN, QUICK_RUN]
+    await bot.notify(notification(alert("fp-1")))
+    [first] = await opened(bot, 1)
+    await bot.until(lambda: bot.services.investigations.active, "the run is going on the first replica")
+    async with running_alert_bot(script, shared=bot) as other:
+        assert (await other.notify(notification(alert("fp-1"))))[0] == 200
+        await other.notify(marker())
+        await opened(bot, 2)  # the marker's thread: the re-send before it opened none
+        assert (await other.notify(notification(alert("fp-1", status="resolved"))))[0] == 200
+        await bot.until(lambda: any(m.text.startswith("✅") for m in bot.thread(first.ts)), "the resolve")
+        trace = await bot.until(lambda: bot.trace(first.ts), "the stopped run's trace", within=20)
+    assert trace["stop_reason"] == "cancelled"
+    assert not any(m.text.startswith("♻️") for m in bot.thread(first.ts))  # the run stayed with its replica
+    assert len(bot.alert_threads()) == 2
+
+
 async def test_new_alerts_joining_a_group_get_a_note_in_its_thread(bot: AlertBot, script) -> None:
     script += [SLOW_RUN, QUICK_RUN]
     await bot.notify(notification(alert("fp-1")))

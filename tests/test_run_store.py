@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import asyncpg
 import pytest
 from postgres_server import postgres_fixture  # noqa: F401 (the session's PostgreSQL)
 
+from bot.alert_threads import AlertThread
 from bot.approval_store import ApprovalState, PendingApproval
 from bot.run_store import (
     AuditEvent,
@@ -28,6 +30,7 @@ from bot.run_store import (
     open_store,
     sqlite_path,
 )
+from bot.store_schema import LATEST_VERSION
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 RACES = 40
@@ -343,11 +346,33 @@ async def test_migrate_twice_is_a_no_op(store: RunStore, store_url: str) -> None
         assert await again.get_run("r1") == a_run("r1")
     finally:
         await again.close()
+    newer = LATEST_VERSION + 1
     await raw_execute(
-        store_url, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (2, 'x', '2026-11-30')"
+        store_url, f"INSERT INTO schema_migrations (version, name, applied_at) VALUES ({newer}, 'x', '2026-11-30')"
     )
-    with pytest.raises(SchemaVersionError, match="schema is at version 2, newer than this OpsAgent knows"):
+    with pytest.raises(SchemaVersionError, match=f"schema is at version {newer}, newer than this OpsAgent knows"):
         await store.migrate()
+
+
+async def test_a_database_of_an_older_version_is_brought_up_to_date_and_keeps_its_runs(
+    store: RunStore, store_url: str
+) -> None:
+    await store.create_run(a_run("r1"))
+    await raw_execute(store_url, "DROP TABLE alert_groups")  # as a version-1 database has it
+    await raw_execute(store_url, "DELETE FROM schema_migrations WHERE version = 2")
+    older = open_store(store_url)
+    try:
+        await older.migrate()
+        assert await older.get_run("r1") == a_run("r1")
+        thread = AlertThread("C1", "1.1", frozenset({"f2", "f1"}), "r1")
+        await older.save_alert_thread("group-a", thread)
+        assert await older.alert_thread("group-a") == thread
+        await older.save_alert_thread("group-a", replace(thread, run_id=None))
+        assert (await store.alert_thread("group-a")).run_id is None  # seen from another instance
+        await older.forget_alert_thread("group-a")
+        assert await older.alert_thread("group-a") is None
+    finally:
+        await older.close()
 
 
 async def test_a_store_that_was_never_migrated_says_so(store_url: str) -> None:
