@@ -7,9 +7,10 @@ from typing import Annotated
 
 import pytest
 from pydantic import Field
-from slack_harness import temporary_store
+from slack_harness import ALICE, temporary_store
 from wire_servers import FakeModelServer, SleepRecorder
 
+from bot.slack_app import SlackSettings
 from kernel import ToolFailure, ToolRegistry
 
 
@@ -89,3 +90,15 @@ async def run_store():
     """The bot's run store on a SQLite file of the test's own, migrated."""
     async with temporary_store() as store:
         yield store
+
+
+@pytest.fixture
+def script():
+    """The scripts of the Slack tests' runs, one list of model turns per run, in order."""
+    return []
+
+
+@pytest.fixture
+def slack_settings(request):
+    """The bot's [slack] settings; a test may pass overrides with indirect parametrisation."""
+    return SlackSettings(approvers=[ALICE], post_interval_s=0, **getattr(request, "param", {}))

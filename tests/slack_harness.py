@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
+from local_server import free_port
 from slack_fake import (
+    BOT_TOKEN,
     BOT_USER_ID,
     SIGNING_SECRET,
     TEAM_ID,
@@ -21,9 +23,19 @@ from slack_fake import (
     signed_event,
 )
 
-from bot.run_store import RunStore, opened_store
-from bot.slack_app import APPROVE
-from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
+from bot.run_store import RunRecord, RunStatus, RunStore, opened_store, utc_now
+from bot.serve import start_http
+from bot.slack_app import APPROVE, SlackSecrets, SlackServices, SlackSettings, create_app
+from kernel import (
+    Agent,
+    ConfirmHook,
+    RunResult,
+    ScriptedModel,
+    SideEffectMode,
+    SideEffectPolicy,
+    ToolRegistry,
+    text_turn,
+)
 
 CHANNEL = "C0INCIDENT"
 ALICE, BOB, GUEST = "U0ALICE", "U0BOB", "U0GUEST"
@@ -40,6 +52,22 @@ async def temporary_store() -> AsyncIterator[RunStore]:
     with tempfile.TemporaryDirectory() as tmp:
         async with opened_store(f"sqlite:///{tmp}/runs.db") as store:
             yield store
+
+
+def click_payload(
+    slack: SlackFake, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE
+) -> dict[str, Any]:
+    """A button click in the incident channel, as Slack sends it (with a working `response_url`)."""
+    return block_actions_payload(
+        user,
+        TEAM_ID,
+        CHANNEL,
+        message_ts,
+        thread_ts,
+        action_id,
+        value,
+        response_url=slack.response_url(CHANNEL, message_ts, user=user),
+    )
 
 
 class IncidentBot:
@@ -139,14 +167,58 @@ class Harness(ThreadWatcher):
         return ts
 
     async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> int:
-        payload = block_actions_payload(
-            user,
-            TEAM_ID,
-            CHANNEL,
-            message_ts,
-            thread_ts,
-            action_id,
-            value,
-            response_url=self.slack.response_url(CHANNEL, message_ts, user=user),
-        )
+        payload = click_payload(self.slack, action_id, value, message_ts, thread_ts, user=user)
         return await self.post(*signed_action(SIGNING_SECRET, payload))
+
+
+@contextlib.asynccontextmanager
+async def running_app(
+    slack: SlackFake,
+    incident: IncidentBot,
+    store: RunStore,
+    *,
+    settings: SlackSettings | None = None,
+    start: bool = False,
+    prepare: Callable[[SlackServices], None] | None = None,
+    **options: Any,
+) -> AsyncIterator[Harness]:
+    """The Slack app in HTTP mode on a free port over `store`, as `opsagent serve --http` wires it; `prepare`
+    sees the services before the server starts (to add routes), `start` resumes saved runs and starts the
+    replica duties. Leaving the block shuts it down (saving its runs)."""
+    secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
+    settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0)
+    services = await create_app(settings, secrets, incident.agent_for, store=store, **options)
+    if prepare is not None:
+        prepare(services)
+    port = free_port()
+    runner = await start_http(services, "127.0.0.1", port)
+    harness = Harness(slack, f"http://127.0.0.1:{port}", incident)
+    harness.services = services
+    if start:
+        await services.start()
+    try:
+        yield harness
+    finally:
+        await services.close(timeout_s=5)
+        await harness.http.close()
+        await runner.cleanup()
+
+
+async def save_run(
+    store: RunStore, trace: RunResult, *, status: RunStatus = RunStatus.FINISHED, save_trace: bool = True, **fields: Any
+) -> RunRecord:
+    """Record a run whose trace the kernel made, as the bot would have saved it (fields override the record's)."""
+    now = utc_now()
+    record = RunRecord(
+        run_id=trace.run_id,
+        channel=CHANNEL,
+        thread_ts="1700000000.000100",
+        requested_by=BOB,
+        task=trace.task,
+        status=status,
+        trace_json=trace.to_json() if save_trace else "",
+        created_at=now,
+        updated_at=now,
+    ).model_copy(update=fields)
+    await store.create_run(record)
+    return record

@@ -13,7 +13,7 @@ from slack_fake import TEAM_ID
 from slack_harness import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 from structlog.testing import capture_logs
 from test_approvals_broker import T0, Clock
-from test_slack_app import harness, script, slack_settings  # noqa: F401 - the Slack end-to-end fixtures
+from test_slack_app import harness  # noqa: F401 - the Slack end-to-end fixture
 
 from bot.access import (
     AccessSettings,

@@ -10,14 +10,12 @@ from dataclasses import replace
 
 import pytest
 from exposition import parse_samples, sample
-from local_server import free_port
-from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
-from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot
+from slack_fake import SlackFake
+from slack_harness import CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, running_app
 
 from bot.bot_metrics import BotMetrics
 from bot.investigations import ActiveRun
-from bot.serve import start_http
-from bot.slack_app import DENY, STOP, SlackSecrets, SlackSettings, create_app
+from bot.slack_app import DENY, STOP
 from kernel import ConfirmHook, Event, Pricing, text_turn
 
 PRICE = Pricing(input_per_mtok=3.0, output_per_mtok=15.0)
@@ -43,38 +41,18 @@ class ExplodingObserver:
 
 
 @pytest.fixture
-def script():
-    return []
-
-
-@pytest.fixture
-def slack_settings(request):
-    return SlackSettings(approvers=[ALICE], post_interval_s=0, **getattr(request, "param", {}))
-
-
-@pytest.fixture
 async def harness(script, slack_settings, run_store):
     bot = PricedBot(script)
     exploding = ExplodingObserver()
     metrics = BotMetrics()
-    async with SlackFake(users=USERS) as slack:
-        secrets = SlackSecrets(
-            bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
-        )
-        services = await create_app(
-            slack_settings, secrets, bot.agent_for, store=run_store, observers=[exploding, metrics]
-        )
-        metrics.attach(services)
-        port = free_port()
-        runner = await start_http(services, "127.0.0.1", port)
-        h = Harness(slack, f"http://127.0.0.1:{port}", bot)
-        h.services, h.exploding = services, exploding
-        try:
-            yield h
-        finally:
-            await services.close(timeout_s=5)
-            await h.http.close()
-            await runner.cleanup()
+    async with (
+        SlackFake(users=USERS) as slack,
+        running_app(
+            slack, bot, run_store, settings=slack_settings, observers=[exploding, metrics], prepare=metrics.attach
+        ) as harness,
+    ):
+        harness.exploding = exploding
+        yield harness
 
 
 async def scrape(harness):

@@ -13,15 +13,13 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from local_server import free_port
-from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
-from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot
+from slack_fake import SlackFake
+from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot, running_app, save_run
 
 from bot.access import AccessSettings
 from bot.approval_store import ApprovalState
-from bot.run_store import RunRecord, RunStatus, RunStore, utc_now
-from bot.serve import start_http
-from bot.slack_app import APPROVE, SlackSecrets, SlackSettings, create_app
+from bot.run_store import RunStatus, RunStore, utc_now
+from bot.slack_app import APPROVE, SlackSettings
 from kernel import Agent, RunResult, ScriptedModel, StepCompleted, StopReason, text_turn
 
 QUERY = text_turn("query_metrics", "Known: nothing yet.", service="order-service")
@@ -34,21 +32,9 @@ async def process(
     slack: SlackFake, store: RunStore, incident: IncidentBot, *, start: bool = True, ttl_s: float = 900
 ) -> AsyncIterator[Harness]:
     """One life of the bot: the app on its own port over the shared store; leaving the block shuts it down."""
-    secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
     settings = SlackSettings(approvers=[ALICE], post_interval_s=0, approval_ttl_s=ttl_s)
-    services = await create_app(settings, secrets, incident.agent_for, store=store, access=NO_LIMITS)
-    port = free_port()
-    runner = await start_http(services, "127.0.0.1", port)
-    harness = Harness(slack, f"http://127.0.0.1:{port}", incident)
-    harness.services = services
-    if start:
-        await services.start()
-    try:
+    async with running_app(slack, incident, store, settings=settings, start=start, access=NO_LIMITS) as harness:
         yield harness
-    finally:
-        await services.close(timeout_s=5)
-        await harness.http.close()
-        await runner.cleanup()
 
 
 def texts(harness: Harness, ts: str) -> list[str]:
@@ -187,21 +173,12 @@ async def test_a_run_whose_replica_died_is_taken_over_once_its_lease_expires(run
             break
     await stream.events.aclose()
     checkpoint = stream.snapshot()
-    now = utc_now()
-    await run_store.create_run(
-        RunRecord(
-            run_id="r-dead",
-            channel=CHANNEL,
-            thread_ts="1700000000.000100",
-            requested_by="U0BOB",
-            task="order-service 5xx",
-            status=RunStatus.RUNNING,
-            trace_json=checkpoint.to_json(),
-            owner="replica-that-died",
-            lease_until=now - timedelta(seconds=1),
-            created_at=now,
-            updated_at=now,
-        )
+    await save_run(
+        run_store,
+        checkpoint,
+        status=RunStatus.RUNNING,
+        owner="replica-that-died",
+        lease_until=utc_now() - timedelta(seconds=1),
     )
     incident = IncidentBot([[FINISH]])
     async with SlackFake(users=USERS) as slack, process(slack, run_store, incident) as live:

@@ -11,31 +11,17 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from local_server import free_port
 from slack_fake import (
-    BOT_TOKEN,
     SIGNING_SECRET,
     SlackFake,
     app_mention_event,
     signed_event,
 )
-from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, Harness, IncidentBot
+from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, running_app
 
 from bot.access import AccessSettings
-from bot.serve import start_http
-from bot.slack_app import APPROVE, DENY, STOP, SlackSecrets, SlackSettings, create_app
+from bot.slack_app import APPROVE, DENY, STOP
 from kernel import text_turn
-
-
-@pytest.fixture
-def script():
-    return []
-
-
-@pytest.fixture
-def slack_settings(request):
-    """The bot's [slack] settings; a test may pass overrides with indirect parametrisation."""
-    return SlackSettings(approvers=[ALICE], post_interval_s=0, **getattr(request, "param", {}))
 
 
 @pytest.fixture
@@ -58,24 +44,13 @@ def incident_bot(script):
 
 @pytest.fixture
 async def harness(incident_bot, slack_settings, access_settings, clock, run_store):
-    bot = incident_bot
-    async with SlackFake(users=USERS) as slack:
-        secrets = SlackSecrets(
-            bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, app_token=None, api_url=slack.api_url
-        )
-        services = await create_app(
-            slack_settings, secrets, bot.agent_for, store=run_store, access=access_settings, clock=clock
-        )
-        port = free_port()
-        runner = await start_http(services, "127.0.0.1", port)
-        h = Harness(slack, f"http://127.0.0.1:{port}", bot)
-        h.services = services
-        try:
-            yield h
-        finally:
-            await services.close(timeout_s=5)
-            await h.http.close()
-            await runner.cleanup()
+    async with (
+        SlackFake(users=USERS) as slack,
+        running_app(
+            slack, incident_bot, run_store, settings=slack_settings, access=access_settings, clock=clock
+        ) as harness,
+    ):
+        yield harness
 
 
 async def test_a_mention_becomes_a_full_investigation_thread(harness, script):

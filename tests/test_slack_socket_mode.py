@@ -11,8 +11,8 @@ import json
 
 import pytest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_fake import BOT_TOKEN, BOT_USER_ID, TEAM_ID, SlackFake, app_mention_event, block_actions_payload
-from slack_harness import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher
+from slack_fake import BOT_TOKEN, BOT_USER_ID, SlackFake, app_mention_event
+from slack_harness import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher, click_payload
 from slack_sdk.errors import SlackApiError
 from socket_mode_fake import APP_TOKEN, SocketModeFake
 
@@ -43,17 +43,9 @@ class Harness(ThreadWatcher):
 
     async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> str:
         """Deliver a button click as an `interactive` envelope; the envelope id."""
-        payload = block_actions_payload(
-            user,
-            TEAM_ID,
-            CHANNEL,
-            message_ts,
-            thread_ts,
-            action_id,
-            value,
-            response_url=self.slack.response_url(CHANNEL, message_ts, user=user),
+        return await self.socket.push_interactive(
+            click_payload(self.slack, action_id, value, message_ts, thread_ts, user=user)
         )
-        return await self.socket.push_interactive(payload)
 
     def headers(self, ts: str) -> list:
         return [m for m in self.thread(ts) if "Investigating" in m.text]

@@ -8,11 +8,12 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from slack_harness import save_run
 from trace_runs import INCIDENT_SCRIPT, TASK, incident_run
 from viewer_harness import VIEWER_SECRET, ViewerBot
 
 from bot.blocks import final_message
-from bot.run_store import RunRecord, RunStatus, utc_now
+from bot.run_store import RunStatus
 from bot.settings import load_settings
 from bot.trace_source import StoredTraces
 from bot.trace_viewer import SECRET_ENV, SECURITY_HEADERS, LinkCheck, LinkSigner, TraceViewer, ViewerSettings
@@ -141,18 +142,7 @@ async def test_traces_come_from_the_run_store_so_every_replica_serves_them(tools
     result = await incident_run(tools)
     source = StoredTraces(run_store)
     assert await source(result.run_id) is None  # unknown
-    now = utc_now()
-    record = RunRecord(
-        run_id=result.run_id,
-        channel="C1",
-        thread_ts="1.1",
-        requested_by="U1",
-        task=result.task,
-        status=RunStatus.RUNNING,
-        created_at=now,
-        updated_at=now,
-    )
-    await run_store.create_run(record)
+    await save_run(run_store, result, status=RunStatus.RUNNING, save_trace=False)
     assert await source(result.run_id) is None  # no step saved yet
     await run_store.checkpoint(result.run_id, status=RunStatus.FINISHED, trace_json=result.to_json())
     assert (await source(result.run_id)).model_dump() == result.model_dump()

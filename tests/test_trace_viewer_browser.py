@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, ConsoleMessage, async_playwright
+from slack_harness import save_run
 from trace_runs import INCIDENT_SCRIPT, TASK, approve
 from viewer_harness import ViewerBot
 
 from bot.demo import run_demo
-from bot.run_store import RunRecord, RunStatus, utc_now
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -118,19 +118,7 @@ async def test_the_demo_incident_page_in_chromium(tools, browser):
     """The README's screenshot (docs/trace-viewer.png is a copy of test-output/trace-viewer-demo.png)."""
     result = await run_demo(None, print_line=lambda _: None, confirm=approve)
     async with ViewerBot(tools, []) as bot:
-        now = utc_now()
-        record = RunRecord(
-            run_id=result.run_id,
-            channel="C1",
-            thread_ts="1.1",
-            requested_by="U0BOB",
-            task=result.task,
-            status=RunStatus.FINISHED,
-            trace_json=result.to_json(),
-            created_at=now,
-            updated_at=now,
-        )
-        await bot.store.create_run(record)
+        await save_run(bot.store, result)
         link = bot.viewer.link(result.run_id)
         status, errors = await screenshot(browser, link, "trace-viewer-demo.png", full_page=False)
     assert status == 200
