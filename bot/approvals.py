@@ -301,10 +301,15 @@ class ApprovalBroker:
         ]
         return ", ".join(named) or "none are configured"
 
-    async def void_run(self, run_id: str, reason: str, *, by: str = BROKER_USER) -> list[PendingApproval]:
-        """Void the run's pending approvals (the Stop button): each is a denial with `reason`; returns them."""
+    async def void_run(
+        self, run_id: str, reason: str, *, by: str = BROKER_USER, keep: frozenset[str] = frozenset()
+    ) -> list[PendingApproval]:
+        """Void the run's pending approvals but those in `keep` (a Stop voids all): each is a denial with
+        `reason`; returns them."""
         voided = []
         for approval in await self._store.pending_for_run(run_id):
+            if approval.approval_id in keep:
+                continue
             settled = await self._settle(approval, ApprovalState.VOIDED, by=by, reason=reason)
             if settled is not None:
                 voided.append(settled)

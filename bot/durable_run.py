@@ -49,6 +49,9 @@ class RunObserver(Protocol):
         ...
 
 
+LOST_APPROVAL_REASON = "asked before a restart that lost its run's progress; the agent asks again if it still needs it"
+
+
 class RunTakenOver(Exception):
     """Another replica holds the run's lease now (this one stalled past it): stop here without a word."""
 
@@ -69,6 +72,7 @@ class DurableRun:
     async def carry(self, task: str, checkpoint: RunResult | None) -> RunResult:
         """Run from the start (`checkpoint` None) or from a checkpoint until the run ends; returns its trace."""
         control = self.run.control
+        await self._void_lost_approvals(checkpoint)
         if checkpoint is None:
             result = await self._stretch(self.agent.events(task, control=control, run_id=self.run.run_id), first=True)
         elif checkpoint.pending_steps():  # paused, or saved between asking for an approval and pausing
@@ -83,6 +87,13 @@ class DurableRun:
             result = await self._stretch(self.agent.events_from(result, decisions=decisions, control=control))
         await self._save(RunStatus.FINISHED, result)
         return result
+
+    async def _void_lost_approvals(self, checkpoint: RunResult | None) -> None:
+        """Approvals asked after the checkpoint was taken (the process died in between) are asked again if
+        the model still wants the action: their buttons must not approve anything any more."""
+        pending = checkpoint.pending_steps() if checkpoint is not None else []
+        keep = frozenset(step.approval.approval_id for step in pending if step.approval is not None)
+        await self.broker.void_run(self.run.run_id, LOST_APPROVAL_REASON, keep=keep)
 
     async def _stop_if_voided(self, approval_ids: list[str]) -> None:
         """A voided approval means the run was stopped (maybe on another replica, whose relayed Stop may come

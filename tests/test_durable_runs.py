@@ -11,6 +11,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from slack_fake import SlackFake
@@ -95,13 +96,8 @@ async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_r
     async with SlackFake(users=USERS) as slack:
         async with process(slack, run_store, incident) as before:
             ts = await before.mention("roll back order-service")
-            message, approval_id = await before.until(lambda: before.approval_message(ts), "an approval message")
-            for _ in range(500):
-                if await saved_status(run_store, ts) is RunStatus.AWAITING_APPROVAL:
-                    break
-                await asyncio.sleep(0.01)
+            message, approval_id = await paused_for_approval(before, run_store, ts)
         saved = await run_store.run_in_thread(CHANNEL, ts)
-        assert saved.status is RunStatus.AWAITING_APPROVAL
         assert (await run_store.get(approval_id)).state is ApprovalState.PENDING  # a shutdown does not void it
         if saved_as == "asked, not yet paused":  # the process died after the step's checkpoint, before the pause's
             trace = RunResult.from_json(saved.trace_json).model_copy(update={"stop_reason": StopReason.INTERRUPTED})
@@ -131,12 +127,23 @@ async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_r
         assert next(e for e in audit if e.kind == "approval_decided").detail["decision"] == "approved"
 
 
+async def paused_for_approval(harness: Harness, store: RunStore, ts: str) -> tuple[Any, str]:
+    """The approval message and id once the run's pause is saved (so that a shutdown now is not mid-step)."""
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    for _ in range(500):
+        if await saved_status(store, ts) is RunStatus.AWAITING_APPROVAL:
+            break
+        await asyncio.sleep(0.01)
+    assert await saved_status(store, ts) is RunStatus.AWAITING_APPROVAL
+    return message, approval_id
+
+
 async def test_an_approval_that_expired_while_the_bot_was_down_is_a_denial(run_store):
     incident = IncidentBot([[ROLLBACK], [FINISH]])
     async with SlackFake(users=USERS) as slack:
         async with process(slack, run_store, incident, ttl_s=0.2) as before:
             ts = await before.mention("roll back order-service")
-            message, approval_id = await before.until(lambda: before.approval_message(ts), "an approval message")
+            message, approval_id = await paused_for_approval(before, run_store, ts)
         await asyncio.sleep(0.3)  # the approval's 0.2 s run out while no process carries the run
         async with process(slack, run_store, incident, ttl_s=0.2) as after:
             await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends")
@@ -146,6 +153,27 @@ async def test_an_approval_that_expired_while_the_bot_was_down_is_a_denial(run_s
         assert "expired" in json.dumps([r.body for r in slack.responses])
         assert (await run_store.get(approval_id)).state is ApprovalState.EXPIRED
         assert uploaded_trace(slack, ts).steps[0].approval.decision == "denied"
+
+
+async def test_an_approval_asked_after_the_last_checkpoint_is_voided_when_the_run_resumes(run_store):
+    """The process died after posting the approval, before saving the step: the model is asked again, and
+    the old buttons must approve nothing."""
+    incident = IncidentBot([[ROLLBACK], [FINISH]])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident) as before:
+            ts = await before.mention("roll back order-service")
+            message, approval_id = await paused_for_approval(before, run_store, ts)
+        saved = await run_store.run_in_thread(CHANNEL, ts)
+        lost = RunResult.from_json(saved.trace_json).model_copy(update={"steps": [], "turns": []})
+        await run_store.checkpoint(saved.run_id, status=RunStatus.RUNNING, trace_json=lost.to_json())
+        async with process(slack, run_store, incident) as after:
+            await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends")
+            assert await after.click(APPROVE, approval_id, message.ts, ts) == 200
+            await after.until(lambda: slack.responses, "the late click's answer")
+        assert (await run_store.get(approval_id)).state is ApprovalState.VOIDED
+        assert "nothing will run" in json.dumps([r.body for r in slack.responses])
+        assert incident.executed == []
+        assert "void" in json.dumps(slack.message(CHANNEL, message.ts).blocks).lower()
 
 
 async def test_a_stop_for_a_run_no_process_carries_ends_it_for_good(run_store):
