@@ -107,9 +107,9 @@ class SlackServices:
         await self.duties.start()
 
     async def close(self, *, timeout_s: float) -> None:
-        """Stop taking work, save and announce the runs in flight, stop the duties."""
-        await self.investigations.shutdown(timeout_s=timeout_s)
+        """Stop the duties (no more take-overs), then stop taking work and save and announce the runs in flight."""
         await self.duties.close()
+        await self.investigations.shutdown(timeout_s=timeout_s)
 
 
 def web_client(secrets: SlackSecrets) -> AsyncWebClient:
