@@ -135,17 +135,18 @@ class ApprovalBroker:
 
         Cancelling the wait (a shutdown) leaves the approval pending for whoever resumes the run.
         """
-        approval = await self._store.get(approval_id)
-        if approval is None:
-            return Denied(by=BROKER_USER, reason=MISSING_REASON, at=self._clock())
-        if approval.state is ApprovalState.PENDING:
-            waiter = self._waiters.get(approval_id)
-            if waiter is None or waiter.done():
-                waiter = self._waiters[approval_id] = asyncio.get_running_loop().create_future()
-            try:
+        # The waiter is in place before the store is read: a wake-up that lands during the read is not lost.
+        waiter = self._waiters.get(approval_id)
+        if waiter is None or waiter.done():
+            waiter = self._waiters[approval_id] = asyncio.get_running_loop().create_future()
+        try:
+            approval = await self._store.get(approval_id)
+            if approval is None:
+                return Denied(by=BROKER_USER, reason=MISSING_REASON, at=self._clock())
+            if approval.state is ApprovalState.PENDING:
                 approval = await self._wait(approval, waiter)
-            finally:
-                self._waiters.pop(approval_id, None)
+        finally:
+            self._waiters.pop(approval_id, None)
         return decision_of(approval)
 
     async def wake(self, approval_id: str) -> None:
