@@ -15,8 +15,24 @@ from typing import Any
 
 from bench import chaos, replica_bench, report, slack_bench, suites
 
-QUICK = {"overhead_reps": 3, "runs": 50, "concurrency_reps": 1, "seeds": 20, "slack_seconds": 2, "replica_runs": 20}
-FULL = {"overhead_reps": 30, "runs": 200, "concurrency_reps": 3, "seeds": 200, "slack_seconds": 10, "replica_runs": 200}
+QUICK = {
+    "overhead_reps": 3,
+    "runs": 50,
+    "concurrency_reps": 1,
+    "seeds": 20,
+    "slack_seconds": 2,
+    "replica_runs": 20,
+    "replica_reps": 1,
+}
+FULL = {
+    "overhead_reps": 30,
+    "runs": 200,
+    "concurrency_reps": 3,
+    "seeds": 200,
+    "slack_seconds": 10,
+    "replica_runs": 200,
+    "replica_reps": 2,
+}
 
 
 async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
@@ -32,7 +48,7 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
     if "s" in only:
         results["slack"] = await slack_bench.slack(cfg["slack_seconds"])
     if "r" in only:
-        results["replicas"] = await replica_bench.replicas(cfg["replica_runs"])
+        results["replicas"] = await replica_bench.replicas(cfg["replica_runs"], cfg["replica_reps"])
     return results
 
 

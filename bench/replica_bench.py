@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import statistics
 import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -38,7 +40,7 @@ from kernel import (
 
 # isort: split
 # tests/ is on the import path once bench.slack_bench is imported (it puts it there for SlackFake).
-from postgres_server import running_postgres
+from postgres_server import PostgresServer, running_postgres
 from slack_fake import (
     BOT_USER_ID,
     SIGNING_SECRET,
@@ -56,7 +58,9 @@ MODEL_LATENCY_S = 0.05
 PROBES = 2
 """Read-only tool steps before the side effect; then `rollback_deployment` (approval), then finish."""
 RUNS = 200
-"""Investigations per configuration, all mentioned at once."""
+"""Investigations per configuration and repetition, all mentioned at once."""
+REPS = 2
+"""Repetitions of each configuration."""
 DRAIN_S = 60.0
 """How long to wait, once the mentions are sent, for every run to end with ✅."""
 SERVICE = re.compile(r"\bsvc-\d+\b")
@@ -108,7 +112,7 @@ def agent_factory(executed: dict[str, list[float]]) -> AgentFactory:
 
 async def replica(store_url: str, api_url: str) -> None:
     """Serve the app on the store and the Slack given and print its events URL; when stdin closes, shut down and
-    print when each action ran and the CPU time used meanwhile. One JSON object a line on stdout."""
+    print when each action ran and the CPU time used until then. One JSON object a line on stdout."""
     lines = asyncio.StreamReader()
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(lines), sys.stdin)
     executed: dict[str, list[float]] = {}
@@ -118,7 +122,8 @@ async def replica(store_url: str, api_url: str) -> None:
         cpu = time.process_time()
         print(json.dumps({"url": events}), flush=True)
         await lines.read()
-    print(json.dumps({"executed": executed, "cpu_s": time.process_time() - cpu}), flush=True)
+        cpu_s = time.process_time() - cpu
+    print(json.dumps({"executed": executed, "cpu_s": cpu_s}), flush=True)
 
 
 @dataclass
@@ -166,6 +171,24 @@ async def _replicas(count: int, store_url: str, api_url: str) -> AsyncIterator[l
             if one.process.returncode is None:
                 one.process.kill()
                 await one.process.wait()
+
+
+def postgres_cpu_s(server: PostgresServer) -> float:
+    """CPU seconds PostgreSQL has used so far: the postmaster, its live backends, and the backends it has reaped
+    (its `cutime`/`cstime`), from /proc."""
+    postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process has just exited
+            continue
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid == postmaster:
+            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        elif ppid == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 # --- one configuration ----------------------------------------------------------------------------------------
@@ -231,7 +254,7 @@ class _Traffic:
         return finished
 
 
-async def _configuration(runs: int, replicas: int, store_url: str) -> dict[str, Any]:
+async def _configuration(runs: int, replicas: int, store_url: str, postgres: PostgresServer) -> dict[str, Any]:
     """`runs` mentions POSTed at once to `replicas` replicas on `store_url` ("sqlite": a file of the replica's own)."""
     async with (
         SlackFake(users=USERS) as slack,
@@ -240,14 +263,19 @@ async def _configuration(runs: int, replicas: int, store_url: str) -> dict[str, 
     ):
         traffic = _Traffic(slack, [one.url for one in started], http)
         mentions = traffic.mentions(runs)
-        busy, cpu, began = machine_busy_s(), time.process_time(), time.perf_counter()
+        busy, database, cpu, began = (
+            machine_busy_s(),
+            postgres_cpu_s(postgres),
+            time.process_time(),
+            time.perf_counter(),
+        )
         clicking = asyncio.create_task(traffic.clicker())
         async with asyncio.TaskGroup() as sends:
             for url, body, headers in mentions:
                 sends.create_task(traffic.post(url, body, headers))
         finished = await traffic.finished()
         wall_s = (max(finished.values()) if finished else time.perf_counter()) - began
-        here_cpu_s, busy_after = time.process_time() - cpu, machine_busy_s()
+        here_cpu_s, database_cpu_s, busy_after = time.process_time() - cpu, postgres_cpu_s(postgres), machine_busy_s()
         clicking.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await clicking
@@ -256,38 +284,64 @@ async def _configuration(runs: int, replicas: int, store_url: str) -> dict[str, 
     for one in started:
         for service, times in one.report["executed"].items():
             executed.setdefault(service, []).extend(times)
-    latencies = [(at[0] - clicked[service]) * 1000 for service, at in executed.items() if service in clicked]
     return {
-        "replicas": replicas,
-        "store": "sqlite" if store_url == "sqlite" else "postgresql",
-        "runs": runs,
         "completed": len(finished),
         "wall_s": wall_s,
-        "per_minute": len(finished) / wall_s * 60,
+        "latencies_ms": [(at[0] - clicked[service]) * 1000 for service, at in executed.items() if service in clicked],
         "clicks": len(clicked),
         "actions": sum(len(at) for at in executed.values()),
         "actions_twice": sum(len(at) > 1 for at in executed.values()),
+        "http_not_200": sum(status != 200 for status in statuses),
+        "replica_cpu_s": sum(one.report["cpu_s"] for one in started),
+        "slack_side_cpu_s": here_cpu_s,
+        "postgres_cpu_s": database_cpu_s - database,
+        "machine_busy_s": None if busy is None or busy_after is None else busy_after - busy,
+    }
+
+
+def _pooled(store: str, replicas: int, runs: int, reps: list[dict[str, Any]]) -> dict[str, Any]:
+    """One configuration's repetitions as one: runs and wall times summed, click latencies pooled."""
+    wall_s, latencies = sum(rep["wall_s"] for rep in reps), [ms for rep in reps for ms in rep["latencies_ms"]]
+    busy = [rep["machine_busy_s"] for rep in reps if rep["machine_busy_s"] is not None]
+    total = {key: sum(rep[key] for rep in reps) for key in ("completed", "clicks", "actions", "actions_twice")}
+    return {
+        "store": store,
+        "replicas": replicas,
+        "runs": runs * len(reps),
+        **total,
+        "wall_s": wall_s,
+        "per_minute": total["completed"] / wall_s * 60,
+        "per_minute_each": [rep["completed"] / rep["wall_s"] * 60 for rep in reps],
         "click_to_action_ms": {
             "p50": statistics.median(latencies) if latencies else float("nan"),
             "p95": percentile(latencies, 0.95) if latencies else float("nan"),
             "max": max(latencies, default=float("nan")),
         },
-        "http_not_200": sum(status != 200 for status in statuses),
-        "replica_cpu_s": sum(one.report["cpu_s"] for one in started),
-        "slack_side_cpu_s": here_cpu_s,
-        "machine_busy_cores": None if busy is None or busy_after is None else (busy_after - busy) / wall_s,
+        "http_not_200": sum(rep["http_not_200"] for rep in reps),
+        "replica_cpu_s": sum(rep["replica_cpu_s"] for rep in reps),
+        "slack_side_cpu_s": sum(rep["slack_side_cpu_s"] for rep in reps),
+        "postgres_cpu_s": sum(rep["postgres_cpu_s"] for rep in reps),
+        "machine_busy_cores": sum(busy) / wall_s if len(busy) == len(reps) else None,
     }
 
 
-async def replicas(runs: int = RUNS) -> dict[str, Any]:
-    """SQLite with one process (for reference), then one and two replicas on one PostgreSQL, each on a fresh
-    database; the ratios two/one."""
-    sqlite = await _configuration(runs, 1, "sqlite")
+CONFIGURATIONS = (("sqlite", 1), ("postgresql", 1), ("postgresql", 2))
+"""SQLite in one process (the reference), then one and two replicas on one PostgreSQL."""
+
+
+async def replicas(runs: int = RUNS, reps: int = REPS) -> dict[str, Any]:
+    """Each configuration `reps` times, interleaved (so the machine's other load falls on all alike), each time on
+    a fresh database; the rows pooled over the repetitions, and the ratios two replicas / one."""
+    measured: dict[tuple[str, int], list[dict[str, Any]]] = {config: [] for config in CONFIGURATIONS}
     with running_postgres() as postgres:
-        one = await _configuration(runs, 1, await postgres.new_database())
-        two = await _configuration(runs, 2, await postgres.new_database())
+        for _ in range(reps):
+            for store, count in CONFIGURATIONS:
+                url = "sqlite" if store == "sqlite" else await postgres.new_database()
+                measured[store, count].append(await _configuration(runs, count, url, postgres))
+    sqlite, one, two = (_pooled(store, count, runs, measured[store, count]) for store, count in CONFIGURATIONS)
     return {
         "runs": runs,
+        "reps": reps,
         "probes": PROBES,
         "model_latency_s": MODEL_LATENCY_S,
         "rows": [sqlite, one, two],
