@@ -30,8 +30,8 @@ FULL = {
     "concurrency_reps": 3,
     "seeds": 200,
     "slack_seconds": 10,
-    "replica_runs": 200,
-    "replica_reps": 2,
+    "replica_runs": replica_bench.RUNS,
+    "replica_reps": replica_bench.REPS,
 }
 
 

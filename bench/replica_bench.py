@@ -57,7 +57,7 @@ MODEL_LATENCY_S = 0.05
 """Every model call of every run sleeps this long (ScriptedModel's `latency`)."""
 PROBES = 2
 """Read-only tool steps before the side effect; then `rollback_deployment` (approval), then finish."""
-RUNS = 200
+RUNS = 150
 """Investigations per configuration and repetition, all mentioned at once."""
 REPS = 2
 """Repetitions of each configuration."""
