@@ -13,10 +13,26 @@ import sys
 import time
 from typing import Any
 
-from bench import chaos, report, slack_bench, suites
+from bench import chaos, replica_bench, report, slack_bench, suites
 
-QUICK = {"overhead_reps": 3, "runs": 50, "concurrency_reps": 1, "seeds": 20, "slack_seconds": 2}
-FULL = {"overhead_reps": 30, "runs": 200, "concurrency_reps": 3, "seeds": 200, "slack_seconds": 10}
+QUICK = {
+    "overhead_reps": 3,
+    "runs": 50,
+    "concurrency_reps": 1,
+    "seeds": 20,
+    "slack_seconds": 2,
+    "replica_runs": 20,
+    "replica_reps": 1,
+}
+FULL = {
+    "overhead_reps": 30,
+    "runs": 200,
+    "concurrency_reps": 3,
+    "seeds": 200,
+    "slack_seconds": 10,
+    "replica_runs": replica_bench.RUNS,
+    "replica_reps": replica_bench.REPS,
+}
 
 
 async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
@@ -31,13 +47,15 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
         results["tokens"] = await suites.prompt_tokens()
     if "s" in only:
         results["slack"] = await slack_bench.slack(cfg["slack_seconds"])
+    if "r" in only:
+        results["replicas"] = await replica_bench.replicas(cfg["replica_runs"], cfg["replica_reps"])
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
-    parser.add_argument("--only", default="abcds", help="suites to run, e.g. 'ad' (default: all)")
+    parser.add_argument("--only", default="abcdsr", help="suites to run, e.g. 'ad' (default: all)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     results = asyncio.run(run_all(QUICK if args.quick else FULL, set(args.only)))

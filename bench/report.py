@@ -206,10 +206,74 @@ def slack(r: dict[str, Any]) -> str:
     return f"### (s) Slack bot, HTTP mode\n{note}\n\n{table(head, rows)}\n\n{tail}\n\n{calls_note}\n\n{calls_table}"
 
 
+def replicas(r: dict[str, Any]) -> str:
+    sqlite, one, two = r["rows"]
+    rows_ = (sqlite, one, two)
+    ratios = r["ratios"]
+
+    def each(render: Any) -> list[str]:
+        return [render(row) for row in rows_]
+
+    def ms(q: str) -> Any:
+        return lambda row: f"{row['click_to_action_ms'][q]:.0f}"
+
+    def others(row: dict[str, Any]) -> str:
+        busy = row["machine_busy_cores"]
+        if busy is None:
+            return "n/a"
+        ours = row["replica_cpu_s"] + row["slack_side_cpu_s"] + row["postgres_cpu_s"]
+        return f"{max(0.0, busy * row['wall_s'] - ours):.1f}"
+
+    rows = [
+        ["investigations completed (✅)", *each(lambda row: f"{row['completed']}/{row['runs']}"), ""],
+        ["wall time (s)", *each(lambda row: f"{row['wall_s']:.2f}"), ""],
+        ["investigations per minute", *each(lambda row: f"{row['per_minute']:.0f}"), f"{ratios['per_minute']:.2f}"],
+        ["… in each repetition", *each(lambda row: ", ".join(f"{n:.0f}" for n in row["per_minute_each"])), ""],
+        ["click → action p50 (ms)", *each(ms("p50")), f"{ratios['p50']:.2f}"],
+        ["click → action p95 (ms)", *each(ms("p95")), f"{ratios['p95']:.2f}"],
+        ["click → action max (ms)", *each(ms("max")), ""],
+        ["actions run / run twice", *each(lambda row: f"{row['actions']} / {row['actions_twice']}"), ""],
+        [
+            "CPU-s: replicas / PostgreSQL / Slack side and clicker",
+            *each(
+                lambda row: f"{row['replica_cpu_s']:.1f} / {row['postgres_cpu_s']:.1f} / {row['slack_side_cpu_s']:.1f}"
+            ),
+            "",
+        ],
+        ["CPU-s: other processes on the machine", *each(others), ""],
+        [
+            "replica CPU per investigation (ms)",
+            *each(lambda row: f"{row['replica_cpu_s'] / max(1, row['completed']) * 1000:.0f}"),
+            "",
+        ],
+        [
+            "machine CPU busy (cores)",
+            *each(lambda row: "n/a" if row["machine_busy_cores"] is None else f"{row['machine_busy_cores']:.2f}"),
+            "",
+        ],
+    ]
+    refused = sum(row["http_not_200"] for row in rows_)
+    head = ["", "SQLite, 1 process", "PostgreSQL, 1 replica", "PostgreSQL, 2 replicas", "2 / 1 replicas"]
+    note = (
+        f"{r['runs']} signed `app_mention` events POSTed at once per configuration (to the replicas in turn), "
+        f"{r['reps']} repetitions of each, interleaved, pooled (runs and wall times summed, latencies pooled); each run: "
+        f"{r['probes']} instant checks, a `rollback_deployment` behind an approval, finish; every model call takes "
+        f"{r['model_latency_s'] * 1000:.0f} ms (ScriptedModel `latency`). A clicker POSTs Approve as soon as the "
+        "approval message reaches the fake Slack; click → action is from that POST to the rollback tool starting, "
+        "in the replica (CLOCK_MONOTONIC, one clock for all processes). With 2 replicas every click goes to the "
+        "replica **not** running the run, so it measures the relay: compare-and-set in PostgreSQL, NOTIFY, the "
+        "owner's LISTEN wakes the run; with 1 replica the click wakes the run in-process. Each replica is its own "
+        "process (the app in HTTP mode on its own port, its own connection pool); PostgreSQL, the fake Slack and "
+        "the clicker are the other processes. Wall time: first mention to last ✅. "
+        f"HTTP answers other than 200: {refused}."
+    )
+    return f"### (r) Replicas on one PostgreSQL\n{note}\n\n" + table(head, rows)
+
+
 def markdown(results: dict[str, Any]) -> str:
     parts = [machine(results["machine"])]
     renderers = (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens))
-    for key, render in (*renderers, ("slack", slack)):
+    for key, render in (*renderers, ("slack", slack), ("replicas", replicas)):
         if key in results:
             parts.append(render(results[key]))
     return "\n\n".join(parts) + "\n"

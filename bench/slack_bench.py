@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import structlog
 from slack_bolt.async_app import AsyncApp
 
 from bot.access import AccessSettings
+from bot.investigations import AgentFactory
 from bot.run_store import opened_store
 from bot.serve import start_http
 from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
@@ -88,20 +89,22 @@ def _factory(steps: int) -> Callable[[ConfirmHook], Agent]:
 
 
 @contextlib.asynccontextmanager
-async def _app(api_url: str, steps: int) -> AsyncIterator[tuple[SlackServices, str]]:
+async def serving_app(
+    api_url: str, agent_factory: AgentFactory, *, store_url: str | None = None, approvers: Sequence[str] = ()
+) -> AsyncIterator[tuple[SlackServices, str]]:
     """The app on a free port, on the Slack at `api_url`, with its `/slack/events` URL; log lines are formatted
-    as usual, then dropped (they would mix with the report)."""
+    as usual, then dropped (they would mix with the report). The run store: `store_url`, else a temporary SQLite file."""
     saved = structlog.get_config()
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
     try:
         secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, api_url)
-        settings = SlackSettings(post_interval_s=0)
+        settings = SlackSettings(post_interval_s=0, approvers=list(approvers))
         access = AccessSettings(
             max_concurrent_runs=MAX_RUNS, runs_per_user_per_hour=None, runs_per_channel_per_hour=None
         )
         with tempfile.TemporaryDirectory() as tmp:
-            async with opened_store(f"sqlite:///{tmp}/runs.db") as store:
-                services = await create_app(settings, secrets, _factory(steps), store=store, access=access)
+            async with opened_store(store_url or f"sqlite:///{tmp}/runs.db") as store:
+                services = await create_app(settings, secrets, agent_factory, store=store, access=access)
                 runner = await start_http(services, "127.0.0.1", 0)
                 try:
                     yield services, f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
@@ -119,7 +122,7 @@ def _mention(slack: SlackFake, channel: str, text: str) -> tuple[str, bytes, dic
     return ts, body, headers
 
 
-def _done(slack: SlackFake, channel: str, ts: str) -> bool:
+def finished_in_slack(slack: SlackFake, channel: str, ts: str) -> bool:
     """The run's last act: ✅ on the mention."""
     return "white_check_mark" in slack.reactions.get((channel, ts), [])
 
@@ -134,13 +137,13 @@ async def _until(condition: Callable[[], bool], within: float) -> bool:
     return True
 
 
-def _pct(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
     """The nearest-rank percentile."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def _machine_busy_s() -> float | None:
+def machine_busy_s() -> float | None:
     """CPU seconds all processes have used so far, from /proc/stat (None where there is none)."""
     try:
         fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
@@ -151,7 +154,7 @@ def _machine_busy_s() -> float | None:
 
 
 def _summary(values: list[float]) -> dict[str, float]:
-    return {"p50": statistics.median(values), "p99": _pct(values, 0.99), "max": max(values)}
+    return {"p50": statistics.median(values), "p99": percentile(values, 0.99), "max": max(values)}
 
 
 # --- the Slack side of the latency part (a child process) -------------------------------------------------
@@ -197,7 +200,7 @@ async def slack_side() -> None:
                     lateness.append((time.perf_counter() - due) * 1000)
                     posts.create_task(post(body, headers))
             sent_s = time.perf_counter() - start
-        all_done = await _until(lambda: all(_done(slack, ch, ts) for ch, ts, _, _ in mentions), DRAIN_S)
+        all_done = await _until(lambda: all(finished_in_slack(slack, ch, ts) for ch, ts, _, _ in mentions), DRAIN_S)
         result = {
             "latencies_ms": latencies,
             "statuses": dict(statuses),
@@ -205,7 +208,7 @@ async def slack_side() -> None:
             "send_s": sent_s,
             "drain_s": time.perf_counter() - start - sent_s,
             "all_done": all_done,
-            "completed": sum(_done(slack, ch, ts) for ch, ts, _, _ in mentions),
+            "completed": sum(finished_in_slack(slack, ch, ts) for ch, ts, _, _ in mentions),
             "api_calls": len(slack.calls),
             "api_errors": sum(not call.ok for call in slack.calls),
             "cpu_s": time.process_time() - cpu,
@@ -271,9 +274,9 @@ async def ack_latency(rate: int = RATE, seconds: int = SECONDS) -> dict[str, Any
         hello = await asyncio.wait_for(slack.stdout.readline(), 30)
         if not hello:
             raise RuntimeError("the Slack side exited before serving")
-        async with _app(json.loads(hello)["api_url"], RUN_STEPS) as (services, url):
+        async with serving_app(json.loads(hello)["api_url"], _factory(RUN_STEPS)) as (services, url):
             probe = _AppProbe(services.app)
-            cpu, busy, began = time.process_time(), _machine_busy_s(), time.perf_counter()
+            cpu, busy, began = time.process_time(), machine_busy_s(), time.perf_counter()
             plan = {"url": url, "rate": rate, "seconds": seconds, "channels": CHANNELS}
             slack.stdin.write(json.dumps(plan).encode() + b"\n")
             await slack.stdin.drain()
@@ -281,7 +284,7 @@ async def ack_latency(rate: int = RATE, seconds: int = SECONDS) -> dict[str, Any
             if not line:
                 raise RuntimeError("the Slack side exited before reporting")
             app_cpu_s, app_wall_s = time.process_time() - cpu, time.perf_counter() - began
-            busy_after = _machine_busy_s()
+            busy_after = machine_busy_s()
             await probe.stop()
             still_running = len(services.investigations.active)
         slack.stdin.close()
@@ -322,12 +325,15 @@ async def ack_latency(rate: int = RATE, seconds: int = SECONDS) -> dict[str, Any
 async def calls_per_step(steps: int = LONG_STEPS) -> dict[str, Any]:
     """(s2) One `steps`-step investigation (then finish): every Web API call the fake got for it, per step."""
     channel = "C0INCIDENT"
-    async with SlackFake(users={USER: {"name": "bench"}}) as slack, _app(slack.api_url, steps) as (_, url):
+    async with (
+        SlackFake(users={USER: {"name": "bench"}}) as slack,
+        serving_app(slack.api_url, _factory(steps)) as (_, url),
+    ):
         before = len(slack.calls)  # create_app's auth.test
         ts, body, headers = _mention(slack, channel, "checkout 5xx at 12%, find the root cause")
         async with aiohttp.ClientSession() as http, http.post(url, data=body, headers=headers) as response:
             status = response.status
-        finished = await _until(lambda: _done(slack, channel, ts), DRAIN_S)
+        finished = await _until(lambda: finished_in_slack(slack, channel, ts), DRAIN_S)
         await asyncio.sleep(0.2)  # anything the run posted after its last reaction is counted too
         calls = slack.calls[before:]
     by_method = Counter(call.method for call in calls)

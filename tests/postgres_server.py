@@ -7,10 +7,12 @@
 - The server listens on 127.0.0.1 only, with its socket in the same directory; trust authentication, fsync off.
 - Test modules use `from postgres_server import postgres_fixture` and a `postgres` argument; `new_database()`
   gives each test its own database. `stop()`, `start()` and `restart()` are for the restart tests.
+- `running_postgres()` is the same server outside pytest (the benchmark's); a missing binary raises pytest's `Failed`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -102,9 +104,12 @@ def _as_owner(command: list[str]) -> list[str]:
     return ["runuser", "-u", SUPERUSER, "--", *command] if os.geteuid() == 0 else command
 
 
-@pytest.fixture(scope="session", name="postgres")
-def postgres_fixture() -> Iterator[PostgresServer]:
-    """initdb a fresh cluster, start it on a free port, wait until it accepts connections; stop and delete it at the end."""
+@contextlib.contextmanager
+def running_postgres() -> Iterator[PostgresServer]:
+    """initdb a fresh cluster, start it on a free port, wait until it accepts connections; stop and delete it at the end.
+
+    The tests' session fixture and the replica benchmark (bench/replica_bench.py) both start theirs here.
+    """
     initdb = postgres_binary("initdb")
     root = Path(tempfile.mkdtemp(prefix="opsagent-postgres-"))
     if os.geteuid() == 0:
@@ -131,3 +136,10 @@ def postgres_fixture() -> Iterator[PostgresServer]:
             timeout=120,
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", name="postgres")
+def postgres_fixture() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL (`running_postgres`)."""
+    with running_postgres() as server:
+        yield server

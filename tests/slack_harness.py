@@ -105,6 +105,15 @@ class IncidentBot:
         )
 
 
+def approval_id_in(message: Any) -> str | None:
+    """The approval id behind a message's Approve button; None for a message without one."""
+    for block in message.blocks:
+        for element in block.get("elements", []):
+            if element.get("action_id") == APPROVE:
+                return str(element["value"])
+    return None
+
+
 class ThreadWatcher:
     """Reads the fake Slack's threads and waits until something shows up there."""
 
@@ -125,10 +134,8 @@ class ThreadWatcher:
     def approval_message(self, ts: str) -> tuple[Any, str] | None:
         """The approval message in the thread and its approval id, once posted."""
         for message in self.thread(ts):
-            for block in message.blocks:
-                for element in block.get("elements", []):
-                    if element.get("action_id") == APPROVE:
-                        return message, element["value"]
+            if (approval_id := approval_id_in(message)) is not None:
+                return message, approval_id
         return None
 
     def reacted(self, ts: str, name: str, channel: str = CHANNEL) -> bool:
