@@ -197,7 +197,10 @@ def slack(r: dict[str, Any]) -> str:
         [f"texts over Slack's {c['text_limit']:,} characters", c["truncated"], "", "0", verdict(c["truncated"] == 0)],
     ]
     breakdown = ", ".join(f"`{method}` {n}" for method, n in c["by_method"].items())
-    calls_note = f"One {c['steps']}-step investigation (then finish); by method: {breakdown}."
+    calls_note = (
+        f"One {c['steps']}-step investigation (then finish), messages spaced per channel as in production "
+        f"(`post_interval_s` default, fast steps merged into one reply); by method: {breakdown}."
+    )
     if not c["finished"]:
         calls_note += " **The run did not finish** (no ✅ within the wait)."
     if c["failed"]:

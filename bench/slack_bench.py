@@ -25,6 +25,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access import AccessSettings
 from bot.investigations import AgentFactory
+from bot.outbox import POST_INTERVAL_S
 from bot.run_store import opened_store
 from bot.serve import start_http
 from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
@@ -90,15 +91,21 @@ def _factory(steps: int) -> Callable[[ConfirmHook], Agent]:
 
 @contextlib.asynccontextmanager
 async def serving_app(
-    api_url: str, agent_factory: AgentFactory, *, store_url: str | None = None, approvers: Sequence[str] = ()
+    api_url: str,
+    agent_factory: AgentFactory,
+    *,
+    store_url: str | None = None,
+    approvers: Sequence[str] = (),
+    post_interval_s: float = 0.0,
 ) -> AsyncIterator[tuple[SlackServices, str]]:
     """The app on a free port, on the Slack at `api_url`, with its `/slack/events` URL; log lines are formatted
-    as usual, then dropped (they would mix with the report). The run store: `store_url`, else a temporary SQLite file."""
+    as usual, then dropped (they would mix with the report). The run store: `store_url`, else a temporary SQLite
+    file; `post_interval_s` is the per-channel spacing of messages (0: none)."""
     saved = structlog.get_config()
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
     try:
         secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, api_url)
-        settings = SlackSettings(post_interval_s=0, approvers=list(approvers))
+        settings = SlackSettings(post_interval_s=post_interval_s, approvers=list(approvers))
         access = AccessSettings(
             max_concurrent_runs=MAX_RUNS, runs_per_user_per_hour=None, runs_per_channel_per_hour=None
         )
@@ -323,11 +330,12 @@ async def ack_latency(rate: int = RATE, seconds: int = SECONDS) -> dict[str, Any
 
 
 async def calls_per_step(steps: int = LONG_STEPS) -> dict[str, Any]:
-    """(s2) One `steps`-step investigation (then finish): every Web API call the fake got for it, per step."""
+    """(s2) One `steps`-step investigation (then finish) at the default per-channel spacing of messages (as in
+    production): every Web API call the fake got for it, per step."""
     channel = "C0INCIDENT"
     async with (
         SlackFake(users={USER: {"name": "bench"}}) as slack,
-        serving_app(slack.api_url, _factory(steps)) as (_, url),
+        serving_app(slack.api_url, _factory(steps), post_interval_s=POST_INTERVAL_S) as (_, url),
     ):
         before = len(slack.calls)  # create_app's auth.test
         ts, body, headers = _mention(slack, channel, "checkout 5xx at 12%, find the root cause")
