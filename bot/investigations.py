@@ -208,12 +208,14 @@ class InvestigationService:
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
             await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": user_ref(user_id)}))
         elif run is None:
-            await self._end_orphan(record, f"stopped by {user_ref(user_id)} while no replica was running it")
+            await self._end_for_good(run_id, f"stopped by {user_ref(user_id)} while no replica was running it")
         return "Stopping the investigation."
 
-    async def _end_orphan(self, record: RunRecord, detail: str) -> None:
-        """End a saved run nobody is carrying (its replica died) as cancelled, so no one resumes it."""
-        if not await self._store.acquire_lease(record.run_id, self.replica, self.lease_ttl_s):
+    async def _end_for_good(self, run_id: str, detail: str) -> None:
+        """End a saved run as cancelled (with `detail` saying why) so no one resumes it, and say so in its thread:
+        a Stop for a run nobody carries (its replica died), or a run that failed inside OpsAgent."""
+        record = await self._store.get_run(run_id)
+        if record is None or not await self._store.acquire_lease(run_id, self.replica, self.lease_ttl_s):
             return  # a replica has just taken it over: it will see the voided approvals and the stop is lost
         saved = RunResult.from_json(record.trace_json) if record.trace_json else None
         ended = (
@@ -265,8 +267,6 @@ class InvestigationService:
         )
         thread = self._thread(record)
         checkpoint = RunResult.from_json(record.trace_json) if record.trace_json else None
-        agent = self._agent_factory(self._broker.confirm_hook(run.run_id, run.channel, run.thread_ts, run.requested_by))
-        journey = DurableRun(run, agent, self._store, self._broker, thread, self._audit, self._observers, self.replica)
         try:
             if asked is not None:
                 await self._store.create_run(record)
@@ -275,6 +275,17 @@ class InvestigationService:
             else:
                 await self._audit.record(AuditKind.RUN_RESUMED, run_id=run.run_id, replica=self.replica)
                 await thread.resumed(checkpoint)
+            hook = self._broker.confirm_hook(run.run_id, run.channel, run.thread_ts, run.requested_by)
+            journey = DurableRun(
+                run,
+                self._agent_factory(hook),
+                self._store,
+                self._broker,
+                thread,
+                self._audit,
+                self._observers,
+                self.replica,
+            )
             result = await journey.carry(record.task, checkpoint)
             thread.finished(result)
             await self._audit.record(
@@ -289,12 +300,22 @@ class InvestigationService:
             raise
         except RunTakenOver as exc:
             log.warning("run_taken_over", replica=self.replica, error=str(exc)[:200])
-        except StoreUnavailableError as exc:  # the run could not be recorded: it must not go on unrecorded
+        except StoreUnavailableError as exc:  # it must not go on unrecorded; its lease runs out, then it resumes
             log.error("run_store_unavailable", error=str(exc)[:300])
-            thread.reply("❌ The investigation stopped: OpsAgent cannot reach its run store. The logs have details.")
-        except Exception as exc:  # a bug of ours: say so in the thread rather than go silent
+            thread.reply(
+                "⏸ The investigation paused: OpsAgent cannot reach its run store. It continues from its last saved "
+                "step when the store is back; the logs have details."
+            )
+        except Exception as exc:  # a bug of ours: end it for good (resuming would crash again) and say so
             log.exception("run_crashed")
-            thread.reply(f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details.")
+            detail = f"the run failed inside OpsAgent ({type(exc).__name__}); the logs have details"
+            try:
+                await self._end_for_good(run.run_id, detail)
+            except Exception:  # the store is failing too: the reply is all that can be done
+                log.exception("run_end_failed")
+                thread.reply(
+                    f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details."
+                )
         finally:
             self._runs.pop(run.run_id, None)
             await self._release(run.run_id)

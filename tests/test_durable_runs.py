@@ -228,3 +228,24 @@ async def test_a_redelivered_event_starts_one_run(run_store, same_process):
             async with process(slack, run_store, incident) as second:
                 await second.mention("order-service 5xx", event_id="Ev0DUP", ts=ts, retry_num=1)
     assert len(incident.models) == 1
+
+
+async def test_a_run_that_fails_inside_opsagent_ends_for_good_and_says_so(run_store):
+    """A bug of ours (here the agent cannot be built) ends the run explicitly; a restart does not loop on it."""
+
+    class BrokenBot(IncidentBot):
+        def agent_for(self, confirm):
+            raise RuntimeError("agent wiring bug")
+
+    incident = BrokenBot([])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident) as first:
+            ts = await first.mention("order-service 5xx")
+            await first.until(lambda: first.reacted(ts, "x"), "the run ends with ❌")
+        result = uploaded_trace(slack, ts)
+        assert result.stop_reason is StopReason.CANCELLED
+        assert result.detail == "the run failed inside OpsAgent (RuntimeError); the logs have details"
+        assert "failed inside OpsAgent (RuntimeError)" in json.dumps([m.blocks for m in first.thread(ts)])
+        assert (await run_store.run_in_thread(CHANNEL, ts)).status is RunStatus.FINISHED
+        async with process(slack, run_store, incident) as second:
+            assert second.services.investigations.active == {}  # nothing to resume
