@@ -6,6 +6,7 @@ saved, then continued with the broker's decision. Observers see one run: one sta
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, assert_never
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from bot.investigations import ActiveRun
 
 log = structlog.get_logger("opsagent.investigations")
+
+MAX_CHECKPOINT_WAIT_S = 5.0
+"""The longest pause between two tries of a pause's or an end's checkpoint while the store is down."""
 
 
 class RunObserver(Protocol):
@@ -135,13 +139,23 @@ class DurableRun:
         raise RuntimeError(f"run {self.run.run_id} ended without a RunFinished event")  # the kernel always finishes
 
     async def _save(self, status: RunStatus, trace: RunResult) -> None:
-        """Checkpoint the run; a store that is down costs the checkpoint, not the run (the next one retries)."""
-        try:
-            await self.store.checkpoint(self.run.run_id, status=status, trace_json=trace.to_json(), owner=self.replica)
-        except LeaseLostError as exc:
-            raise RunTakenOver(str(exc)) from exc
-        except StoreUnavailableError as exc:
-            log.warning("checkpoint_failed", run_id=self.run.run_id, status=str(status), error=str(exc)[:300])
+        """Checkpoint the run. A store that is down costs a step's checkpoint, not the run (the next one
+        retries); a pause or the end is retried until the store takes it, since a run the store still
+        thinks is running would be resumed and end a second time, and a thread would read as running."""
+        wait, trace_json = 0.5, trace.to_json()
+        while True:
+            try:
+                await self.store.checkpoint(self.run.run_id, status=status, trace_json=trace_json, owner=self.replica)
+                return
+            except LeaseLostError as exc:
+                raise RunTakenOver(str(exc)) from exc
+            except StoreUnavailableError as exc:
+                if status is RunStatus.RUNNING:
+                    log.warning("checkpoint_failed", run_id=self.run.run_id, status=str(status), error=str(exc)[:300])
+                    return
+                log.warning("checkpoint_retrying", run_id=self.run.run_id, status=str(status), error=str(exc)[:300])
+            await asyncio.sleep(wait)
+            wait = min(2 * wait, MAX_CHECKPOINT_WAIT_S)
 
     def _notify(self, event: Event) -> None:
         for observer in self.observers:

@@ -1,6 +1,7 @@
 """One outbound queue per Slack channel: posts keep their order and respect ~1 message/s per channel.
 
-A Slack failure is logged and reported to the waiting caller; it never kills the run that posted.
+While Slack is down a post is retried (for minutes); a failure is logged and reported to the waiting
+caller; it never kills the run that posted.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -19,6 +21,10 @@ POST_INTERVAL_S = 1.0
 """Slack's chat.postMessage allows about one message per second per channel (short bursts aside)."""
 
 
+OUTAGE_S = 300.0
+"""How long a post is retried while Slack answers 429/5xx or cannot be reached, before it is given up (logged)."""
+MAX_OUTAGE_WAIT_S = 15.0
+"""The longest pause between two tries of one post during an outage."""
 MAX_BLOCKS = 50
 """Slack's limit of blocks per message: merged posts stay within it."""
 MAX_FALLBACK_TEXT = 3_000
@@ -49,9 +55,12 @@ class _Post:
 class Outbox:
     """Serialises Web API writes per channel; `send` returns the API's answer, or None if Slack refused."""
 
-    def __init__(self, client: AsyncWebClient, *, interval_s: float = POST_INTERVAL_S) -> None:
+    def __init__(
+        self, client: AsyncWebClient, *, interval_s: float = POST_INTERVAL_S, outage_s: float = OUTAGE_S
+    ) -> None:
         self._client = client
         self._interval_s = interval_s
+        self._outage_s = outage_s
         self._queues: dict[str, asyncio.Queue[_Post]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._tails: dict[str, _Post] = {}
@@ -105,13 +114,35 @@ class Outbox:
                 last = loop.time()
             answer: dict[str, Any] | None = None
             try:
-                response = await getattr(self._client, post.method)(**post.kwargs)
-                answer = response.data if isinstance(response.data, dict) else None
-            except SlackApiError as exc:
-                log.warning("slack_call_failed", method=post.method, error=exc.response.get("error"))
-            except Exception as exc:  # the network, a bug in a payload: report, never kill the run
-                log.warning("slack_call_failed", method=post.method, error=f"{type(exc).__name__}: {exc}")
+                answer = await self._call(post)
             finally:
                 if not post.done.done():  # nobody may be waiting any more; the worker must live on
                     post.done.set_result(answer)
                 queue.task_done()
+
+    async def _call(self, post: _Post) -> dict[str, Any] | None:
+        """Make the post's call; while Slack is down (429, 5xx, no connection) keep trying, for up to
+        `outage_s`, so an outage delays the thread instead of losing its header, answer or reaction."""
+        loop = asyncio.get_running_loop()
+        deadline, wait = loop.time() + self._outage_s, 1.0
+        while True:
+            try:
+                response = await getattr(self._client, post.method)(**post.kwargs)
+                return response.data if isinstance(response.data, dict) else None
+            except SlackApiError as exc:
+                error, transient = str(exc.response.get("error")), _slack_is_down(exc.response.status_code)
+            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                error, transient = f"{type(exc).__name__}: {exc}", True
+            except Exception as exc:  # a bug in a payload: report, never kill the run
+                error, transient = f"{type(exc).__name__}: {exc}", False
+            if not transient or loop.time() + wait > deadline:
+                log.warning("slack_call_failed", method=post.method, error=error)
+                return None
+            log.info("slack_call_retrying", method=post.method, error=error, in_s=wait)
+            await asyncio.sleep(wait)
+            wait = min(2 * wait, MAX_OUTAGE_WAIT_S)
+
+
+def _slack_is_down(status: int) -> bool:
+    """Rate limited or failing on Slack's side (the client's own retries ran out): worth trying again later."""
+    return status == 429 or status >= 500

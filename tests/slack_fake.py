@@ -607,11 +607,13 @@ class SlackFake(LocalServer):
             retry_after = 1
         self._faults[method].extend(_Fault(status, error, retry_after) for _ in range(times))
 
-    def fail_always(self, method: str, error: str, *, status: int = 200) -> None:
+    def fail_always(self, method: str, error: str, *, status: int = 200, retry_after: int | None = None) -> None:
         """Every authenticated call to `method` answers `error` until `clear_faults`, e.g.
         `fail_always("assistant.threads.setStatus", "feature_not_enabled")` or `("usergroups.users.list",
-        "plan_upgrade_required")`."""
-        self._always[method] = _Fault(status, error, None)
+        "plan_upgrade_required")`; with status 429 (an outage of rate limits) `Retry-After` defaults to 1 s."""
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        self._always[method] = _Fault(status, error, retry_after)
 
     def rate_limit(
         self,

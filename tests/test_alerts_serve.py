@@ -5,46 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
 from alert_harness import ALERTNAME, TOKEN, alert, notification
+from bot_process import serve, serve_env
 from demo_config import write_demo_config
 from local_server import free_port
-from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
+from slack_fake import SlackFake
 from slack_harness import CHANNEL
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 from bot.alert_receiver import TOKEN_ENV
-
-
-def serve_env(config: Path, slack: SlackFake, model: FakeModelServer, **extra: str) -> dict[str, str]:
-    prefixes = ("OPSAGENT_", "SLACK_", "OPENAI_", "ANTHROPIC_")
-    return {
-        **{key: value for key, value in os.environ.items() if not key.startswith(prefixes)},
-        "SLACK_BOT_TOKEN": BOT_TOKEN,
-        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_API_URL": slack.api_url,
-        "OPENAI_BASE_URL": model.url,
-        "OPENAI_API_KEY": "sk-test",
-        "OPSAGENT_MODEL": "fake-gpt",
-        "OPSAGENT_CONFIG": str(config),
-        "OPSAGENT_STORE__URL": f"sqlite:///{config.parent}/runs.db",
-        **extra,
-    }
-
-
-async def serve(env: dict[str, str], port: int) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)),
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        stdin=asyncio.subprocess.DEVNULL,
-    )
 
 
 async def test_serve_refuses_to_start_the_receiver_without_a_token(tmp_path: Path) -> None:

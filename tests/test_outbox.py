@@ -55,3 +55,24 @@ async def test_steps_that_pile_up_go_out_as_one_message_within_the_block_limit()
         assert [len(m.blocks) for m in posted] == [1, 50, 20]
         assert posted[1].text.startswith("step 0\nstep 1")
         await outbox.close()
+
+
+async def test_a_post_during_a_slack_outage_goes_out_when_slack_is_back():
+    async with SlackFake() as slack:
+        outbox = Outbox(slack.client(), interval_s=0)
+        slack.fail_next("chat.postMessage", times=2, status=503)
+        assert (await outbox.send("chat_postMessage", "C1", text="kept"))["ok"] is True
+        assert [m.text for m in slack.messages("C1")] == ["kept"]
+        assert [call.status for call in slack.calls_to("chat.postMessage")] == [503, 503, 200]
+        await outbox.close()
+
+
+async def test_an_outage_longer_than_the_patience_gives_the_post_up_and_says_none():
+    async with SlackFake() as slack:
+        outbox = Outbox(slack.client(), interval_s=0, outage_s=0.5)
+        slack.fail_always("chat.postMessage", "service_unavailable", status=503)
+        assert await outbox.send("chat_postMessage", "C1", text="lost") is None
+        slack.clear_faults()
+        assert (await outbox.send("chat_postMessage", "C1", text="next")).get("ok") is True
+        assert [m.text for m in slack.messages("C1")] == ["next"]
+        await outbox.close()

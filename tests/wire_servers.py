@@ -10,6 +10,7 @@ import contextlib
 import json
 import socket
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,13 +48,15 @@ class RecordedRequest:
 class FakeModelServer(LocalServer):
     """An aiohttp server on a free port; `script(...)` queues replies, `requests` records calls.
 
-    A request with no reply left gets a 418 whose error message says so, so a test that
-    under-scripts fails loudly instead of hanging. Delayed replies end at once when the server closes.
+    A request with no reply left goes to `respond` when set (a reply chosen from the request itself, for
+    concurrent conversations), else gets a 418 whose error message says so, so a test that under-scripts
+    fails loudly instead of hanging. Delayed replies end at once when the server closes.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.requests: list[RecordedRequest] = []
+        self.respond: Callable[[RecordedRequest], Reply] | None = None
         self._replies: deque[Reply] = deque()
 
     def script(self, *replies: Reply) -> None:
@@ -68,19 +71,21 @@ class FakeModelServer(LocalServer):
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
-        self.requests.append(
-            RecordedRequest(
-                method=request.method,
-                path=request.path,
-                query=dict(request.query),
-                headers={name.lower(): value for name, value in request.headers.items()},
-                raw=raw,
-            )
+        recorded = RecordedRequest(
+            method=request.method,
+            path=request.path,
+            query=dict(request.query),
+            headers={name.lower(): value for name, value in request.headers.items()},
+            raw=raw,
         )
-        if not self._replies:
+        self.requests.append(recorded)
+        if self._replies:
+            reply = self._replies.popleft()
+        elif self.respond is not None:
+            reply = self.respond(recorded)
+        else:
             message = f"fake server: no scripted reply for request #{len(self.requests)}"
             return web.json_response({"error": {"message": message}}, status=418)
-        reply = self._replies.popleft()
         if reply.delay:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), reply.delay)
