@@ -57,7 +57,9 @@ class RunThread:
         waiting = checkpoint is not None and checkpoint.pending_steps()
         where = f"after step {steps}" if steps else "from its start"
         then = " It is waiting for the approval above." if waiting else ""
-        self.reply(f"♻️ OpsAgent restarted; this investigation continues {where}.{then}")
+        self.reply(
+            f"♻️ This investigation continues {where} (OpsAgent restarted, or another replica took it over).{then}"
+        )
         await self.set_status(STATUS_TEXT)
 
     def interrupted(self, steps: int) -> None:

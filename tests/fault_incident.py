@@ -41,7 +41,7 @@ QUERY = openai_tool_call("c1", "query_metrics", {"service": "order-service", "me
 ROLLBACK = openai_tool_call("c2", "rollback_deployment", {"service": "order-service", "to_version": "v2.13.2"})
 ANSWER = "Root cause: v2.14.0 (step 1)."
 FINISH = openai_tool_call("c3", "finish", {"answer": ANSWER})
-RESUMED = "♻️ OpsAgent restarted; this investigation continues after step 1."
+RESUMED = "♻️ This investigation continues after step 1 (OpsAgent restarted, or another replica took it over)."
 
 T = TypeVar("T")
 

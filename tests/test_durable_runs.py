@@ -65,7 +65,10 @@ async def test_a_run_interrupted_by_a_shutdown_continues_after_the_restart(run_s
 
         async with process(slack, run_store, incident) as after:
             await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends with ✅")
-        assert "♻️ OpsAgent restarted; this investigation continues after step 1." in texts(after, ts)
+        assert (
+            "♻️ This investigation continues after step 1 (OpsAgent restarted, or another replica took it over)."
+            in texts(after, ts)
+        )
         result = uploaded_trace(slack, ts)
         assert (result.stop_reason, [s.call.name for s in result.steps]) == (
             StopReason.FINISH,
