@@ -209,11 +209,11 @@ class AccessPolicy:
     def observe(self, run: ActiveRun, event: Event) -> None:
         """Count the run's spend so far (every step carries it) and its final spend."""
         match event:
-            case StepCompleted(usage=usage) if usage is not None:
-                self._ledger.record_spend(run.run_id, usage.cost_usd, self._clock())
+            case StepCompleted(cost_usd=cost_usd):
+                self._ledger.record_spend(run.run_id, cost_usd, self._clock())
             case RunFinished(result=result):
                 self._ledger.record_spend(run.run_id, result.usage.cost_usd, self._clock(), final=True)
-            case RunStarted() | StepStarted() | StepCompleted():
+            case RunStarted() | StepStarted():
                 pass
             case _:
                 assert_never(event)

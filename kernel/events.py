@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from kernel.budget import Usage
 from kernel.calls import ToolCall
 from kernel.trace import RunResult, Step
 
@@ -36,8 +35,8 @@ class StepCompleted:
     """A step ended: its observation, error kind, timing and any approval are in `step`."""
 
     step: Step
-    usage: Usage | None = None
-    """The run's spending so far (a copy): what watchers of spend across runs read. None: not counted."""
+    cost_usd: float = 0.0
+    """What the run has cost so far, in USD: what watchers of spend across runs read while it is in flight."""
 
 
 @dataclass(frozen=True, slots=True)

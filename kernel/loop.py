@@ -10,7 +10,7 @@ import secrets
 import time
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import assert_never
 
@@ -123,7 +123,7 @@ class Agent:
         dispatcher = self._dispatcher(state, control)
         state.stop = None
         for step in [s for s in state.steps if s.pending]:
-            yield StepCompleted(await self._settle(state, dispatcher, step, decisions), replace(state.usage))
+            yield StepCompleted(await self._settle(state, dispatcher, step, decisions), state.usage.cost_usd)
         state.close_turn()
         while state.stop is None:
             state.stop = (
@@ -139,7 +139,7 @@ class Agent:
             for planned in self._plan(state, response):
                 if planned.call is not None and planned.error is None:
                     yield StepStarted(index=len(state.steps) + 1, thought=planned.thought, call=planned.call)
-                yield StepCompleted(await self._step(state, dispatcher, planned, control), replace(state.usage))
+                yield StepCompleted(await self._step(state, dispatcher, planned, control), state.usage.cost_usd)
             state.close_turn()
         state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
         if self.salvage and state.stop in SALVAGE_REASONS:
