@@ -73,10 +73,12 @@ class DurableRun:
     observers: Sequence[RunObserver]
     replica: str
 
-    async def carry(self, task: str, checkpoint: RunResult | None) -> RunResult:
-        """Run from the start (`checkpoint` None) or from a checkpoint until the run ends; returns its trace."""
+    async def carry(self, task: str, checkpoint: RunResult | None, *, resumed: bool) -> RunResult:
+        """Run a new run from the start, or a `resumed` one from its checkpoint (None: it had saved no step),
+        until it ends; returns its trace."""
         control = self.run.control
-        await self._void_lost_approvals(checkpoint)
+        if resumed:
+            await self._void_lost_approvals(checkpoint)
         if checkpoint is None:
             result = await self._stretch(self.agent.events(task, control=control, run_id=self.run.run_id), first=True)
         elif checkpoint.pending_steps():  # paused, or saved between asking for an approval and pausing
@@ -142,7 +144,7 @@ class DurableRun:
         """Checkpoint the run. A store that is down costs a step's checkpoint, not the run (the next one
         retries); a pause or the end is retried until the store takes it, since a run the store still
         thinks is running would be resumed and end a second time, and a thread would read as running."""
-        wait, trace_json = 0.5, trace.to_json()
+        wait, trace_json = 0.5, trace.to_json(indent=None)
         while True:
             try:
                 await self.store.checkpoint(self.run.run_id, status=status, trace_json=trace_json, owner=self.replica)

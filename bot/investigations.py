@@ -224,7 +224,7 @@ class InvestigationService:
             else RunResult(run_id=record.run_id, task=record.task, stop_reason=StopReason.CANCELLED, detail=detail)
         )
         await self._store.checkpoint(
-            record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(), owner=self.replica
+            record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(indent=None), owner=self.replica
         )
         await self._release(record.run_id)
         await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason="cancelled", ok=False)
@@ -286,7 +286,7 @@ class InvestigationService:
                 self._observers,
                 self.replica,
             )
-            result = await journey.carry(record.task, checkpoint)
+            result = await journey.carry(record.task, checkpoint, resumed=asked is None)
             thread.finished(result)
             await self._audit.record(
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
