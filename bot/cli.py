@@ -24,7 +24,7 @@ from bot.eval_scenarios import load_scenarios
 from bot.eval_tools import catalogue_names
 from bot.log_redaction import LogRedaction
 from bot.replay import load_trace, render_report, replay_trace
-from bot.run_store import opened_store
+from bot.run_store import SchemaVersionError, StoreUnavailableError, opened_store
 from bot.serve import serve_slack
 from bot.settings import Settings, build_llm, load_settings
 from bot.slack_app import SlackSecrets
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(json=args.command == "serve")
     try:
         return asyncio.run(args.handler(args))
-    except ValueError as exc:  # configuration problems: say what to fix, no traceback
+    except (ValueError, StoreUnavailableError, SchemaVersionError) as exc:  # say what to fix, no traceback
         print(f"opsagent: {exc}", file=sys.stderr)
         return 2
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 from demo_config import write_demo_config
+from local_server import free_port
 from prometheus_server import prometheus_fixture  # noqa: F401 - the session fixture
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
@@ -176,3 +177,16 @@ async def test_investigate_runs_the_agent_on_an_openai_compatible_endpoint(tmp_p
     first = server.bodies[0]
     assert {tool["function"]["name"] for tool in first["tools"]} >= {"query_metrics", "search_logs", "finish"}
     assert first["messages"][-1]["content"].startswith("Task: order-service 5xx?")
+
+
+def test_serve_says_plainly_when_the_run_store_cannot_be_reached(capsys, demo_config, monkeypatch):
+    monkeypatch.setenv("OPSAGENT_STORE__URL", f"postgresql://opsagent@127.0.0.1:{free_port()}/opsagent")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "signing-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    code = main(["--config", str(demo_config), "serve", "--http", "--port", str(free_port())])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("opsagent: PostgreSQL at 127.0.0.1:")
+    assert "is unavailable" in err
+    assert "Traceback" not in err
