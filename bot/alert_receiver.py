@@ -167,7 +167,7 @@ class AlertReceiver:
         if not thread_ts:  # not remembered: Alertmanager's next re-send tries again
             log.warning("alert_thread_not_opened", channel=self._channel)
             return
-        run = self._investigations.start(
+        run = await self._investigations.start(
             channel=self._channel, thread_ts=thread_ts, text=investigation_task(group, firing), requested_by=ACTOR
         )
         fingerprints = frozenset(alert.fingerprint for alert in firing)

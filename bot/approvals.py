@@ -103,10 +103,10 @@ class ApprovalBroker:
         self._store: ApprovalStore = store if store is not None else InMemoryApprovalStore()
         self._clock = clock
         self._announce = announce
+        """Tells other processes an approval was settled (they call `wake`); None when there is one process."""
         self._recheck_s = recheck_s
         self._audit = audit
         """Where decisions, expiries, voids and refused clicks are recorded (the run store's audit log)."""
-        """Tells other processes an approval was settled (they call `wake`); None when there is one process."""
         self._waiters: dict[str, asyncio.Future[PendingApproval]] = {}
         self._settled_listeners: list[Callable[[PendingApproval], None]] = []
 

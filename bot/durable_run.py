@@ -53,6 +53,8 @@ class RunObserver(Protocol):
         ...
 
 
+RESUMABLE = frozenset({StopReason.INTERRUPTED, StopReason.AWAITING_APPROVAL})
+"""The stop reasons of a checkpoint that has more to do; any other means the run had ended when it was saved."""
 LOST_APPROVAL_REASON = "asked before a restart that lost its run's progress; the agent asks again if it still needs it"
 
 
@@ -82,6 +84,9 @@ class DurableRun:
         if checkpoint is None:
             result = await self._stretch(self.agent.events(task, control=control, run_id=self.run.run_id), first=True)
         elif checkpoint.pending_steps():  # paused, or saved between asking for an approval and pausing
+            self._notify(RunStarted(run_id=self.run.run_id, task=checkpoint.task, resumed=True))
+            result = checkpoint
+        elif checkpoint.stop_reason not in RESUMABLE:  # it had ended (an answer, a Stop) before it was saved as such
             result = checkpoint
         else:
             result = await self._stretch(self.agent.events_from(checkpoint, control=control), first=True)
@@ -90,6 +95,8 @@ class DurableRun:
             ids = [step.approval.approval_id for step in result.pending_steps() if step.approval is not None]
             decisions = {approval_id: await self.broker.decision(approval_id) for approval_id in ids}
             await self._stop_if_voided(ids)
+            # A fenced write before acting on the decisions: a replica that lost the run must not act for it.
+            await self._save(RunStatus.RUNNING, result)
             result = await self._stretch(self.agent.events_from(result, decisions=decisions, control=control))
         await self._save(RunStatus.FINISHED, result)
         return result

@@ -128,7 +128,7 @@ class InvestigationService:
                 "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”.",
             )
             return None
-        return self.start(
+        return await self.start(
             channel=channel,
             thread_ts=thread_ts,
             text=_with_history(text, latest),
@@ -138,7 +138,7 @@ class InvestigationService:
             teams=author_teams(event),
         )
 
-    def start(
+    async def start(
         self,
         *,
         channel: str,
@@ -182,6 +182,12 @@ class InvestigationService:
             created_at=now,
             updated_at=now,
         )
+        try:
+            await self._store.create_run(record)
+        except StoreUnavailableError as exc:  # not started, not lost in silence: the person can ask again
+            log.error("run_store_unavailable", error=str(exc)[:300])
+            self._reply(channel, thread_ts, "Not started: OpsAgent cannot reach its run store. Ask again shortly.")
+            return None
         return self._launch(record, asked=asked or text)
 
     def resume(self, record: RunRecord) -> ActiveRun | None:
@@ -207,7 +213,7 @@ class InvestigationService:
         log.info("run_stop_requested", run_id=run_id, user=user_id)
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
             await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": user_ref(user_id)}))
-        elif run is None:
+        elif run is None and run_id not in self._runs:
             await self._end_for_good(run_id, f"stopped by {user_ref(user_id)} while no replica was running it")
         return "Stopping the investigation."
 
@@ -217,7 +223,8 @@ class InvestigationService:
         record = await self._store.get_run(run_id)
         if record is None or not await self._store.acquire_lease(run_id, self.replica, self.lease_ttl_s):
             return  # a replica has just taken it over: it will see the voided approvals and the stop is lost
-        saved = RunResult.from_json(record.trace_json) if record.trace_json else None
+        await self._broker.void_run(run_id, detail)
+        saved = _readable_trace(record)
         ended = (
             saved.model_copy(update={"stop_reason": StopReason.CANCELLED, "detail": detail})
             if saved is not None
@@ -249,9 +256,14 @@ class InvestigationService:
         tasks = [run.task for run in self._runs.values() if run.task is not None]
         for task in tasks:
             task.cancel()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
         if tasks:
             await asyncio.wait(tasks, timeout=timeout_s)
-        await asyncio.wait_for(self._outbox.close(), timeout=timeout_s)
+        try:  # one budget for both: Slack may be down, and the outbox would wait it out for minutes
+            await asyncio.wait_for(self._outbox.close(), timeout=max(deadline - loop.time(), 0.1))
+        except TimeoutError:
+            log.warning("shutdown_messages_unsent", waited_s=timeout_s)
 
     def _launch(self, record: RunRecord, *, asked: str | None) -> ActiveRun:
         run = ActiveRun(record.run_id, record.channel, record.thread_ts, record.requested_by, RunControl())
@@ -266,10 +278,9 @@ class InvestigationService:
             run_id=run.run_id, channel=run.channel, thread_ts=run.thread_ts, user=run.requested_by
         )
         thread = self._thread(record)
-        checkpoint = RunResult.from_json(record.trace_json) if record.trace_json else None
         try:
+            checkpoint = RunResult.from_json(record.trace_json) if record.trace_json else None
             if asked is not None:
-                await self._store.create_run(record)
                 await self._audit.record(AuditKind.RUN_STARTED, run_id=run.run_id, actor=run.requested_by, task=asked)
                 await thread.opened(asked, run.requested_by)
             else:
@@ -296,7 +307,10 @@ class InvestigationService:
             if run.taken_over:
                 log.warning("run_taken_over", replica=self.replica)
                 return
-            await self._interrupted(run, thread)
+            try:
+                await self._interrupted(run, thread)
+            except Exception as exc:  # the store is down too: the lease runs out and the run resumes anyway
+                log.warning("interruption_not_recorded", error=repr(exc)[:300])
             raise
         except RunTakenOver as exc:
             log.warning("run_taken_over", replica=self.replica, error=str(exc)[:200])
@@ -323,7 +337,8 @@ class InvestigationService:
     async def _interrupted(self, run: ActiveRun, thread: RunThread) -> None:
         """The process is stopping: the last checkpoint stands; the thread is told the run will continue."""
         saved = await self._store.get_run(run.run_id)
-        steps = len(RunResult.from_json(saved.trace_json).steps) if saved is not None and saved.trace_json else 0
+        trace = _readable_trace(saved) if saved is not None else None
+        steps = len(trace.steps) if trace is not None else 0
         thread.interrupted(steps)
         await self._audit.record(AuditKind.RUN_INTERRUPTED, run_id=run.run_id, replica=self.replica, steps=steps)
 
@@ -368,10 +383,21 @@ class InvestigationService:
         return await self._store.remember(key, DEDUPE_TTL_S)
 
 
+def _readable_trace(record: RunRecord) -> RunResult | None:
+    """The record's saved trace, or None if it has none or it cannot be read (corrupt, or from another version)."""
+    if not record.trace_json:
+        return None
+    try:
+        return RunResult.from_json(record.trace_json)
+    except ValueError as exc:
+        log.error("saved_trace_unreadable", run_id=record.run_id, error=str(exc)[:300])
+        return None
+
+
 def _with_history(text: str, earlier: RunRecord | None) -> str:
     """A follow-up in an investigation thread knows the earlier task and answer."""
-    if earlier is None or not earlier.trace_json:
+    result = _readable_trace(earlier) if earlier is not None else None
+    if result is None:
         return text
-    result = RunResult.from_json(earlier.trace_json)
     answer = result.answer or result.partial_answer or f"(no answer: {result.stop_reason})"
     return f"{text}\n\nEarlier in this thread you investigated: {result.task}\nYour answer then: {answer}"

@@ -60,9 +60,14 @@ class ReplicaDuties:
         self._tasks = []
 
     async def heartbeat(self) -> None:
-        """Renew this replica's leases; drop the runs whose lease another replica has taken."""
+        """Renew this replica's leases; give up the ones it holds but no longer carries (a release that failed
+        while the store was down), so another replica resumes those runs; drop the runs another has taken."""
         ours = set(await self._store.renew_leases(self._service.replica, self._service.lease_ttl_s))
-        for run_id, run in self._service.active.items():
+        active = self._service.active
+        for run_id in ours - active.keys():
+            log.warning("lease_released_uncarried", run_id=run_id)
+            await self._store.release_lease(run_id, self._service.replica)
+        for run_id, run in active.items():
             if run.task is not None and not run.task.done() and run_id not in ours:
                 saved = await self._store.get_run(run_id)
                 if saved is not None and saved.owner not in ("", self._service.replica):

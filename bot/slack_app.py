@@ -100,7 +100,7 @@ class SlackServices:
     duties: ReplicaDuties
     store: RunStore
     routes: list[web.RouteDef] = field(default_factory=list)
-    """HTTP routes besides `/slack/events` and `/healthz` that components add (served in HTTP mode)."""
+    """HTTP routes besides `/slack/events` and `/healthz` that components add (served in both modes)."""
 
     async def start(self) -> None:
         """Resume the saved runs nobody carries, and start the replica's background duties."""

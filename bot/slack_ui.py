@@ -48,7 +48,7 @@ class SlackApprovalUI:
         return str(answer["ts"])
 
     async def show_decision(self, approval: PendingApproval) -> None:
-        """Replace the buttons with who decided, and when."""
+        """Replace the buttons with who decided, and when (queued in the thread's order)."""
         decision = DECISIONS.get(approval.state)
         if decision is None or not approval.message_ts:
             return
@@ -62,7 +62,8 @@ class SlackApprovalUI:
             approval_id=approval.approval_id,
             expired_after=approval.expires_at - approval.created_at,
         )
-        await self._outbox.send(
+        # Queued, not awaited: a decision, an expiry or a Stop must not wait on Slack (an outage can last minutes).
+        self._outbox.enqueue(
             "chat_update", approval.channel, ts=approval.message_ts, text=message.text, blocks=message.blocks
         )
 

@@ -1,7 +1,7 @@
 """The side-effect journal on the run store: exactly-once actions across restarts and replicas.
 
-The webhook asks it before sending and tells it after; the store's record and the audit trail are one
-write each, so a crash at any point leaves an `executing` record that a resumed run settles.
+The webhook asks it before sending and tells it after: the `executing` record is written before anything
+is sent, so a crash at any later point leaves it for a resumed run to settle (by re-sending the same key).
 """
 
 from __future__ import annotations

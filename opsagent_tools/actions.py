@@ -25,6 +25,8 @@ SIGNATURE_HEADER = "X-OpsAgent-Signature"
 TIMESTAMP_HEADER = "X-OpsAgent-Timestamp"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 SIGNATURE_SHOWN_IN_DRY_RUN = "<sha256 HMAC, computed when sent>"
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+"""Failures before the request left: the action surely did not run."""
 
 
 class ActionWebhookSettings(BaseModel):
@@ -126,8 +128,9 @@ class ActionWebhook:
         try:
             outcome = resent + await self._post(request)
         except ToolFailure as failure:
-            in_doubt = isinstance(failure.__cause__, httpx.TimeoutException)
-            if not in_doubt:  # a timeout stays `executing`: the next attempt re-sends with the same key
+            cause = failure.__cause__
+            in_doubt = isinstance(cause, httpx.HTTPError) and not isinstance(cause, NOT_SENT)
+            if not in_doubt:  # an answer lost in transit stays `executing`: the next attempt re-sends the same key
                 await self._journal.finish(key, SideEffectState.FAILED, str(failure))
             raise
         await self._journal.finish(key, SideEffectState.DONE, outcome)
@@ -142,16 +145,22 @@ class ActionWebhook:
             response = await client.post(
                 signed.url, content=signed.body, headers=signed.headers, timeout=self._settings.timeout_s
             )
+        except NOT_SENT as exc:
+            raise ToolFailure(
+                f"cannot reach the action webhook at {signed.url} ({type(exc).__name__}): the action did not run. "
+                "Tell the user; check actions.webhook.url and that the receiver is up."
+            ) from exc
         except httpx.TimeoutException as exc:
             raise ToolFailure(
                 f"the action webhook did not answer within {self._settings.timeout_s:g} s, so the action may or may "
                 f"not have run. Do not retry blindly: ask the user to check the receiver; a retry reuses "
                 f"Idempotency-Key {key}, so the receiver can de-duplicate it."
             ) from exc
-        except httpx.HTTPError as exc:
+        except httpx.HTTPError as exc:  # the request may have reached the receiver before the connection broke
             raise ToolFailure(
-                f"cannot reach the action webhook at {signed.url} ({type(exc).__name__}): the action did not run. "
-                "Tell the user; check actions.webhook.url and that the receiver is up."
+                f"the connection to the action webhook broke ({type(exc).__name__}), so the action may or may not "
+                f"have run. Do not retry blindly: ask the user to check the receiver; a retry reuses "
+                f"Idempotency-Key {key}, so the receiver can de-duplicate it."
             ) from exc
         finally:
             if self._client is None:

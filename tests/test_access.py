@@ -358,7 +358,7 @@ async def test_the_concurrent_cap_refuses_until_a_run_ends(harness, script):
 @pytest.mark.parametrize("access_settings", [{"allowed_channels": [CHANNEL]}], indirect=True)
 async def test_an_alert_started_run_refused_is_said_in_its_thread(harness):
     thread = harness.slack.add_message(OTHER_CHANNEL, "[FIRING] HighErrorRate order-service", user=BOB).ts
-    run = harness.services.investigations.start(
+    run = await harness.services.investigations.start(
         channel=OTHER_CHANNEL, thread_ts=thread, text="HighErrorRate order-service", requested_by="alertmanager"
     )
     assert run is None

@@ -98,7 +98,7 @@ async def get(bot, url):
 
 
 async def test_the_final_message_links_to_the_page_of_the_run(bot):
-    ts = bot.investigate(TASK)
+    ts = await bot.investigate(TASK)
     await bot.approve(ts)
     link = await bot.trace_link(ts)
     run_id = urlsplit(link).path.rsplit("/", 1)[1]
@@ -116,7 +116,7 @@ async def test_the_final_message_links_to_the_page_of_the_run(bot):
 
 
 async def test_expired_tampered_incomplete_and_unknown_links_get_small_clear_pages(bot):
-    ts = bot.investigate(TASK)
+    ts = await bot.investigate(TASK)
     await bot.approve(ts)
     link = await bot.trace_link(ts)
     run_id = urlsplit(link).path.rsplit("/", 1)[1]

@@ -71,7 +71,7 @@ async def screenshot(browser: Browser, url: str, name: str, *, full_page: bool =
 
 async def test_the_link_in_the_thread_opens_every_step_in_chromium(tools, browser):
     async with ViewerBot(tools, [list(INCIDENT_SCRIPT)]) as bot:
-        ts = bot.investigate(TASK)
+        ts = await bot.investigate(TASK)
         await bot.approve(ts)
         link = await bot.trace_link(ts)
         page = await browser.new_page()

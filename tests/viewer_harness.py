@@ -61,10 +61,10 @@ class ViewerBot(ThreadWatcher):
         policy = SideEffectPolicy(mode=SideEffectMode.FULL)
         return Agent(llm=self.models[-1], tools=self.tools, policy=policy, confirm=confirm)
 
-    def investigate(self, text: str) -> str:
+    async def investigate(self, text: str) -> str:
         """Start a run in a new thread, as an alert or a mention would; the thread's ts."""
         root = self.slack.add_message(CHANNEL, text, user=BOB)
-        assert self.services.investigations.start(channel=CHANNEL, thread_ts=root.ts, text=text, requested_by=BOB)
+        assert await self.services.investigations.start(channel=CHANNEL, thread_ts=root.ts, text=text, requested_by=BOB)
         return root.ts
 
     async def approve(self, ts: str) -> None:
