@@ -252,3 +252,39 @@ async def test_a_run_that_fails_inside_opsagent_ends_for_good_and_says_so(run_st
         assert (await run_store.run_in_thread(CHANNEL, ts)).status is RunStatus.FINISHED
         async with process(slack, run_store, incident) as second:
             assert second.services.investigations.active == {}  # nothing to resume
+
+
+async def test_a_run_saved_after_its_answer_but_before_it_was_marked_finished_ends_with_that_answer(run_store):
+    """The process died between the `finish` step's checkpoint and the run's last save: no model call is
+    needed, the thread gets the answer it never got."""
+    done = await Agent(llm=ScriptedModel([QUERY, FINISH]), tools=IncidentBot([]).tools).run("order-service 5xx")
+    assert done.ok
+    await save_run(run_store, done, status=RunStatus.RUNNING)
+    incident = IncidentBot([[]])  # an empty strict script: any model call would fail the run
+    async with SlackFake(users=USERS) as slack, process(slack, run_store, incident) as live:
+        await live.until(lambda: live.reacted("1700000000.000100", "white_check_mark") or slack.files, "the end")
+        await live.until(lambda: slack.files, "the trace in the thread")
+    result = uploaded_trace(slack, "1700000000.000100")
+    assert (result.stop_reason, result.answer) == (StopReason.FINISH, done.answer)
+    assert incident.models[0].calls == 0
+    assert any("v2.14.0 (step 1)" in json.dumps(m.blocks) for m in live.thread("1700000000.000100"))
+    assert (await run_store.get_run(done.run_id)).status is RunStatus.FINISHED
+
+
+async def test_the_heartbeat_gives_up_a_lease_its_replica_holds_but_does_not_carry(run_store):
+    """A release that failed while the store was down leaves the lease with a replica that is not running the
+    run: the next heartbeat gives it up, so the run can be resumed."""
+    incident = IncidentBot([[FINISH]])
+    async with SlackFake(users=USERS) as slack, process(slack, run_store, incident, start=False) as live:
+        replica = live.services.investigations.replica
+        await save_run(
+            run_store,
+            RunResult(run_id="r-held", task="t", stop_reason=StopReason.INTERRUPTED),
+            status=RunStatus.RUNNING,
+            save_trace=False,
+            owner=replica,
+            lease_until=utc_now() + timedelta(minutes=5),
+        )
+        assert [r.run_id for r in await run_store.claimable_runs()] == []
+        await live.services.duties.heartbeat()
+        assert [r.run_id for r in await run_store.claimable_runs()] == ["r-held"]
