@@ -154,7 +154,11 @@ class DurableRun:
         wait, trace_json = 0.5, trace.to_json(indent=None)
         while True:
             try:
-                await self.store.checkpoint(self.run.run_id, status=status, trace_json=trace_json, owner=self.replica)
+                stopped_by = await self.store.checkpoint(
+                    self.run.run_id, status=status, trace_json=trace_json, owner=self.replica
+                )
+                if stopped_by:  # a Stop that landed on another replica, or whose relay was lost, ends the run here
+                    self.run.control.cancel(f"stopped by {stopped_by}")
                 return
             except LeaseLostError as exc:
                 raise RunTakenOver(str(exc)) from exc

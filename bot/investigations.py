@@ -98,6 +98,11 @@ class InvestigationService:
         """False once shutting down: no new or resumed runs."""
         return self._accepting
 
+    @property
+    def has_room(self) -> bool:
+        """Whether this process may carry one more run (`[access] max_concurrent_runs`), e.g. one it takes over."""
+        return self._accepting and len(self._runs) < self._access.settings.max_concurrent_runs
+
     async def on_mention(self, *, event_id: str, event: dict[str, Any]) -> ActiveRun | None:
         """Handle an `app_mention`: start a run, or stop the thread's run; duplicates (on any replica) are dropped."""
         channel, ts, user = event["channel"], event["ts"], event.get("user", "")
@@ -204,6 +209,7 @@ class InvestigationService:
             return "That investigation has already ended."
         if run is not None:  # cancel before voiding: a woken run must find itself cancelled, not ask the model again
             self.cancel(run_id, f"stopped by {user_ref(user_id)}")
+        await self._store.request_stop(run_id, user_ref(user_id))  # durable: whoever carries the run reads it
         self._reply(
             record.channel,
             record.thread_ts,
@@ -278,6 +284,8 @@ class InvestigationService:
             run_id=run.run_id, channel=run.channel, thread_ts=run.thread_ts, user=run.requested_by
         )
         thread = self._thread(record)
+        if record.stop_requested_by:  # stopped while no process carried it, or before its last save
+            run.control.cancel(f"stopped by {record.stop_requested_by}")
         try:
             checkpoint = RunResult.from_json(record.trace_json) if record.trace_json else None
             if asked is not None:

@@ -75,9 +75,9 @@ class ReplicaDuties:
                     self._service.abandon(run_id)
 
     async def recover(self) -> None:
-        """Resume the saved runs nobody is carrying (their replica stopped or died)."""
+        """Resume the saved runs nobody is carrying (their replica stopped or died), as many as there is room for."""
         for record in await self._store.claimable_runs():
-            if not self._service.accepting:
+            if not self._service.has_room:  # the rest wait for a replica with room (or this one, later)
                 return
             if record.run_id in self._service.active:
                 continue

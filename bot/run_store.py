@@ -63,6 +63,8 @@ class RunRecord(BaseModel):
     lease_until: AwareDatetime | None = None
     created_at: AwareDatetime
     updated_at: AwareDatetime
+    stop_requested_by: str = ""
+    """Who stopped the run (a Slack mention), once someone has: the replica carrying it ends it."""
 
 
 class SideEffectRecord(BaseModel):
@@ -175,7 +177,9 @@ class RunStore(ApprovalStore, Protocol):
 
     async def run_in_thread(self, channel: str, thread_ts: str) -> RunRecord | None: ...
 
-    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> None: ...
+    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> str: ...
+
+    async def request_stop(self, run_id: str, by: str) -> None: ...
 
     async def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool: ...
 

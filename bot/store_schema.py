@@ -107,9 +107,12 @@ _ALERT_GROUPS = (
         fingerprints_json TEXT NOT NULL, run_id TEXT NOT NULL, updated_at {ts} NOT NULL)""",
 )
 
+_STOP_REQUESTS = ("ALTER TABLE runs ADD COLUMN stop_requested_by TEXT NOT NULL DEFAULT ''",)
+
 MIGRATIONS = (
     Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
     Migration(2, "alert groups and their threads", _ALERT_GROUPS),
+    Migration(3, "a Stop recorded on its run", _STOP_REQUESTS),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

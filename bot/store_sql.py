@@ -30,7 +30,7 @@ Row = dict[str, Any]
 
 _RUN_COLUMNS = (
     "run_id, channel, thread_ts, requested_by, team_id, task, mention_ts, status, trace_json, owner, "
-    "lease_until, created_at, updated_at"
+    "lease_until, created_at, updated_at, stop_requested_by"
 )
 _SIDE_EFFECT_COLUMNS = "key, run_id, step, tool, args_hash, approval_id, state, outcome, started_at, finished_at"
 
@@ -117,8 +117,9 @@ class SqlRunStore(ABC):
         )
         return RunRecord.model_validate(rows[0]) if rows else None
 
-    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> None:
-        """Save the run's status and trace (its checkpoint); an unknown run is an error.
+    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> str:
+        """Save the run's status and trace (its checkpoint); an unknown run is an error. Returns who asked the
+        run to stop (`request_stop`), or "" if nobody did: the answer a run carried elsewhere reads a Stop by.
 
         With `owner`, the write is fenced: it lands only while that replica holds the run (else `LeaseLostError`),
         so a replica that lost its lease cannot overwrite the progress of the one that took it over.
@@ -128,14 +129,19 @@ class SqlRunStore(ABC):
         if owner:
             sql += " AND owner = $5"
             args.append(owner)
-        if await self._execute(sql, *args) == 1:
-            return
+        rows = await self._fetch(sql + " RETURNING stop_requested_by", *args)
+        if rows:
+            return str(rows[0]["stop_requested_by"])
         current = await self.get_run(run_id)
         if current is None:
             raise StoreConflictError(f"run {run_id} does not exist: create_run before checkpointing it")
         raise LeaseLostError(
             f"run {run_id} is held by {current.owner or 'nobody'}, not {owner}: stop working on it, nothing was saved"
         )
+
+    async def request_stop(self, run_id: str, by: str) -> None:
+        """Record that someone stopped the run: whichever replica carries it (now or after a restart) ends it."""
+        await self._execute("UPDATE runs SET stop_requested_by = $2 WHERE run_id = $1", run_id, by)
 
     async def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
         """Take the unfinished run's lease if it is free, expired or already ours; whether we hold it now."""

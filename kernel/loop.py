@@ -132,6 +132,8 @@ class Agent:
                 else self.budget.check_before_turn(state.usage, control.left())
             )
             if state.stop is not None:
+                if state.stop is StopReason.CANCELLED:
+                    state.detail = control.cancel_reason
                 break
             response = await self._ask(state, control)
             if response is None:

@@ -30,11 +30,17 @@ NO_LIMITS = AccessSettings(max_concurrent_runs=25, runs_per_user_per_hour=None, 
 
 @contextlib.asynccontextmanager
 async def process(
-    slack: SlackFake, store: RunStore, incident: IncidentBot, *, start: bool = True, ttl_s: float = 900
+    slack: SlackFake,
+    store: RunStore,
+    incident: IncidentBot,
+    *,
+    start: bool = True,
+    ttl_s: float = 900,
+    access: AccessSettings = NO_LIMITS,
 ) -> AsyncIterator[Harness]:
     """One life of the bot: the app on its own port over the shared store; leaving the block shuts it down."""
     settings = SlackSettings(approvers=[ALICE], post_interval_s=0, approval_ttl_s=ttl_s)
-    async with running_app(slack, incident, store, settings=settings, start=start, access=NO_LIMITS) as harness:
+    async with running_app(slack, incident, store, settings=settings, start=start, access=access) as harness:
         yield harness
 
 
@@ -288,3 +294,35 @@ async def test_the_heartbeat_gives_up_a_lease_its_replica_holds_but_does_not_car
         assert [r.run_id for r in await run_store.claimable_runs()] == []
         await live.services.duties.heartbeat()
         assert [r.run_id for r in await run_store.claimable_runs()] == ["r-held"]
+
+
+async def test_a_stop_recorded_on_a_saved_run_ends_it_when_it_is_resumed(run_store):
+    """A Stop is kept on the run, not only relayed: whichever process carries the run next ends it."""
+    incident = IncidentBot([[QUERY, SLOW], []])
+    async with SlackFake(users=USERS) as slack:
+        async with process(slack, run_store, incident) as before:
+            ts = await before.mention("order-service 5xx")
+            await before.until(lambda: incident.models and incident.models[0].calls == 2, "the slow call started")
+        saved = await run_store.run_in_thread(CHANNEL, ts)
+        await run_store.request_stop(saved.run_id, "<@U0ALICE>")  # e.g. its relay was lost in a reconnect
+        async with process(slack, run_store, incident) as after:
+            await after.until(lambda: after.reacted(ts, "x"), "the resumed run ends with ❌")
+    result = uploaded_trace(slack, ts)
+    assert (result.stop_reason, result.detail) == (StopReason.CANCELLED, "stopped by <@U0ALICE>")
+    assert incident.models[1].calls == 0  # the resumed run was not asked to go on
+
+
+async def test_a_replica_takes_over_only_as_many_runs_as_it_has_room_for(run_store):
+    for n in (1, 2):
+        await save_run(
+            run_store,
+            RunResult(run_id=f"r-orphan-{n}", task="t", stop_reason=StopReason.INTERRUPTED),
+            status=RunStatus.RUNNING,
+            save_trace=False,
+            thread_ts=f"1700000000.00010{n}",
+        )
+    one_at_a_time = NO_LIMITS.model_copy(update={"max_concurrent_runs": 1})
+    incident = IncidentBot([[SLOW]])
+    async with SlackFake(users=USERS) as slack, process(slack, run_store, incident, access=one_at_a_time) as live:
+        assert list(live.services.investigations.active) == ["r-orphan-1"]
+        assert [r.run_id for r in await run_store.claimable_runs()] == ["r-orphan-2"]

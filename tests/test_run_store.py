@@ -273,6 +273,15 @@ async def test_compare_and_set_races_have_one_winner(store: RunStore, replica: R
         assert await replica.get(f"a{n}") == decisions[won.index(True)]
 
 
+async def test_a_stop_request_is_kept_on_the_run_and_read_back_by_its_checkpoints(store: RunStore) -> None:
+    await store.create_run(a_run("r1"))
+    assert await store.acquire_lease("r1", "replica-a", 30)
+    assert await store.checkpoint("r1", status=RunStatus.RUNNING, trace_json="{}", owner="replica-a") == ""
+    await store.request_stop("r1", "<@U0BOB>")
+    assert (await store.get_run("r1")).stop_requested_by == "<@U0BOB>"
+    assert await store.checkpoint("r1", status=RunStatus.RUNNING, trace_json="{}", owner="replica-a") == "<@U0BOB>"
+
+
 async def test_side_effects_begin_once_and_finish_only_from_executing(store: RunStore, clock: Clock) -> None:
     first = a_side_effect("k1")
     assert await store.begin_side_effect(first) is None  # new
