@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from datetime import UTC, datetime
 
 import aiohttp
 from aiohttp import web
+from bot_process import serve, serve_env
 from demo_config import write_demo_config
 from exposition import parse_samples, sample
 from local_server import free_port
 from otlp_receiver import OtlpReceiver
 from slack_fake import (
-    BOT_TOKEN,
     BOT_USER_ID,
     SIGNING_SECRET,
     TEAM_ID,
@@ -103,35 +101,8 @@ async def test_serve_http_end_to_end(tmp_path):
                 )
             ),
         )
-        env = {
-            **os.environ,
-            "SLACK_BOT_TOKEN": BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_API_URL": slack.api_url,
-            "OPENAI_BASE_URL": model.url,
-            "OPENAI_API_KEY": "sk-test",
-            "OPSAGENT_MODEL": "fake-gpt",
-            "OPSAGENT_CONFIG": str(config),
-            "OPSAGENT_STORE__URL": f"sqlite:///{config.parent}/runs.db",
-            "OPSAGENT_ACTION_SECRET": "hmac-key",
-            "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
-        }
-        env.pop("OPSAGENT_LLM_BASE_URL", None)
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bot.cli",
-            "serve",
-            "--http",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            env=env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            stdin=asyncio.subprocess.DEVNULL,
-        )
+        env = serve_env(config, slack, model, OPSAGENT_ACTION_SECRET="hmac-key", OTEL_EXPORTER_OTLP_ENDPOINT=otlp.url)
+        proc = await serve(env, port, output=asyncio.subprocess.PIPE)
         try:
             async with aiohttp.ClientSession() as http:
 
