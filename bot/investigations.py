@@ -24,7 +24,7 @@ from bot.blocks import ephemeral
 from bot.durable_run import DurableRun, RunObserver, RunTakenOver
 from bot.mrkdwn import user_ref
 from bot.outbox import Outbox
-from bot.run_store import RunRecord, RunStatus, RunStore, StoreUnavailableError, utc_now
+from bot.run_store import RunRecord, RunStatus, RunStore, StoreConflictError, StoreUnavailableError, utc_now
 from bot.run_thread import RunThread, TraceLink
 from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, new_run_id
 
@@ -36,6 +36,7 @@ MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 DEDUPE_TTL_S = 3600.0
 """How long event ids and message keys are remembered (Slack retries within about 6 minutes)."""
 STOP_WORDS = frozenset({"stop", "cancel", "abort"})
+STILL_RUNNING = "An investigation is still running in this thread. Wait for its answer, or say “@opsagent stop” first."
 STOPS_TOPIC = "opsagent_stops"
 """Where a Stop that lands on one replica is announced to the replica running the run."""
 
@@ -120,11 +121,7 @@ class InvestigationService:
                 self._reply(channel, thread_ts, "No investigation is running in this thread.")
             return None
         if running is not None:
-            self._reply(
-                channel,
-                thread_ts,
-                "An investigation is still running in this thread. Wait for its answer, or say “@opsagent stop” first.",
-            )
+            self._reply(channel, thread_ts, STILL_RUNNING)
             return None
         if not text:
             self._reply(
@@ -192,6 +189,9 @@ class InvestigationService:
         except StoreUnavailableError as exc:  # not started, not lost in silence: the person can ask again
             log.error("run_store_unavailable", error=str(exc)[:300])
             self._reply(channel, thread_ts, "Not started: OpsAgent cannot reach its run store. Ask again shortly.")
+            return None
+        except StoreConflictError:  # another mention in this thread, maybe on another replica, got there first
+            self._reply(channel, thread_ts, STILL_RUNNING)
             return None
         return self._launch(record, asked=asked or text)
 

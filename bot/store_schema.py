@@ -108,11 +108,15 @@ _ALERT_GROUPS = (
 )
 
 _STOP_REQUESTS = ("ALTER TABLE runs ADD COLUMN stop_requested_by TEXT NOT NULL DEFAULT ''",)
+_ONE_OPEN_RUN_PER_THREAD = (
+    "CREATE UNIQUE INDEX one_open_run_per_thread ON runs (channel, thread_ts) WHERE status <> 'finished'",
+)
 
 MIGRATIONS = (
     Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
     Migration(2, "alert groups and their threads", _ALERT_GROUPS),
     Migration(3, "a Stop recorded on its run", _STOP_REQUESTS),
+    Migration(4, "one unfinished run per thread, across replicas", _ONE_OPEN_RUN_PER_THREAD),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -96,11 +96,15 @@ class SqlRunStore(ABC):
     # Runs and leases.
 
     async def create_run(self, run: RunRecord) -> None:
-        """Store a new run; an existing run id is a conflict (unless it is this very record, re-sent)."""
+        """Store a new run; an existing run id, or another unfinished run in the same thread (started on any
+        replica), is a conflict (unless it is this very record, re-sent)."""
         values = [getattr(run, name.strip()) for name in _RUN_COLUMNS.split(",")]
         sql = f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({_placeholders(len(values))}) ON CONFLICT DO NOTHING"
         if await self._execute(sql, *values) == 0 and await self.get_run(run.run_id) != run:
-            raise StoreConflictError(f"run {run.run_id} already exists: run ids must be unique")
+            raise StoreConflictError(
+                f"run {run.run_id} was not stored: its id is taken, or thread {run.thread_ts} of {run.channel} "
+                "already has an unfinished run"
+            )
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The run with this id, or None."""

@@ -326,3 +326,26 @@ async def test_a_replica_takes_over_only_as_many_runs_as_it_has_room_for(run_sto
     async with SlackFake(users=USERS) as slack, process(slack, run_store, incident, access=one_at_a_time) as live:
         assert list(live.services.investigations.active) == ["r-orphan-1"]
         assert [r.run_id for r in await run_store.claimable_runs()] == ["r-orphan-2"]
+
+
+async def test_two_replicas_starting_a_run_in_one_thread_at_once_start_one(run_store):
+    incident = IncidentBot([[SLOW], [SLOW]])
+    async with (
+        SlackFake(users=USERS) as slack,
+        process(slack, run_store, incident) as one,
+        process(slack, run_store, incident) as two,
+    ):
+        thread = slack.add_message(CHANNEL, "order-service 5xx", user="U0BOB").ts
+        started = await asyncio.gather(
+            *(
+                replica.services.investigations.start(
+                    channel=CHANNEL, thread_ts=thread, text="order-service 5xx", requested_by="alertmanager"
+                )
+                for replica in (one, two)
+            )
+        )
+        assert sum(run is not None for run in started) == 1
+        await one.until(
+            lambda: any(t.startswith("An investigation is still running") for t in texts(one, thread)),
+            "the second start is told the thread is taken",
+        )

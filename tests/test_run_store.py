@@ -141,12 +141,11 @@ async def test_runs_round_trip_and_the_latest_run_of_a_thread(store: RunStore, c
     assert await store.get_run("r1") == first
     assert await store.get_run("nope") is None
     await store.create_run(first)  # the same record re-sent: accepted
-    with pytest.raises(StoreConflictError, match="already exists"):
+    with pytest.raises(StoreConflictError, match="its id is taken"):
         await store.create_run(first.model_copy(update={"task": "another"}))
     second = a_run("r2", at=T0 + timedelta(minutes=5))
-    await store.create_run(second)
-    assert await store.run_in_thread("C1", first.thread_ts) == second
-    assert await store.run_in_thread("C1", "other") is None
+    with pytest.raises(StoreConflictError, match="already has an unfinished run"):
+        await store.create_run(second)  # one unfinished run per thread, whichever replica asks
 
     clock.advance(60)
     await store.checkpoint("r1", status=RunStatus.AWAITING_APPROVAL, trace_json='{"steps": []}')
@@ -154,6 +153,10 @@ async def test_runs_round_trip_and_the_latest_run_of_a_thread(store: RunStore, c
     assert saved == first.model_copy(
         update={"status": RunStatus.AWAITING_APPROVAL, "trace_json": '{"steps": []}', "updated_at": clock.now}
     )
+    await store.checkpoint("r1", status=RunStatus.FINISHED, trace_json='{"steps": []}')
+    await store.create_run(second)  # a follow-up, once the first has ended
+    assert await store.run_in_thread("C1", first.thread_ts) == second
+    assert await store.run_in_thread("C1", "other") is None
     with pytest.raises(StoreConflictError, match="does not exist"):
         await store.checkpoint("nope", status=RunStatus.FINISHED, trace_json="")
 
@@ -210,7 +213,7 @@ async def test_leases_acquire_expire_take_over_renew_release(store: RunStore, re
 
 async def test_only_one_replica_wins_a_lease(store: RunStore, replica: RunStore) -> None:
     for n in range(RACES):
-        await store.create_run(a_run(f"r{n}"))
+        await store.create_run(a_run(f"r{n}", thread_ts=f"1700000000.{n:06d}"))
         won = await asyncio.gather(
             store.acquire_lease(f"r{n}", "replica-a", ttl_s=30), replica.acquire_lease(f"r{n}", "replica-b", ttl_s=30)
         )
