@@ -46,11 +46,16 @@ class Receiver:
         self.requests: list[tuple[dict[str, str], bytes]] = []
         self.status = 200
         self.delay = 0.0
+        self.hang_up = False
+        """Drop the connection after reading the request, as a crashing receiver or a broken proxy would."""
 
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.read()
         self.requests.append((dict(request.headers), body))
         await asyncio.sleep(self.delay)
+        if self.hang_up:
+            assert request.transport is not None
+            request.transport.abort()
         expected = hmac.new(SECRET, request.headers[TIMESTAMP_HEADER].encode() + b"." + body, hashlib.sha256)
         if not hmac.compare_digest(request.headers[SIGNATURE_HEADER], f"sha256={expected.hexdigest()}"):
             return web.Response(status=401, text="bad signature")
@@ -240,5 +245,17 @@ async def test_a_timed_out_action_stays_in_doubt_and_is_resent_with_its_key(rece
     key = idempotency_key(RESTART_CTX)
     assert journal.entry(key).state is SideEffectState.EXECUTING
     receiver.delay = 0
+    assert (await send_restart(webhook_for(receiver.url, journal))).startswith("re-sent after an interruption")
+    assert [headers[IDEMPOTENCY_HEADER] for headers, _ in receiver.requests] == [key, key]
+
+
+async def test_a_connection_that_breaks_after_the_request_left_keeps_the_action_in_doubt(receiver):
+    journal = InMemoryActionJournal()
+    receiver.hang_up = True
+    with pytest.raises(ToolFailure, match="may or may not have run"):
+        await send_restart(webhook_for(receiver.url, journal))
+    key = idempotency_key(RESTART_CTX)
+    assert journal.entry(key).state is SideEffectState.EXECUTING  # not "did not run": it may have
+    receiver.hang_up = False
     assert (await send_restart(webhook_for(receiver.url, journal))).startswith("re-sent after an interruption")
     assert [headers[IDEMPOTENCY_HEADER] for headers, _ in receiver.requests] == [key, key]
