@@ -24,8 +24,8 @@ from typing import Any
 import aiohttp
 
 from bench.slack_bench import ROOT, finished_in_slack, machine_busy_s, percentile, serving_app
-from bot.investigations import AgentFactory
-from bot.slack_app import APPROVE
+from bot.runs.service import AgentFactory
+from bot.slack.action_ids import APPROVE
 from kernel import (
     Agent,
     Budget,

@@ -23,12 +23,12 @@ import aiohttp
 import structlog
 from slack_bolt.async_app import AsyncApp
 
-from bot.access import AccessSettings
-from bot.investigations import AgentFactory
-from bot.outbox import POST_INTERVAL_S
-from bot.run_store import opened_store
+from bot.access.settings import AccessSettings
+from bot.app import SlackServices, create_app
+from bot.runs.service import AgentFactory
 from bot.serve import start_http
-from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
+from bot.slack.settings import POST_INTERVAL_S, SlackSecrets, SlackSettings
+from bot.store.factory import opened_store
 from kernel import Agent, Budget, ConfirmHook, ScriptedModel, ToolRegistry, text_turn
 
 ROOT = Path(__file__).resolve().parents[1]

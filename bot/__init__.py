@@ -1,0 +1,26 @@
+"""The OpsAgent Slack bot and command line: everything between a person (or an alert) and the kernel.
+
+Each room is a subpackage with one concept; imports point down this list, never up (import-linter checks it):
+
+- `cli/`        the `opsagent` command line: demo, investigate, replay, stats, eval, tools, check, serve.
+- `serve.py`    running the Slack bot until SIGTERM: Socket Mode or HTTP, `/healthz`, `/metrics`, routes.
+- `eval/`       scenarios with recorded tool outputs, run through the real kernel and scored.
+- `agent.py`    the one way to build an `Agent` (and its model) from the configuration.
+- `settings.py` the configuration file and environment, composed from each room's own settings.
+- `alerts/`     Alertmanager's webhook: a firing alert group opens an investigation thread.
+- `viewer/`     the trace viewer: signed links and one HTML page per run.
+- `telemetry/`  Prometheus metrics, OpenTelemetry spans, logging set-up and log redaction.
+- `app.py`      the Slack app factory: the Bolt app wired to the services below.
+- `listeners/`  Bolt listeners, one module per kind (events, actions); each acks and hands work on.
+- `runs/`       one investigation's life: the service, durability, replica duties, pub/sub topics.
+- `store/`      the durable run store: records, protocol, SQLite and PostgreSQL, schema, side-effect journal.
+- `slack/`      presentation and transport only: Block Kit, mrkdwn, the outbox, the run thread, approval UI.
+- `access/`     who may start a run and how often: the admission policy, its ledger and settings.
+- `approvals/`  the approval broker: who may approve, outcomes, the approval store, the user directory.
+- `audit/`      the append-only audit trail, written through a one-method sink.
+- `words.py`    plain-English words that every surface (Slack, viewer, terminal) uses for the same facts.
+
+The rooms' `__init__` modules import nothing (but `listeners`, Bolt's `register_listeners`), so a light command
+(`opsagent stats`) loads only what it uses, never the Slack app: import a name from the module that defines it
+(`from bot.store.factory import open_store`).
+"""

@@ -18,14 +18,16 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alert_receiver import alertmanager_routes
-from bot.bot_metrics import BotMetrics
-from bot.investigations import AgentFactory, RunObserver
-from bot.otel_spans import spans_from_env
-from bot.run_store import RunStore
+from bot.alerts.receiver import alertmanager_routes
+from bot.app import SlackServices, create_app
+from bot.runs.active import RunObserver
+from bot.runs.service import AgentFactory
 from bot.settings import Settings
-from bot.slack_app import SlackSecrets, SlackServices, create_app
-from bot.trace_viewer import TraceViewer
+from bot.slack.settings import SlackSecrets
+from bot.store.protocol import RunStore
+from bot.telemetry.metrics import BotMetrics
+from bot.telemetry.spans import spans_from_env
+from bot.viewer.server import TraceViewer
 
 log = structlog.get_logger("opsagent.serve")
 

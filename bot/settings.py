@@ -14,18 +14,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
-from bot.access import AccessSettings
-from bot.alert_receiver import AlertmanagerSettings
-from bot.run_store import StoreSettings
-from bot.slack_app import SlackSettings
-from bot.trace_viewer import ViewerSettings
-from kernel import LLM, AnthropicLLM, Budget, ContextPolicy, OpenAICompatibleLLM, Pricing, SideEffectPolicy
+from bot.access.settings import AccessSettings
+from bot.alerts.settings import AlertmanagerSettings
+from bot.slack.settings import SlackSettings
+from bot.store.settings import StoreSettings
+from bot.viewer.settings import ViewerSettings
+from kernel import Budget, ContextPolicy, Pricing, SideEffectPolicy
 from opsagent_tools.toolset import ToolsSettings
 
 CONFIG_ENV = "OPSAGENT_CONFIG"
 DEFAULT_CONFIG = Path("opsagent.toml")
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 
 
 class LLMSettings(BaseModel):
@@ -103,34 +101,3 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] = os.envi
         model_config = SettingsConfigDict(toml_file=chosen)
 
     return FromFile()
-
-
-def build_llm(settings: LLMSettings | None, environ: Mapping[str, str] = os.environ) -> LLM | None:
-    """The configured model, or the one the environment names, or None when neither names one."""
-    if environ.get("OPSAGENT_MODEL") and not environ.get("OPSAGENT_LLM_MODEL"):
-        environ = {**environ, "OPSAGENT_LLM_MODEL": environ["OPSAGENT_MODEL"]}
-    if settings is not None:
-        key = environ.get(settings.api_key_env, "") if settings.api_key_env else None
-        if settings.provider == "anthropic":
-            return AnthropicLLM(
-                model=settings.model,
-                api_key=key or environ.get("ANTHROPIC_API_KEY"),
-                temperature=settings.temperature,
-                native_tools=settings.native_tools,
-                **({"base_url": settings.base_url} if settings.base_url else {}),
-            )
-        return OpenAICompatibleLLM.from_env(
-            {**environ, "OPSAGENT_LLM_MODEL": settings.model},
-            temperature=settings.temperature,
-            native_tools=settings.native_tools,
-            **({"base_url": settings.base_url} if settings.base_url else {}),
-            **({"api_key": key} if key else {}),
-        )
-    if environ.get("ANTHROPIC_API_KEY") and not (environ.get("OPENAI_API_KEY") or environ.get("OPSAGENT_LLM_BASE_URL")):
-        return AnthropicLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_ANTHROPIC_MODEL, **environ})
-    if any(
-        environ.get(name)
-        for name in ("OPSAGENT_LLM_MODEL", "OPSAGENT_LLM_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
-    ):
-        return OpenAICompatibleLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_OPENAI_MODEL, **environ})
-    return None

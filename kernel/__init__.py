@@ -42,7 +42,7 @@ from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure
 from kernel.tools import Tool, ToolRegistry, tool_from_function
-from kernel.trace import SCHEMA_VERSION, ApprovalRecord, RunResult, Step
+from kernel.trace import SCHEMA_VERSION, ApprovalRecord, RunResult, Step, load_trace
 
 __all__ = [
     "DEFAULT_REDACTOR",
@@ -102,6 +102,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "canonical_args",
+    "load_trace",
     "native_turn",
     "new_run_id",
     "parse_output",

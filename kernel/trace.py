@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 from pydantic.dataclasses import dataclass
 
 from kernel.budget import Usage
@@ -139,3 +140,22 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         data["schema_version"] = version
     data.pop("ok", None)
     return data
+
+
+def load_trace(path: Path) -> RunResult:
+    """Read a trace file of any schema version; anything else is a ValueError that names the file."""
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        return RunResult.from_json(text)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(map(str, problem["loc"])) or "(trace)"
+        raise ValueError(f"{path} is not an OpsAgent trace: {where}: {problem['msg']}") from exc
+    except AttributeError as exc:  # `migrate` reads the top level as an object
+        raise ValueError(f"{path} is not an OpsAgent trace: it is not a JSON object") from exc
+    except Exception as exc:  # invalid JSON, no schema_version, a schema from the future: all mean "not a trace"
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].removeprefix("not an OpsAgent trace: ")
+        raise ValueError(f"{path} is not an OpsAgent trace: {reason}") from exc

@@ -16,14 +16,12 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from kernel import ToolFailure, ToolRegistry
-from opsagent_tools.action_journal import ActionJournal
-from opsagent_tools.actions import ActionWebhook, ActionWebhookSettings, action_tools
-from opsagent_tools.log_tools import LogsSettings, build_backend, log_tools
-from opsagent_tools.logs import LogQuery
+from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
-from opsagent_tools.metrics_files import FileMetricsClient
-from opsagent_tools.prometheus import PrometheusClient
-from opsagent_tools.repo_tools import RepoBackend, RepoSettings, build_backends, repo_tools
+from opsagent_tools.metrics.files import FileMetricsClient
+from opsagent_tools.metrics.prometheus import PrometheusClient
+from opsagent_tools.repos import RepoBackend, RepoSettings, build_backends, repo_tools
 
 Clock = Callable[[], datetime]
 CHECK_SERVICE = "opsagent-check"

@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 from local_server import LocalServer
 
-from opsagent_tools.actions import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
+from opsagent_tools.actions.webhook import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
 
 
 class ActionReceiver(LocalServer):

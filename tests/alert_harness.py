@@ -13,9 +13,11 @@ import aiohttp
 from slack_fake import BOT_TOKEN, Message, SlackFake
 from slack_harness import CHANNEL, USERS, IncidentBot, ThreadWatcher, temporary_store
 
-from bot.alert_receiver import PATH, TOKEN_ENV, AlertmanagerSettings, alertmanager_routes
+from bot.alerts.receiver import PATH, alertmanager_routes
+from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings
+from bot.app import SlackServices, create_app
 from bot.serve import start_http
-from bot.slack_app import SlackSecrets, SlackServices, SlackSettings, create_app
+from bot.slack.settings import SlackSecrets, SlackSettings
 
 TOKEN = "alertmanager-test-token-0123456789abcdef"
 ALERTNAME = "OrderService5xxHigh"

@@ -54,7 +54,7 @@ def serve_env(config: Path, slack: SlackFake, model: FakeModelServer, **extra: s
 async def serve(env: dict[str, str], port: int, *, output: Any = asyncio.subprocess.PIPE) -> asyncio.subprocess.Process:
     """Start `opsagent serve --http` on 127.0.0.1:`port`; stdout and stderr go to `output`."""
     return await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)),
+        *(sys.executable, "-m", "bot.cli.main", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)),
         env=env,
         stdout=output,
         stderr=asyncio.subprocess.STDOUT,

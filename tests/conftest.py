@@ -10,7 +10,7 @@ from pydantic import Field
 from slack_harness import ALICE, temporary_store
 from wire_servers import FakeModelServer, SleepRecorder
 
-from bot.slack_app import SlackSettings
+from bot.slack.settings import SlackSettings
 from kernel import ToolFailure, ToolRegistry
 
 

@@ -22,8 +22,10 @@ from demo_config import write_demo_config
 from slack_fake import SlackFake
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_error, openai_tool_call
 
-from bot.run_store import RunRecord, RunStatus, RunStore, opened_store
-from bot.slack_app import APPROVE
+from bot.slack.action_ids import APPROVE
+from bot.store.factory import opened_store
+from bot.store.protocol import RunStore
+from bot.store.records import RunRecord, RunStatus
 from kernel import RunResult
 
 CHANNEL, ALICE, BOB = "C0INCIDENT", "U0ALICE", "U0BOB"

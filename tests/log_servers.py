@@ -20,7 +20,7 @@ from aiohttp import web
 from local_server import LocalServer
 
 from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, SideEffectPolicy, ToolCall, ToolRegistry
-from opsagent_tools.logs_records import lookup, parse_timestamp
+from opsagent_tools.logs.records import lookup, parse_timestamp
 
 
 @dataclass(frozen=True)

@@ -49,12 +49,11 @@ LATENCY_BEFORE = (0.6, 0.95, 0.995, 1, 1, 1, 1, 1)
 LATENCY_AFTER = (0.5, 0.8, 0.85, 0.87, 0.88, 0.9, 1, 1)
 """After the incident: p99 = 2.5 + (0.99-0.9)/(1-0.9)·2.5 = 4.75 s."""
 ORDER_PODS = ("order-service-7d9f8-abcde", "order-service-7d9f8-fghij")
-SHAPES = {
-    "order-service": "5xx 0.1% → 12% at t-10m, p99 233 ms → 4.75 s, pod abcde CPU 0.2 → 0.9 cores; memory flat",
-    "payment-service": "5xx 0.1% rising linearly to 2.3% over the last 30m",
-    "inventory-service": "5xx flat at 0.1%, traffic noisy around 80 req/s",
-    "ghost-service": "reported until an hour ago, then nothing",
-}
+# The incident's shapes (SHAPES, as the docstrings call them):
+# - order-service: 5xx 0.1% → 12% at t-10m, p99 233 ms → 4.75 s, pod abcde CPU 0.2 → 0.9 cores; memory flat
+# - payment-service: 5xx 0.1% rising linearly to 2.3% over the last 30m
+# - inventory-service: 5xx flat at 0.1%, traffic noisy around 80 req/s
+# - ghost-service: reported until an hour ago, then nothing
 MIB = 1024 * 1024
 DEFAULT_CONFIG = "global:\n  scrape_interval: 15s\nscrape_configs: []\n"
 """No scrape targets: the head block stays empty, the backfilled blocks are all there is."""

@@ -23,9 +23,13 @@ from slack_fake import (
     signed_event,
 )
 
-from bot.run_store import RunRecord, RunStatus, RunStore, opened_store, utc_now
+from bot.app import SlackServices, create_app
 from bot.serve import start_http
-from bot.slack_app import APPROVE, SlackSecrets, SlackServices, SlackSettings, create_app
+from bot.slack.action_ids import APPROVE
+from bot.slack.settings import SlackSecrets, SlackSettings
+from bot.store.factory import opened_store
+from bot.store.protocol import RunStore
+from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import (
     Agent,
     ConfirmHook,

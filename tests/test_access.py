@@ -15,18 +15,11 @@ from structlog.testing import capture_logs
 from test_approvals_broker import T0, Clock
 from test_slack_app import harness  # noqa: F401 - the Slack end-to-end fixture
 
-from bot.access import (
-    AccessSettings,
-    Allowed,
-    RecentUse,
-    RefusalReason,
-    Refused,
-    RunRequest,
-    author_teams,
-    decide,
-)
-from bot.access_ledger import InMemoryRunLedger
+from bot.access.ledger import InMemoryRunLedger
+from bot.access.policy import Allowed, RecentUse, RefusalReason, Refused, RunRequest, author_teams, decide
+from bot.access.settings import AccessSettings
 from bot.settings import load_settings
+from bot.slack.refusals import refusal_text
 from kernel import Agent, ConfirmHook, LLMResponse, Pricing, ScriptedModel, TokenUsage, text_turn
 
 HOME = TEAM_ID
@@ -67,7 +60,7 @@ def test_authors_of_other_or_unknown_workspaces_are_refused(teams):
     assert isinstance(refused, Refused)
     assert refused.reason is RefusalReason.WORKSPACE
     assert refused.retry_at is None
-    assert "allowed_workspaces" in refused.message
+    assert "allowed_workspaces" in refusal_text(refused, now=T0)
 
 
 def test_a_listed_workspace_is_admitted():
@@ -92,7 +85,7 @@ def test_a_channel_off_the_allow_list_is_refused_and_the_allowed_ones_named():
     refused = decision(person(channel=OTHER_CHANNEL), allowed_channels=[CHANNEL])
     assert isinstance(refused, Refused)
     assert refused.reason is RefusalReason.CHANNEL
-    assert f"<#{CHANNEL}>" in refused.message
+    assert f"<#{CHANNEL}>" in refusal_text(refused, now=T0)
     assert decision(person(), allowed_channels=[CHANNEL]) == Allowed()
 
 
@@ -101,7 +94,7 @@ def test_the_concurrent_cap_refuses_at_the_limit_only():
     refused = decision(person(), quiet(in_flight=3), max_concurrent_runs=3)
     assert isinstance(refused, Refused)
     assert refused.reason is RefusalReason.CONCURRENT_RUNS
-    assert "(3)" in refused.message
+    assert "(3)" in refusal_text(refused, now=T0)
 
 
 def test_the_spend_cap_names_midnight_utc_as_the_reset():
@@ -110,9 +103,9 @@ def test_the_spend_cap_names_midnight_utc_as_the_reset():
     assert isinstance(refused, Refused)
     assert refused.reason is RefusalReason.DAILY_SPEND
     assert refused.retry_at == datetime(2026, 12, 1, tzinfo=UTC)
-    assert "2026-12-01 00:00 UTC" in refused.message
-    assert "(in 21 h 0 min)" in refused.message
-    assert "$5.00" in refused.message
+    assert "2026-12-01 00:00 UTC" in refusal_text(refused, now=T0)
+    assert "(in 21 h 0 min)" in refusal_text(refused, now=T0)
+    assert "$5.00" in refusal_text(refused, now=T0)
 
 
 def test_the_user_limit_names_when_the_oldest_start_leaves_the_window():
@@ -122,8 +115,8 @@ def test_the_user_limit_names_when_the_oldest_start_leaves_the_window():
     assert isinstance(refused, Refused)
     assert refused.reason is RefusalReason.USER_RATE
     assert refused.retry_at == T0 + timedelta(minutes=10)
-    assert "2026-11-30 03:10 UTC" in refused.message
-    assert "in 10 min 0 s" in refused.message
+    assert "2026-11-30 03:10 UTC" in refusal_text(refused, now=T0)
+    assert "in 10 min 0 s" in refusal_text(refused, now=T0)
 
 
 def test_runs_not_asked_by_a_person_skip_the_workspace_and_user_rules_but_not_the_channel_ones():

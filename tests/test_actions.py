@@ -23,8 +23,8 @@ from kernel import (
     ToolRegistry,
     text_turn,
 )
-from opsagent_tools.action_journal import InMemoryActionJournal, SideEffectState
-from opsagent_tools.actions import (
+from opsagent_tools.actions.journal import InMemoryActionJournal, SideEffectState
+from opsagent_tools.actions.webhook import (
     IDEMPOTENCY_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,

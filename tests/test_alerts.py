@@ -16,11 +16,11 @@ from alert_harness import ALERTNAME, GROUP_KEY, STARTED, TOKEN, AlertBot, alert,
 from slack_fake import check_blocks
 from slack_harness import CHANNEL, FINISH
 
-from bot.alert_blocks import alert_opened, alert_resolved, alerts_joined
-from bot.alert_payload import AlertGroup
-from bot.alert_receiver import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
-from bot.blocks import FALLBACK_CHARS
+from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
+from bot.alerts.payload import AlertGroup
+from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.settings import Settings
+from bot.slack.blocks import FALLBACK_CHARS
 from kernel import text_turn
 
 QUICK_RUN = [text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH]

@@ -17,7 +17,7 @@ from slack_fake import SlackFake
 from slack_harness import CHANNEL
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
-from bot.alert_receiver import TOKEN_ENV
+from bot.alerts.settings import TOKEN_ENV
 
 
 async def test_serve_refuses_to_start_the_receiver_without_a_token(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
-from bot.approval_outcomes import Decided, Refusal, Refused, slack_date
-from bot.approval_store import ApprovalState, InMemoryApprovalStore, PendingApproval
-from bot.approvals import ApprovalBroker, ApproverPolicy, expiry_reason
-from bot.directory import CachedDirectory, SlackUser
+from bot.approvals.broker import ApprovalBroker, ApproverPolicy, expiry_reason
+from bot.approvals.directory import CachedDirectory, SlackUser
+from bot.approvals.outcomes import Decided, Refusal, Refused, slack_date
+from bot.approvals.store import ApprovalState, InMemoryApprovalStore, PendingApproval
 from kernel import (
     Agent,
     ApprovalRequest,

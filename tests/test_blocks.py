@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from slack_sdk.models.blocks import Block
 
-from bot.blocks import (
+from bot.slack.blocks import (
     Message,
     approval_decided,
     approval_request,
@@ -22,9 +22,9 @@ from bot.blocks import (
     final_message,
     run_header,
     step_message,
-    stop_reason_words,
 )
-from bot.mrkdwn import escape_mrkdwn, literal, markdown_to_mrkdwn, size, split_mrkdwn, step_references, user_ref
+from bot.slack.mrkdwn import escape_mrkdwn, literal, markdown_to_mrkdwn, size, split_mrkdwn, step_references, user_ref
+from bot.words import stop_reason_words
 from kernel import ApprovalRecord, ApprovalRequest, ErrorKind, RunResult, Step, StopReason, ToolCall, Usage
 
 AT = datetime(2026, 11, 30, 4, 30, tzinfo=UTC)

@@ -13,9 +13,9 @@ from exposition import parse_samples, sample
 from slack_fake import SlackFake
 from slack_harness import CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, running_app
 
-from bot.bot_metrics import BotMetrics
-from bot.investigations import ActiveRun
-from bot.slack_app import DENY, STOP
+from bot.runs.active import ActiveRun
+from bot.slack.action_ids import DENY, STOP
+from bot.telemetry.metrics import BotMetrics
 from kernel import ConfirmHook, Event, Pricing, text_turn
 
 PRICE = Pricing(input_per_mtok=3.0, output_per_mtok=15.0)

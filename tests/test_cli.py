@@ -14,7 +14,7 @@ from local_server import free_port
 from prometheus_server import prometheus_fixture  # noqa: F401 - the session fixture
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
-from bot.cli import main
+from bot.cli.main import main
 
 
 @pytest.fixture
@@ -153,7 +153,7 @@ async def test_investigate_runs_the_agent_on_an_openai_compatible_endpoint(tmp_p
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bot.cli",
+            "bot.cli.main",
             "--config",
             str(config),
             "investigate",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.demo import OFFLINE_BANNER, run_demo
+from bot.cli.demo import OFFLINE_BANNER, run_demo
 from kernel import Approved, ErrorKind
 
 

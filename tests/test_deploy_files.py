@@ -43,9 +43,10 @@ from prometheus_server import binary
 from pydantic import BaseModel
 from slack_fake import BOT_TOKEN, SlackFake
 
-from bot.cli import _parser, _serve
+from bot.agent import build_llm
+from bot.cli.main import _parser, _serve
 from bot.serve import SHUTDOWN_TIMEOUT_S
-from bot.settings import Settings, build_llm, load_settings
+from bot.settings import Settings, load_settings
 from opsagent_tools.toolset import build_tools
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,7 +242,7 @@ def test_dockerfile_runs_the_console_script_in_http_mode_on_the_exposed_port():
     (entrypoint,) = instruction(runtime, "ENTRYPOINT")
     (cmd,) = instruction(runtime, "CMD")
     (script,) = json.loads(entrypoint)
-    assert PYPROJECT["project"]["scripts"][script] == "bot.cli:main"
+    assert PYPROJECT["project"]["scripts"][script] == "bot.cli.main:main"
     args = serve_args(json.loads(cmd))
     assert args.port == exposed_port()
 
@@ -572,7 +573,7 @@ async def test_serve_with_shipped_config_passes_the_image_healthcheck(kind, tmp_
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bot.cli",
+            "bot.cli.main",
             *argv,
             "--host",
             "127.0.0.1",

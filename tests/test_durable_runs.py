@@ -17,10 +17,12 @@ import pytest
 from slack_fake import SlackFake
 from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot, running_app, save_run
 
-from bot.access import AccessSettings
-from bot.approval_store import ApprovalState
-from bot.run_store import RunStatus, RunStore, utc_now
-from bot.slack_app import APPROVE, SlackSettings
+from bot.access.settings import AccessSettings
+from bot.approvals.store import ApprovalState
+from bot.slack.action_ids import APPROVE
+from bot.slack.settings import SlackSettings
+from bot.store.protocol import RunStore
+from bot.store.records import RunStatus, utc_now
 from kernel import Agent, RunResult, ScriptedModel, StepCompleted, StopReason, text_turn
 
 QUERY = text_turn("query_metrics", "Known: nothing yet.", service="order-service")

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
-from bot.cli import main
-from bot.eval_run import run_scenario, script_turns, scripted_model
-from bot.eval_scenarios import Scenario, load_scenario, load_scenarios
-from bot.eval_tools import catalogue_names, production_tools, recorded_registry
+from bot.cli.main import main
+from bot.eval.run import run_scenario, script_turns, scripted_model
+from bot.eval.scenarios import Scenario, load_scenario, load_scenarios
+from bot.eval.tools import catalogue_names, production_tools, recorded_registry
 from kernel import FINISH_TOOL, ScriptedModel, StopReason, text_turn
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "evals" / "scenarios"
@@ -330,7 +330,7 @@ async def test_eval_runs_a_configured_model_over_the_openai_wire(tmp_path):
             "OPSAGENT_LLM_API_KEY": "sk-test",
         }
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "--config", str(config), "eval", str(SCENARIOS / "memory-leak-oom.toml"), "--json",
+            sys.executable, "-m", "bot.cli.main", "--config", str(config), "eval", str(SCENARIOS / "memory-leak-oom.toml"), "--json",
             env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         out, err = await proc.communicate()

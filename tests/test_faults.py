@@ -41,9 +41,10 @@ from postgres_server import PostgresServer, postgres_fixture  # noqa: F401 - the
 from slack_fake import SlackFake
 from wire_servers import RecordedRequest, Reply
 
-from bot.run_store import RunStatus, SideEffectState
-from bot.slack_app import APPROVE
+from bot.slack.action_ids import APPROVE
+from bot.store.records import RunStatus
 from kernel import RunResult, StopReason
+from opsagent_tools.actions.journal import SideEffectState
 
 # --- kill -9, SQLite -------------------------------------------------------------------------------------
 

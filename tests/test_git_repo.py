@@ -24,10 +24,10 @@ from git_fixtures import (
 )
 
 from kernel import Tool, ToolFailure
-from opsagent_tools.git_repo import GitRepo
-from opsagent_tools.repo_sandbox import close_paths
-from opsagent_tools.repo_shapes import PathIsDirectory
-from opsagent_tools.repo_tools import RepoConfig, RepoSettings, repo_tools
+from opsagent_tools.repos.git import GitRepo
+from opsagent_tools.repos.sandbox import close_paths
+from opsagent_tools.repos.shapes import PathIsDirectory
+from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 import structlog
 from test_redaction import GHP, NEAR_MISSES, SLACK_HOOK_PATH, XOXB
 
-from bot.cli import configure_logging
+from bot.telemetry.log_setup import configure_logging
 
 NEAR_MISS = next(text for text in NEAR_MISSES if "token_count" in text)
 SECRETS = (XOXB, GHP, SLACK_HOOK_PATH)

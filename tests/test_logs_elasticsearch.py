@@ -8,7 +8,7 @@ from datetime import timedelta
 from log_servers import NOW, Failure, FakeElasticsearch, dispatch, es_error
 from wire_servers import closed_port_url
 
-from opsagent_tools.log_tools import LogsSettings, log_tools
+from opsagent_tools.logs.tools import LogsSettings, log_tools
 
 
 def stamp(minutes: float) -> str:

@@ -10,9 +10,9 @@ import pytest
 from log_servers import NOW, dispatch
 
 from kernel import ErrorKind, ScriptedModel, ToolRegistry, react, text_turn
-from opsagent_tools.log_tools import LogsSettings, log_tools
-from opsagent_tools.logs import LogQuery
-from opsagent_tools.logs_files import FileLogBackend, FileLogSettings, parse_line
+from opsagent_tools.logs.files import FileLogBackend, FileLogSettings, parse_line
+from opsagent_tools.logs.search import LogQuery
+from opsagent_tools.logs.tools import LogsSettings, log_tools
 
 
 def stamp(minutes_ago: float, sep: str = "T") -> str:

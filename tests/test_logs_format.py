@@ -8,8 +8,8 @@ import pytest
 from log_servers import NOW, dispatch
 
 from kernel import ErrorKind, ToolFailure
-from opsagent_tools.log_tools import LogsSettings, build_backend, log_tools
-from opsagent_tools.logs import (
+from opsagent_tools.logs.records import guess_level
+from opsagent_tools.logs.search import (
     LogQuery,
     LogRecord,
     LogSearchResult,
@@ -20,7 +20,7 @@ from opsagent_tools.logs import (
     group_messages,
     parse_time,
 )
-from opsagent_tools.logs_records import guess_level
+from opsagent_tools.logs.tools import LogsSettings, build_backend, log_tools
 
 BAD_TIME = (
     "Cannot read the time 'yesterday'. Use a relative time such as '15m', '2h', '1d' or 't-12m' (that long before "

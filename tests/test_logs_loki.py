@@ -9,9 +9,9 @@ import pytest
 from log_servers import NOW, Failure, FakeLoki, LokiEntry, dispatch
 from wire_servers import closed_port_url
 
-from opsagent_tools.log_tools import LogsSettings, log_tools
-from opsagent_tools.logs import LogQuery
-from opsagent_tools.logs_loki import LokiSettings, build_logql
+from opsagent_tools.logs.loki import LokiSettings, build_logql
+from opsagent_tools.logs.search import LogQuery
+from opsagent_tools.logs.tools import LogsSettings, log_tools
 
 NS = 1_000_000_000
 

@@ -26,8 +26,8 @@ from kernel import (
     ToolFailure,
     ToolRegistry,
 )
-from opsagent_tools.metrics import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
-from opsagent_tools.prometheus import LONG_QUERY_CHARS, PrometheusClient
+from opsagent_tools.metrics.prometheus import LONG_QUERY_CHARS, PrometheusClient
+from opsagent_tools.metrics.tools import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
 
 SPIKE_QUERY = (
     'query: (sum(rate(http_requests_total{service="order-service",code=~"5.."}[75s])) or vector(0)) '

@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from otlp_receiver import OtlpReceiver
 
-from bot.investigations import ActiveRun
-from bot.otel_spans import RunSpans, spans_from_env
+from bot.runs.active import ActiveRun
+from bot.telemetry.spans import RunSpans, spans_from_env
 from kernel import Agent, RunControl, ScriptedModel, ToolRegistry, native_turn, new_run_id
 
 

@@ -6,7 +6,7 @@ import asyncio
 
 from slack_fake import SlackFake
 
-from bot.outbox import Outbox
+from bot.slack.outbox import Outbox
 
 
 async def test_a_cancelled_waiter_does_not_stop_the_channel():

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from demo_config import write_demo_config
 
-from bot.cli import main
-from bot.demo import DemoDeploymentWebhook
-from bot.replay import ReplayModel, StepStatus, compare_step
+from bot.cli.demo import DemoDeploymentWebhook
+from bot.cli.main import main
+from bot.cli.replay import ReplayModel, StepStatus, compare_step
 from bot.settings import load_settings
 from kernel import (
     Agent,

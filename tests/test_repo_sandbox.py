@@ -13,15 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernel import ToolFailure
-from opsagent_tools.repo_sandbox import (
+from opsagent_tools.repos.sandbox import (
     DEFAULT_PATH_POLICY,
     PathPolicy,
     check_ref,
     close_paths,
     resolve_link,
-    safe_repo_path,
 )
-from opsagent_tools.repo_shapes import Diff, FileChange
+from opsagent_tools.repos.shapes import Diff, FileChange
 
 ESCAPES = [
     "../etc/passwd",
@@ -55,7 +54,7 @@ ESCAPES = [
 @pytest.mark.parametrize("path", ESCAPES)
 def test_escapes_are_refused_with_what_is_allowed(path: str) -> None:
     with pytest.raises(ToolFailure) as caught:
-        safe_repo_path(path)
+        DEFAULT_PATH_POLICY.check(path)
     message = str(caught.value)
     assert message.startswith("Refused")
     assert "relative to the repository root" in message
@@ -64,14 +63,14 @@ def test_escapes_are_refused_with_what_is_allowed(path: str) -> None:
 @pytest.mark.parametrize("path", [".git/config", ".GIT/config", "sub/.git/HEAD", "./.git/hooks/pre-commit", ".git"])
 def test_git_internals_are_refused(path: str) -> None:
     with pytest.raises(ToolFailure, match=r"'\.git' directory is not readable"):
-        safe_repo_path(path)
+        DEFAULT_PATH_POLICY.check(path)
 
 
 @pytest.mark.parametrize("path", ["", "   ", ".", "./", "a/.."])
 def test_a_path_that_names_nothing_is_refused_unless_the_root_is_allowed(path: str) -> None:
     with pytest.raises(ToolFailure, match="Refused"):
-        safe_repo_path(path)
-    assert safe_repo_path(path, allow_root=True) == PurePosixPath(".")
+        DEFAULT_PATH_POLICY.check(path)
+    assert DEFAULT_PATH_POLICY.check(path, allow_root=True) == PurePosixPath(".")
 
 
 DENIED = {
@@ -110,7 +109,7 @@ DENIED = {
 def test_secret_files_are_refused_case_insensitively(path: str, pattern: str) -> None:
     assert DEFAULT_PATH_POLICY.denied_by(PurePosixPath(path)) == pattern
     with pytest.raises(ToolFailure) as caught:
-        safe_repo_path(path)
+        DEFAULT_PATH_POLICY.check(path)
     assert f"matching '{pattern}'" in str(caught.value)
     assert "not readable here" in str(caught.value)
 
@@ -136,15 +135,15 @@ def test_secret_files_are_refused_case_insensitively(path: str, pattern: str) ->
     ],
 )
 def test_ordinary_paths_pass_normalised(path: str, expected: str) -> None:
-    assert safe_repo_path(path) == PurePosixPath(expected)
+    assert DEFAULT_PATH_POLICY.check(path) == PurePosixPath(expected)
 
 
 def test_extra_deny_patterns_add_to_the_defaults() -> None:
     policy = PathPolicy().with_extra_deny(["*.sqlite", "internal/", "config/prod.yaml"])
     for path in ["data/app.SQLITE", "internal/billing/rates.go", "config/prod.yaml", ".env"]:
         with pytest.raises(ToolFailure, match="not readable"):
-            safe_repo_path(path, policy)
-    assert safe_repo_path("config/staging.yaml", policy) == PurePosixPath("config/staging.yaml")
+            policy.check(path)
+    assert policy.check("config/staging.yaml") == PurePosixPath("config/staging.yaml")
 
 
 @given(
@@ -152,7 +151,7 @@ def test_extra_deny_patterns_add_to_the_defaults() -> None:
 )
 def test_whatever_passes_stays_inside_the_repository(path: str) -> None:
     try:
-        result = safe_repo_path(path, allow_root=True)
+        result = DEFAULT_PATH_POLICY.check(path, allow_root=True)
     except ToolFailure:
         return
     assert not result.is_absolute()

@@ -14,23 +14,13 @@ import asyncpg
 import pytest
 from postgres_server import postgres_fixture  # noqa: F401 (the session's PostgreSQL)
 
-from bot.alert_threads import AlertThread
-from bot.approval_store import ApprovalState, PendingApproval
-from bot.run_store import (
-    AuditEvent,
-    LeaseLostError,
-    RunRecord,
-    RunStatus,
-    RunStore,
-    SchemaVersionError,
-    SideEffectRecord,
-    SideEffectState,
-    StoreConflictError,
-    StoreUnavailableError,
-    open_store,
-    sqlite_path,
-)
-from bot.store_schema import LATEST_VERSION
+from bot.approvals.store import ApprovalState, PendingApproval
+from bot.audit.trail import AuditEvent
+from bot.store.factory import open_store, sqlite_path
+from bot.store.protocol import LeaseLostError, RunStore, SchemaVersionError, StoreConflictError, StoreUnavailableError
+from bot.store.records import AlertThread, RunRecord, RunStatus, SideEffectRecord
+from bot.store.schema import LATEST_VERSION
+from opsagent_tools.actions.journal import SideEffectState
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 RACES = 40

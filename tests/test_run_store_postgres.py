@@ -14,8 +14,10 @@ import pytest
 from postgres_server import PostgresServer, postgres_fixture  # noqa: F401 (the session's PostgreSQL)
 from test_run_store import a_run
 
-from bot.run_store import RunStatus, StoreUnavailableError, Subscription, open_store
-from bot.store_postgres import PostgresRunStore
+from bot.store.factory import open_store
+from bot.store.postgres import PostgresRunStore
+from bot.store.protocol import StoreUnavailableError, Subscription
+from bot.store.records import RunStatus
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opsagent_tools.series import (
+from opsagent_tools.metrics.series import (
     Series,
     describe_change,
     distinguishing_labels,

@@ -29,7 +29,7 @@ from slack_fake import (
 )
 from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
-from bot.slack_app import APPROVE
+from bot.slack.action_ids import APPROVE
 
 CHANNEL, ALICE, BOB = "C0INCIDENT", "U0ALICE", "U0BOB"
 

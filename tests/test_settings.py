@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import build_llm, load_settings
+from bot.agent import build_llm
+from bot.settings import load_settings
 from kernel import AnthropicLLM, OpenAICompatibleLLM, SideEffectMode
 
 EXAMPLE = Path(__file__).parent.parent / "opsagent.example.toml"

@@ -19,8 +19,8 @@ from slack_fake import (
 )
 from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, running_app
 
-from bot.access import AccessSettings
-from bot.slack_app import APPROVE, DENY, STOP
+from bot.access.settings import AccessSettings
+from bot.slack.action_ids import APPROVE, DENY, STOP
 from kernel import text_turn
 
 

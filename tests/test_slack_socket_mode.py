@@ -16,8 +16,10 @@ from slack_harness import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, Incident
 from slack_sdk.errors import SlackApiError
 from socket_mode_fake import APP_TOKEN, SocketModeFake
 
+from bot.app import create_app
 from bot.serve import socket_mode_handler
-from bot.slack_app import APPROVE, STOP, SlackSecrets, SlackSettings, create_app
+from bot.slack.action_ids import APPROVE, STOP
+from bot.slack.settings import SlackSecrets, SlackSettings
 from kernel import text_turn
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.stats import NO_ACTION, percentile, summarise
+from bot.cli.main import main
+from bot.cli.stats import NO_ACTION, percentile, summarise
 from kernel import ApprovalRecord, ErrorKind, RunResult, Step, StopReason, ToolCall, Usage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 from trace_runs import HOSTILE, TASK, failed_run, incident_run
 
-from bot.trace_page import notice_page, run_page
+from bot.viewer.page import notice_page, run_page
 from kernel import ErrorKind, StopReason
 
 

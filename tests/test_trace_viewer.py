@@ -12,11 +12,12 @@ from slack_harness import save_run
 from trace_runs import INCIDENT_SCRIPT, TASK, incident_run
 from viewer_harness import VIEWER_SECRET, ViewerBot
 
-from bot.blocks import final_message
-from bot.run_store import RunStatus
 from bot.settings import load_settings
-from bot.trace_source import StoredTraces
-from bot.trace_viewer import SECRET_ENV, SECURITY_HEADERS, LinkCheck, LinkSigner, TraceViewer, ViewerSettings
+from bot.slack.blocks import final_message
+from bot.store.records import RunStatus
+from bot.viewer.server import SECRET_ENV, SECURITY_HEADERS, LinkCheck, LinkSigner, TraceViewer
+from bot.viewer.settings import ViewerSettings
+from bot.viewer.source import StoredTraces
 from kernel import RunResult, StopReason
 
 NOW = 1_800_000_000

@@ -13,7 +13,7 @@ from slack_harness import save_run
 from trace_runs import INCIDENT_SCRIPT, TASK, approve
 from viewer_harness import ViewerBot
 
-from bot.demo import run_demo
+from bot.cli.demo import run_demo
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

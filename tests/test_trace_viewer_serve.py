@@ -15,7 +15,7 @@ from local_server import free_port
 from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
 from viewer_harness import VIEWER_SECRET
 
-from bot.trace_viewer import SECRET_ENV, SECURITY_HEADERS, LinkSigner
+from bot.viewer.server import SECRET_ENV, SECURITY_HEADERS, LinkSigner
 
 
 def serve_env(config: str, slack_api_url: str) -> dict[str, str]:
@@ -37,7 +37,7 @@ def serve_env(config: str, slack_api_url: str) -> dict[str, str]:
 
 async def serve(port: int, env: dict[str, str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)),
+        *(sys.executable, "-m", "bot.cli.main", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)),
         env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -12,9 +12,12 @@ from local_server import free_port
 from slack_fake import BOT_TOKEN, SIGNING_SECRET, TEAM_ID, SlackFake, block_actions_payload, signed_action
 from slack_harness import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, temporary_store
 
+from bot.app import create_app
 from bot.serve import start_http
-from bot.slack_app import APPROVE, SlackSecrets, SlackSettings, create_app
-from bot.trace_viewer import SECRET_ENV, TraceViewer, ViewerSettings
+from bot.slack.action_ids import APPROVE
+from bot.slack.settings import SlackSecrets, SlackSettings
+from bot.viewer.server import SECRET_ENV, TraceViewer
+from bot.viewer.settings import ViewerSettings
 from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry
 
 VIEWER_SECRET = "trace-viewer-test-secret-0123456789abcdef"

@@ -1,0 +1,166 @@
+"""`POST /alertmanager`: Alertmanager's webhook opens an investigation thread for each firing alert group.
+
+The request is checked (bearer token, payload) and answered at once; the Slack work runs in a task, one
+notification at a time in arrival order. A re-send of a known group is ignored unless new alerts joined it
+(then the thread gets a note); a resolved group gets a note and its run, if still going, is stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import assert_never
+
+import structlog
+from aiohttp import web
+
+from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
+from bot.alerts.payload import Alert, AlertGroup, AlertStatus, InvalidAlertPayload, investigation_task
+from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
+from bot.alerts.threads import AlertThreads
+from bot.app import SlackServices
+from bot.runs.service import InvestigationService
+from bot.slack.blocks import Message
+from bot.slack.outbox import Outbox
+from bot.store.records import AlertThread
+from kernel import DEFAULT_REDACTOR, Redactor
+
+log = structlog.get_logger("opsagent.alerts")
+
+PATH = "/alertmanager"
+ACTOR = "alertmanager"
+"""Who alert-started runs are requested and stopped by, in their threads and logs."""
+MAX_PENDING = 1000
+"""Notifications accepted but not yet handled; beyond it the receiver answers 503 and Alertmanager retries."""
+
+
+def alertmanager_routes(
+    settings: AlertmanagerSettings, services: SlackServices, environ: Mapping[str, str] = os.environ
+) -> list[web.RouteDef]:
+    """The receiver's route for the bot's HTTP server; a ValueError if the token is missing."""
+    receiver = AlertReceiver(
+        channel=settings.channel,
+        token=alertmanager_token(environ),
+        investigations=services.investigations,
+        outbox=services.outbox,
+        threads=services.store,
+    )
+    return receiver.routes()
+
+
+class AlertReceiver:
+    """Turns Alertmanager notifications into investigation threads in one channel."""
+
+    def __init__(
+        self,
+        *,
+        channel: str,
+        token: str,
+        investigations: InvestigationService,
+        outbox: Outbox,
+        threads: AlertThreads,
+        redactor: Redactor = DEFAULT_REDACTOR,
+    ) -> None:
+        self._channel = channel
+        self._token = token.encode()
+        self._investigations = investigations
+        self._outbox = outbox
+        self._threads = threads
+        self._redactor = redactor
+        self._lock = asyncio.Lock()
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def routes(self) -> list[web.RouteDef]:
+        """`POST /alertmanager`."""
+        return [web.post(PATH, self.handle)]
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """Check the token and the payload, queue the notification, answer at once."""
+        if not self._authorised(request.headers.get("Authorization", "")):
+            log.warning("alertmanager_unauthorised", remote=request.remote)
+            return _error(
+                401,
+                f"missing or wrong bearer token: send `Authorization: Bearer <{TOKEN_ENV}>` "
+                "(Alertmanager: webhook_config.http_config.authorization.credentials_file)",
+            )
+        try:
+            group = AlertGroup.parse(await request.read())
+        except InvalidAlertPayload as exc:
+            log.warning("alertmanager_bad_payload", error=str(exc)[:500])
+            return _error(400, str(exc))
+        if len(self._pending) >= MAX_PENDING:
+            return _error(503, "too many alert notifications waiting; Alertmanager will retry")
+        task = asyncio.create_task(self._handle_group(group.redacted(self._redactor)), name="alertmanager")
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return web.json_response({"ok": True, "group_key": group.group_key, "status": group.status.value})
+
+    def _authorised(self, header: str) -> bool:
+        scheme, _, credentials = header.strip().partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(credentials.strip().encode(), self._token)
+
+    async def _handle_group(self, group: AlertGroup) -> None:
+        async with self._lock:  # one at a time, in arrival order: a resolve never overtakes its firing
+            structlog.contextvars.bind_contextvars(group_key=group.group_key, alert=group.name)
+            try:
+                match group.status:
+                    case AlertStatus.FIRING:
+                        await self._firing(group)
+                    case AlertStatus.RESOLVED:
+                        await self._resolved(group)
+                    case _:
+                        assert_never(group.status)
+            except Exception:  # a bug of ours must not stop the next notifications
+                log.exception("alert_notification_failed")
+
+    async def _firing(self, group: AlertGroup) -> None:
+        firing = group.firing
+        known = await self._threads.alert_thread(group.group_key)
+        if known is None:
+            await self._open(group, firing)
+            return
+        joined = [alert for alert in firing if alert.fingerprint not in known.fingerprints]
+        if not joined:
+            log.info("alert_resend_ignored", thread_ts=known.thread_ts)
+            return
+        self._post(alerts_joined(group, joined), known.thread_ts, known.channel)
+        fingerprints = known.fingerprints | {alert.fingerprint for alert in joined}
+        await self._threads.save_alert_thread(group.group_key, replace(known, fingerprints=fingerprints))
+        log.info("alerts_joined", thread_ts=known.thread_ts, joined=len(joined))
+
+    async def _open(self, group: AlertGroup, firing: list[Alert]) -> None:
+        opening = alert_opened(group, firing)
+        answer = await self._outbox.send("chat_postMessage", self._channel, **opening.as_kwargs())
+        thread_ts = (answer or {}).get("ts")
+        if not thread_ts:  # not remembered: Alertmanager's next re-send tries again
+            log.warning("alert_thread_not_opened", channel=self._channel)
+            return
+        run = await self._investigations.start(
+            channel=self._channel, thread_ts=thread_ts, text=investigation_task(group, firing), requested_by=ACTOR
+        )
+        fingerprints = frozenset(alert.fingerprint for alert in firing)
+        thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if run else None)
+        await self._threads.save_alert_thread(group.group_key, thread)
+        log.info("alert_thread_opened", thread_ts=thread_ts, run_id=thread.run_id, alerts=len(firing))
+
+    async def _resolved(self, group: AlertGroup) -> None:
+        known = await self._threads.alert_thread(group.group_key)
+        if known is None:
+            log.info("resolved_group_unknown")
+            return
+        self._post(alert_resolved(group), known.thread_ts, known.channel)
+        if known.run_id is not None:  # wherever it runs; a run that has ended is left as it is
+            await self._investigations.stop(known.run_id, ACTOR)
+        await self._threads.forget_alert_thread(group.group_key)
+        log.info("alert_resolved", thread_ts=known.thread_ts, run_id=known.run_id)
+
+    def _post(self, message: Message, thread_ts: str, channel: str) -> None:
+        self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread_ts, **message.as_kwargs())
+
+
+def _error(status: int, message: str) -> web.Response:
+    headers = {"WWW-Authenticate": 'Bearer realm="opsagent"'} if status == 401 else None
+    return web.json_response({"ok": False, "error": message}, status=status, headers=headers)

@@ -1,0 +1,113 @@
+"""The Slack app factory: the Bolt `AsyncApp` wired to the services, with every listener registered.
+
+HTTP mode serves `POST /slack/events` (signature-verified by Bolt); Socket Mode needs no public URL.
+The listeners themselves live in `bot.listeners`; the services they hand work to are built here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from aiohttp import web
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.access.policy import AccessPolicy
+from bot.access.settings import AccessSettings
+from bot.approvals.broker import ApprovalBroker, ApproverPolicy
+from bot.audit.trail import AuditTrail
+from bot.listeners import register_listeners
+from bot.runs.active import RunObserver
+from bot.runs.replica import ReplicaDuties, replica_id
+from bot.runs.service import AgentFactory, InvestigationService, TraceLink
+from bot.runs.topics import APPROVALS_TOPIC
+from bot.slack.approval_ui import SlackApprovalUI, SlackDirectory
+from bot.slack.client import web_client
+from bot.slack.outbox import Outbox
+from bot.slack.settings import SlackSecrets, SlackSettings
+from bot.store.protocol import RunStore
+from bot.store.settings import LEASE_TTL_S
+
+
+@dataclass
+class SlackServices:
+    """What the listeners hand work to."""
+
+    app: AsyncApp
+    client: AsyncWebClient
+    outbox: Outbox
+    broker: ApprovalBroker
+    investigations: InvestigationService
+    duties: ReplicaDuties
+    store: RunStore
+    routes: list[web.RouteDef] = field(default_factory=list)
+    """HTTP routes besides `/slack/events` and `/healthz` that components add (served in both modes)."""
+
+    async def start(self) -> None:
+        """Resume the saved runs nobody carries, and start the replica's background duties."""
+        await self.duties.start()
+
+    async def close(self, *, timeout_s: float) -> None:
+        """Stop the duties (no more take-overs), then stop taking work and save and announce the runs in flight."""
+        await self.duties.close()
+        await self.investigations.shutdown(timeout_s=timeout_s)
+
+
+async def create_app(
+    settings: SlackSettings,
+    secrets: SlackSecrets,
+    agent_factory: AgentFactory,
+    *,
+    store: RunStore,
+    lease_ttl_s: float = LEASE_TTL_S,
+    observers: Sequence[RunObserver] = (),
+    access: AccessSettings | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    trace_link: TraceLink | None = None,
+) -> SlackServices:
+    """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
+
+    `store` keeps runs, approvals, de-dup keys, side effects and the audit log (migrated already);
+    `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by.
+    """
+    client = web_client(secrets)
+    auth = await client.auth_test()
+    outbox = Outbox(client, interval_s=settings.post_interval_s)
+    policy = ApproverPolicy(
+        users=set(settings.approvers),
+        groups=set(settings.approver_groups),
+        team_id=auth["team_id"],
+        allow_self_approval=settings.allow_self_approval,
+        ttl_s=settings.approval_ttl_s,
+    )
+    broker = ApprovalBroker(
+        policy=policy,
+        ui=SlackApprovalUI(outbox),
+        directory=SlackDirectory(client),
+        store=store,
+        announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
+        audit=AuditTrail(store),
+    )
+    investigations = InvestigationService(
+        agent_factory=agent_factory,
+        client=client,
+        outbox=outbox,
+        broker=broker,
+        access=AccessPolicy(access or AccessSettings(), installing_team=auth["team_id"], clock=clock),
+        store=store,
+        replica=replica_id(),
+        lease_ttl_s=lease_ttl_s,
+        observers=observers,
+        trace_link=trace_link,
+    )
+    app = AsyncApp(
+        client=client,
+        signing_secret=secrets.signing_secret,
+        request_verification_enabled=secrets.signing_secret is not None,
+    )
+    duties = ReplicaDuties(store=store, service=investigations, broker=broker)
+    services = SlackServices(app, client, outbox, broker, investigations, duties, store)
+    register_listeners(app, investigations=investigations, broker=broker)
+    return services

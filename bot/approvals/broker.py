@@ -1,0 +1,377 @@
+"""The server-side record of every Slack approval, and the confirm hook the Slack bot gives the kernel.
+
+A click proves only that Slack sent it; the broker decides whether it may approve: once, in time, by an approver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import structlog
+from pydantic import BaseModel, ConfigDict
+
+from bot.approvals.directory import CachedDirectory, Directory
+from bot.approvals.outcomes import (
+    BROKER_USER,
+    Decided,
+    DecisionOutcome,
+    Refusal,
+    Refused,
+    account_refusal,
+    refused_as_settled,
+)
+from bot.approvals.store import ApprovalState, ApprovalStore, InMemoryApprovalStore, PendingApproval
+from bot.audit.trail import AuditKind, AuditTrail
+from kernel import ApprovalRequest, Approved, ConfirmHook, Deferred, Denied
+
+log = structlog.get_logger("opsagent.approvals")
+
+
+class ApproverPolicy(BaseModel):
+    """Who may approve: listed users or members of listed user groups, of the installing workspace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    users: set[str] = set()
+    groups: set[str] = set()
+    team_id: str
+    """The installing workspace; clicks from other workspaces (Slack Connect) are refused."""
+    allow_self_approval: bool = False
+    ttl_s: float = 900
+
+
+class ApprovalUI(Protocol):
+    """How the broker shows approvals in Slack; the Slack app implements it."""
+
+    async def post_request(self, approval: PendingApproval) -> str:
+        """Post the approval message in the run's thread; return its message ts."""
+        ...
+
+    async def show_decision(self, approval: PendingApproval) -> None:
+        """Replace the buttons with the decision line."""
+        ...
+
+
+DEFAULT_DENIAL_REASON = "denied in Slack"
+EXPIRY_REASON = "not approved within {ttl}; treated as a denial"
+FAILED_REASON = "the approval request failed ({error})"
+RUN_STOPPED_REASON = "the run was stopped"
+POSTING_RECHECKS, POSTING_RECHECK_S = 20, 0.05
+"""How long a click waits for its approval message's ts to be recorded (1 s) before it is refused."""
+RECHECK_S = 5.0
+"""How often a waiting run re-reads its approval from the store (a safety net under `announce`/`wake`)."""
+MISSING_REASON = "the approval record is missing (lost with an in-memory store); ask again"
+
+
+def expiry_reason(ttl_s: float) -> str:
+    """The denial reason of an approval nobody decided in time."""
+    ttl = f"{ttl_s / 60:g} min" if ttl_s >= 60 else f"{ttl_s:g} s"
+    return EXPIRY_REASON.format(ttl=ttl)
+
+
+def decision_of(approval: PendingApproval) -> Approved | Denied:
+    """What the kernel is told about a settled approval: only `approved` lets the call run."""
+    at = approval.decided_at or approval.created_at
+    if approval.state is ApprovalState.APPROVED and approval.decided_by:
+        return Approved(by=approval.decided_by, args_hash=approval.args_hash, at=at)
+    return Denied(by=approval.decided_by or BROKER_USER, reason=approval.reason or DEFAULT_DENIAL_REASON, at=at)
+
+
+class ApprovalBroker:
+    """Creates approvals for the kernel's side-effect calls and settles them from authorised Slack clicks."""
+
+    def __init__(
+        self,
+        *,
+        policy: ApproverPolicy,
+        ui: ApprovalUI,
+        directory: Directory,
+        store: ApprovalStore | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        directory_cache_s: float = 300.0,
+        announce: Callable[[str], Awaitable[None]] | None = None,
+        recheck_s: float = RECHECK_S,
+        audit: AuditTrail | None = None,
+    ) -> None:
+        self._policy = policy
+        self._ui = ui
+        self._directory = CachedDirectory(directory, ttl_s=directory_cache_s)
+        self._store: ApprovalStore = store if store is not None else InMemoryApprovalStore()
+        self._clock = clock
+        self._announce = announce
+        """Tells other processes an approval was settled (they call `wake`); None when there is one process."""
+        self._recheck_s = recheck_s
+        self._audit = audit
+        """Where decisions, expiries, voids and refused clicks are recorded (the run store's audit log)."""
+        self._waiters: dict[str, asyncio.Future[PendingApproval]] = {}
+        self._settled_listeners: list[Callable[[PendingApproval], None]] = []
+
+    def on_settled(self, listener: Callable[[PendingApproval], None]) -> None:
+        """Call `listener` with every approval as it leaves `pending` (approved, denied, expired or voided).
+
+        For metrics: the kernel's step records cannot tell an expiry or a void from a denial. A failing
+        listener is logged and skipped; it never undoes a decision.
+        """
+        self._settled_listeners.append(listener)
+
+    def confirm_hook(self, run_id: str, channel: str, thread_ts: str, requested_by: str) -> ConfirmHook:
+        """The kernel's confirm hook for one run: post the approval in its thread and pause the run.
+
+        The run resumes with `decision(approval_id)`, here or, after a restart, in another process.
+        """
+
+        async def confirm(request: ApprovalRequest) -> Deferred:
+            approval = await self._post(request, run_id=run_id, channel=channel, thread_ts=thread_ts, by=requested_by)
+            return Deferred(approval_id=approval.approval_id)
+
+        return confirm
+
+    async def decision(self, approval_id: str) -> Approved | Denied:
+        """Wait until the approval is decided, voided or expired; what the paused run resumes with.
+
+        Cancelling the wait (a shutdown) leaves the approval pending for whoever resumes the run.
+        """
+        # The waiter is in place before the store is read: a wake-up that lands during the read is not lost.
+        waiter = self._waiters.get(approval_id)
+        if waiter is None or waiter.done():
+            waiter = self._waiters[approval_id] = asyncio.get_running_loop().create_future()
+        try:
+            approval = await self._store.get(approval_id)
+            if approval is None:
+                return Denied(by=BROKER_USER, reason=MISSING_REASON, at=self._clock())
+            if approval.state is ApprovalState.PENDING:
+                approval = await self._wait(approval, waiter)
+        finally:
+            self._waiters.pop(approval_id, None)
+        return decision_of(approval)
+
+    async def wake(self, approval_id: str) -> None:
+        """Another process settled this approval (a click on another replica): wake the run waiting here."""
+        waiter = self._waiters.get(approval_id)
+        if waiter is None or waiter.done():
+            return
+        current = await self._store.get(approval_id)
+        if current is not None and current.state is not ApprovalState.PENDING and not waiter.done():
+            waiter.set_result(current)
+
+    async def _post(
+        self, request: ApprovalRequest, *, run_id: str, channel: str, thread_ts: str, by: str
+    ) -> PendingApproval:
+        """Store and post the request; if it cannot be posted it is voided and the error raised (fail closed)."""
+        now = self._clock()
+        approval = PendingApproval(
+            approval_id=secrets.token_urlsafe(16),
+            run_id=run_id,
+            step=request.step,
+            tool=request.call.name,
+            args=request.call.args,
+            args_hash=request.args_hash,
+            thought=request.thought,
+            description=request.description,
+            channel=channel,
+            thread_ts=thread_ts,
+            requested_by=by,
+            created_at=now,
+            expires_at=now + timedelta(seconds=self._policy.ttl_s),
+        )
+        try:
+            await self._store.add(approval)
+            log.info("approval_requested", **_audit(approval), kernel_run_id=request.run_id, user=by)
+            await self._record(AuditKind.APPROVAL_REQUESTED, approval, by)
+            message_ts = await self._ui.post_request(approval)
+            posted = approval.model_copy(update={"message_ts": message_ts})
+            if not await self._store.compare_and_set(approval.approval_id, ApprovalState.PENDING, posted):
+                settled = await self._store.get(approval.approval_id)  # voided while it was being posted
+                if settled is not None:
+                    await self._show(settled.model_copy(update={"message_ts": message_ts}))
+            return posted
+        except BaseException as exc:
+            stopped = isinstance(exc, asyncio.CancelledError)
+            reason = RUN_STOPPED_REASON if stopped else FAILED_REASON.format(error=f"{type(exc).__name__}: {exc}")
+            await self._settle(approval, ApprovalState.VOIDED, by=BROKER_USER, reason=reason)
+            raise
+
+    async def _wait(self, approval: PendingApproval, waiter: asyncio.Future[PendingApproval]) -> PendingApproval:
+        """The settled approval, once decided or voided, or expired at `expires_at`.
+
+        The store is re-read every `recheck_s`, so a decision whose announcement was lost still arrives.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (approval.expires_at - self._clock()).total_seconds()
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                return await self._expire(approval) or await self._current(approval)
+            try:
+                async with asyncio.timeout(min(left, self._recheck_s)):
+                    return await asyncio.shield(waiter)
+            except TimeoutError:
+                current = await self._current(approval)
+                if current.state is not ApprovalState.PENDING:
+                    return current
+
+    async def decide(
+        self,
+        approval_id: str,
+        *,
+        user_id: str,
+        team_id: str,
+        channel: str,
+        message_ts: str,
+        approve: bool,
+        reason: str = "",
+    ) -> DecisionOutcome:
+        """Settle an approval from a button click, if this click from this user may; refusals are outcomes, not errors."""
+        approval = await self._posted(await self._store.get(approval_id))
+        checked = await self._check_click(approval, user_id, team_id, channel, message_ts, approve)
+        if isinstance(checked, PendingApproval):
+            state = ApprovalState.APPROVED if approve else ApprovalState.DENIED
+            reason = reason or ("" if approve else DEFAULT_DENIAL_REASON)
+            decided = await self._settle(checked, state, by=user_id, reason=reason)
+            if decided is not None:
+                log.info("approval_decided", **_audit(decided), user=user_id, decision=str(state), reason=reason)
+                verb, effect = ("Approved", "will run now") if approve else ("Denied", "will not run")
+                return Decided(decided, f"{verb}: `{decided.tool}` {effect}.")
+            checked = refused_as_settled(await self._current(checked))  # another click, a stop or the expiry won
+        log.warning(
+            "approval_refused",
+            **(_audit(approval) if approval else {"approval_id": approval_id}),
+            user=user_id,
+            team_id=team_id,
+            reason=str(checked.refusal),
+        )
+        if approval is not None:
+            await self._record(AuditKind.APPROVAL_REFUSED, approval, user_id, refusal=str(checked.refusal))
+        return checked
+
+    async def _record(self, kind: AuditKind, approval: PendingApproval, actor: str, **detail: str) -> None:
+        if self._audit is not None:
+            about = {key: value for key, value in _audit(approval).items() if key != "run_id"}
+            await self._audit.record(kind, run_id=approval.run_id, actor=actor, **about, **detail)
+
+    async def _posted(self, approval: PendingApproval | None) -> PendingApproval | None:
+        """The approval once its message ts is recorded: a click can beat the write that follows the post."""
+        for _ in range(POSTING_RECHECKS):
+            if approval is None or approval.message_ts or approval.state is not ApprovalState.PENDING:
+                break
+            await asyncio.sleep(POSTING_RECHECK_S)
+            approval = await self._store.get(approval.approval_id)
+        return approval
+
+    async def _check_click(
+        self, approval: PendingApproval | None, user_id: str, team_id: str, channel: str, message_ts: str, approve: bool
+    ) -> Refused | PendingApproval:
+        """Why this click may not settle this approval, checked in order; or the approval, still pending."""
+        if approval is None:
+            return Refused.because(Refusal.UNKNOWN_APPROVAL)
+        if channel != approval.channel or not approval.message_ts or message_ts != approval.message_ts:
+            return Refused.because(Refusal.WRONG_MESSAGE, approval)
+        if approval.state is ApprovalState.PENDING and self._clock() >= approval.expires_at:
+            approval = await self._expire(approval) or await self._current(approval)
+        if approval.state is not ApprovalState.PENDING:
+            return refused_as_settled(approval)
+        if team_id != self._policy.team_id:
+            return Refused.because(Refusal.OTHER_WORKSPACE, approval)
+        try:
+            user = await self._directory.user(user_id)
+            refusal = account_refusal(user, self._policy.team_id)
+            if refusal is None and user_id not in self._policy.users and not await self._in_approver_group(user_id):
+                refusal = Refusal.NOT_AN_APPROVER
+        except Exception as exc:
+            log.warning("approver_lookup_failed", approval_id=approval.approval_id, user=user_id, error=repr(exc))
+            return Refused.because(Refusal.DIRECTORY_UNAVAILABLE, approval)
+        if refusal is not None:
+            return Refused.because(refusal, approval, approvers=self._approvers())
+        if approve and user_id == approval.requested_by and not self._policy.allow_self_approval:
+            return Refused.because(Refusal.SELF_APPROVAL, approval)
+        return approval
+
+    async def _in_approver_group(self, user_id: str) -> bool:
+        for group in sorted(self._policy.groups):
+            if user_id in await self._directory.group_members(group):
+                return True
+        return False
+
+    def _approvers(self) -> str:
+        named = [f"<@{u}>" for u in sorted(self._policy.users)] + [
+            f"<!subteam^{g}>" for g in sorted(self._policy.groups)
+        ]
+        return ", ".join(named) or "none are configured"
+
+    async def void_run(
+        self, run_id: str, reason: str, *, by: str = BROKER_USER, keep: frozenset[str] = frozenset()
+    ) -> list[PendingApproval]:
+        """Void the run's pending approvals but those in `keep` (a Stop voids all): each is a denial with
+        `reason`; returns them."""
+        voided = []
+        for approval in await self._store.pending_for_run(run_id):
+            if approval.approval_id in keep:
+                continue
+            settled = await self._settle(approval, ApprovalState.VOIDED, by=by, reason=reason)
+            if settled is not None:
+                voided.append(settled)
+        return voided
+
+    async def get(self, approval_id: str) -> PendingApproval | None:
+        """The stored approval, for the Slack app and for tests."""
+        return await self._store.get(approval_id)
+
+    async def _expire(self, approval: PendingApproval) -> PendingApproval | None:
+        reason = expiry_reason(self._policy.ttl_s)
+        return await self._settle(approval, ApprovalState.EXPIRED, by=BROKER_USER, reason=reason)
+
+    async def _settle(
+        self, approval: PendingApproval, state: ApprovalState, *, by: str, reason: str
+    ) -> PendingApproval | None:
+        """The one transition out of `pending`: store it, wake the waiting hook, update the message.
+
+        None if the approval was no longer pending (another click, the expiry or a stop got there first).
+        """
+        settled = approval.model_copy(
+            update={"state": state, "decided_by": by, "decided_at": self._clock(), "reason": reason}
+        )
+        if not await self._store.compare_and_set(approval.approval_id, ApprovalState.PENDING, settled):
+            return None
+        if state in (ApprovalState.EXPIRED, ApprovalState.VOIDED):
+            log.info(f"approval_{state}", **_audit(settled), user=by, reason=reason)
+        await self._record(AuditKind.APPROVAL_DECIDED, settled, by, decision=str(state), reason=reason)
+        for listener in self._settled_listeners:
+            try:
+                listener(settled)
+            except Exception:
+                log.exception("approval_listener_failed", **_audit(settled))
+        waiter = self._waiters.get(settled.approval_id)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(settled)
+        elif self._announce is not None:
+            try:
+                await self._announce(settled.approval_id)
+            except Exception as exc:  # the run's own process re-reads the store when its wait ends
+                log.warning("approval_announce_failed", **_audit(settled), error=repr(exc))
+        if settled.message_ts:  # else not posted (yet): there is no message to update
+            await self._show(settled)
+        return settled
+
+    async def _show(self, approval: PendingApproval) -> None:
+        """Update the approval message; a failure is logged, never undoes the decision."""
+        try:
+            await self._ui.show_decision(approval)
+        except Exception as exc:
+            log.warning("approval_ui_update_failed", **_audit(approval), error=repr(exc))
+
+    async def _current(self, approval: PendingApproval) -> PendingApproval:
+        return await self._store.get(approval.approval_id) or approval
+
+
+def _audit(approval: PendingApproval) -> dict[str, Any]:
+    """The fields every audit line about an approval carries; never the arguments themselves."""
+    return {
+        "approval_id": approval.approval_id,
+        "run_id": approval.run_id,
+        "tool": approval.tool,
+        "args_hash": approval.args_hash,
+    }

@@ -1,0 +1,75 @@
+"""The audit trail: who did what to which run, and when, appended to the run store (append-only there).
+
+Every run, tool call, approval decision and side effect is one event; a failure to write one is logged,
+and only the side-effect journal (which must not act without its record) lets it stop the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+import structlog
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+log = structlog.get_logger("opsagent.audit")
+
+
+class AuditEvent(BaseModel):
+    """One line of the append-only audit log: what happened, to which run, who did it, when."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int = 0
+    """Assigned by the store; 0 on an event not yet written."""
+    at: AwareDatetime
+    kind: str
+    """e.g. run_started, tool_call, approval_decided, side_effect_started/done/failed, run_finished, refused."""
+    run_id: str = ""
+    actor: str = ""
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class AuditSink(Protocol):
+    """Where audit events are appended: the run store, which keeps them append-only."""
+
+    async def audit(self, event: AuditEvent) -> None:
+        """Append one event; raise if it cannot be kept."""
+        ...
+
+
+class AuditKind(StrEnum):
+    """What an audit event records."""
+
+    RUN_STARTED = "run_started"
+    RUN_RESUMED = "run_resumed"
+    RUN_FINISHED = "run_finished"
+    RUN_INTERRUPTED = "run_interrupted"
+    TOOL_CALL = "tool_call"
+    APPROVAL_REQUESTED = "approval_requested"
+    APPROVAL_DECIDED = "approval_decided"
+    APPROVAL_REFUSED = "approval_refused"
+    SIDE_EFFECT_STARTED = "side_effect_started"
+    SIDE_EFFECT_DONE = "side_effect_done"
+    SIDE_EFFECT_FAILED = "side_effect_failed"
+
+
+class AuditTrail:
+    """Appends audit events to the store; `record` never raises, `require` does (for the side-effect journal)."""
+
+    def __init__(self, sink: AuditSink, *, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._sink = sink
+        self._clock = clock
+
+    async def record(self, kind: AuditKind, *, run_id: str = "", actor: str = "", **detail: Any) -> None:
+        """Append one event; if the store cannot take it, say so in the logs and go on."""
+        try:
+            await self.require(kind, run_id=run_id, actor=actor, **detail)
+        except Exception as exc:
+            log.error("audit_write_failed", kind=str(kind), run_id=run_id, actor=actor, error=repr(exc)[:300])
+
+    async def require(self, kind: AuditKind, *, run_id: str = "", actor: str = "", **detail: Any) -> None:
+        """Append one event, raising if the store cannot take it."""
+        await self._sink.audit(AuditEvent(at=self._clock(), kind=kind, run_id=run_id, actor=actor, detail=detail))

@@ -1,0 +1,157 @@
+"""`opsagent demo`: the order-service incident, investigated end to end with no account and no network.
+
+The backends are real (recorded metrics, log files, a git repository) and generated fresh for each
+run; the model is a clearly labelled scripted one unless a real model is configured.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from aiohttp import web
+
+from bot.agent import build_agent
+from bot.cli.terminal import render_event
+from bot.cli.terminal_approval import TerminalApprover
+from kernel import (
+    LLM,
+    ConfirmHook,
+    RunFinished,
+    RunResult,
+    ScriptedModel,
+    SideEffectMode,
+    SideEffectPolicy,
+    text_turn,
+)
+from opsagent_tools.demo_incident import DEMO_SECRET_ENV, write_demo_incident
+from opsagent_tools.toolset import build_tools
+
+DEMO_TASK = "order-service 5xx went from 0.1% to 12% in 3 minutes, find the root cause"
+OFFLINE_BANNER = (
+    "OFFLINE DEMO MODEL: a scripted, deterministic stand-in for an LLM. The tools, data and approvals are real.\n"
+    "Set OPSAGENT_LLM_MODEL (+ OPSAGENT_LLM_BASE_URL / OPENAI_API_KEY) or ANTHROPIC_API_KEY to run it on a real model."
+)
+
+
+async def run_demo(
+    llm: LLM | None, *, print_line: Callable[[str], None], confirm: ConfirmHook | None = None
+) -> RunResult:
+    """Generate the incident, serve a stand-in deployment webhook, and investigate; returns the trace.
+
+    Approvals are asked on the terminal unless another `confirm` hook is given.
+    """
+    print_line(OFFLINE_BANNER if llm is None else f"Model: {llm.model}")
+    with tempfile.TemporaryDirectory(prefix="opsagent-demo-") as root:
+        async with DemoDeploymentWebhook() as webhook:
+            settings = write_demo_incident(Path(root), datetime.now(UTC), action_url=webhook.url)
+            tools = build_tools(settings, environ={DEMO_SECRET_ENV: webhook.secret})
+            policy = SideEffectPolicy(mode=SideEffectMode.FULL)
+            agent = build_agent(
+                None, llm=llm or demo_script(), tools=tools, policy=policy, confirm=confirm or TerminalApprover()
+            )
+            async for event in agent.events(DEMO_TASK):
+                print_line(render_event(event))
+                if isinstance(event, RunFinished):
+                    return event.result
+    raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+
+
+class DemoDeploymentWebhook:
+    """A stand-in for the operator's deployment system on 127.0.0.1: it accepts signed actions."""
+
+    def __init__(self) -> None:
+        self.secret = secrets.token_hex(16)
+        self.url = ""
+        self.received: list[bytes] = []
+        self._runner: web.AppRunner | None = None
+
+    async def __aenter__(self) -> DemoDeploymentWebhook:
+        app = web.Application()
+        app.router.add_post("/actions", self._accept)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}/actions"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _accept(self, request: web.Request) -> web.Response:
+        self.received.append(await request.read())
+        return web.json_response({"status": "queued", "message": "demo deployment system: rollback queued"}, status=202)
+
+
+def demo_script() -> ScriptedModel:
+    """What a good model does on the demo incident, turn by turn (it cites the steps it relies on)."""
+    return ScriptedModel(
+        [
+            text_turn(
+                "query_metrics",
+                "Known: only the report. Missing: when and how sharply 5xx rose. Why: confirm the "
+                "jump and find its start.",
+                service="order-service",
+                metric="http_5xx_rate",
+                window="30m",
+            ),
+            text_turn(
+                "search_logs",
+                "Known: 5xx jumped about 10 minutes ago (step 1). Missing: who returns them. Why: "
+                "5xx can come from the gateway in front of the service.",
+                service="gateway",
+                since="15m",
+            ),
+            text_turn(
+                "search_logs",
+                "Known: the gateway returns 503s on upstream connection timeouts to order-service "
+                "(step 2). Missing: what order-service itself says. Why: the cause is upstream.",
+                service="order-service",
+                since="15m",
+                level="info",
+            ),
+            text_turn(
+                "compare_refs",
+                "Known: v2.14.0 rolled out just before the jump, and order-service cannot get "
+                "database connections: the pool is full (step 3). Missing: what v2.14.0 changed. Why: the deploy "
+                "lines up with the onset.",
+                base="v2.13.2",
+                head="v2.14.0",
+            ),
+            text_turn(
+                "read_repo_file",
+                "Known: v2.14.0 changed config/database.yaml (step 4). Missing: the deployed pool "
+                "settings in full. Why: confirm the pool size.",
+                path="config/database.yaml",
+                ref="v2.14.0",
+            ),
+            text_turn(
+                "rollback_deployment",
+                "Known: v2.14.0 cut the pool from 50 to 10 connections (steps 4-5), "
+                "10 are in use with ~190 requests waiting (step 3), and the gateway times out (step 2). Why: rolling "
+                "back restores the pool fastest.",
+                service="order-service",
+                to_version="v2.13.2",
+            ),
+            text_turn(
+                "finish",
+                answer=(
+                    "**Root cause**: deploy v2.14.0 of order-service (about 11 minutes ago) set `pool.max_size` in "
+                    "`config/database.yaml` from 50 to 10 (steps 4-5). All 10 connections are busy and requests queue for a "
+                    "connection until the 30 s timeout (step 3), so the gateway's upstream requests to order-service time out "
+                    "and it answers 503 (step 2): 5xx went from 0.1% to 12% within three minutes of the rollout (step 1).\n"
+                    "**Confidence**: high: the timing, the pool-exhaustion logs and the config diff agree.\n"
+                    "**Action**: a rollback of order-service to v2.13.2 was proposed for approval (step 6; its outcome is "
+                    "recorded there).\n"
+                    "**Recommendations**: restore `max_size: 50` (or size pgbouncer to match) before re-deploying; alert on "
+                    "`db_pool_pending_requests > 0` for 2 minutes; add a config check that flags pool-size cuts."
+                ),
+            ),
+        ]
+    )

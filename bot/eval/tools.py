@@ -1,0 +1,78 @@
+"""The production tool catalogue with recorded backends, for evaluation runs.
+
+The tools are built by the real builders (same names, arguments, descriptions and side-effect flags),
+then each handler is swapped for a lookup in the scenario's recordings, so the model sees the
+production catalogue while nothing reaches a backend, and no side effect can ever be executed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from bot.eval.scenarios import Recording
+from bot.eval.scoring import args_match
+from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
+from opsagent_tools.actions.webhook import ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.logs.tools import LogsSettings, log_tools
+from opsagent_tools.metrics.tools import MetricsSettings, metrics_tools
+from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
+
+NEVER_CALLED_URL = "https://evaluation.invalid/never-called"
+"""The backends the real tools are built with; their handlers are replaced, so nothing is ever sent."""
+NO_CLONE = Path("/nonexistent/evaluation-has-no-clone")
+CATALOGUE_LOGS = LogsSettings(backend="loki")
+"""The log tool is described as for Loki, the most common production log store."""
+
+
+def production_tools(repos: Sequence[str]) -> list[Tool]:
+    """Every tool the production builders make, with `repos` as the configured repositories."""
+    repositories = {name: RepoConfig(path=NO_CLONE) for name in repos}
+    webhook = ActionWebhook(ActionWebhookSettings(url=NEVER_CALLED_URL), secret=b"evaluation: never sent")
+    return [
+        *metrics_tools(MetricsSettings(url=NEVER_CALLED_URL)),
+        *log_tools(CATALOGUE_LOGS),
+        *repo_tools(RepoSettings(repositories=repositories)),
+        *action_tools(webhook),
+    ]
+
+
+@cache
+def catalogue_names() -> frozenset[str]:
+    """The names of the production tools: what a scenario may record, expect or script."""
+    return frozenset(tool.name for tool in production_tools(["service"]))
+
+
+def recorded_registry(recordings: Sequence[Recording], repos: Sequence[str]) -> ToolRegistry:
+    """The production catalogue answering from `recordings`; side-effect tools keep their real preview,
+    which dispatch shows under the dry-run policy the evaluation always uses."""
+    return ToolRegistry(
+        dataclasses.replace(tool, handler=_recorded_handler(tool, recordings)) for tool in production_tools(repos)
+    )
+
+
+def find_recording(recordings: Sequence[Recording], call: ToolCall) -> Recording | None:
+    """The recording for `call`: the one matching the most arguments; the first listed among equals."""
+    matching = [r for r in recordings if r.tool == call.name and args_match(r.args, call.args)]
+    return max(matching, key=lambda r: len(r.args), default=None)
+
+
+def _recorded_handler(tool: Tool, recordings: Sequence[Recording]) -> Any:
+    async def recorded(**kwargs: Any) -> str:
+        args = {name: value for name, value in kwargs.items() if name != tool.context_param and value is not None}
+        call = ToolCall(name=tool.name, args=args)
+        recording = find_recording(recordings, call)
+        if recording is None:
+            raise ToolFailure(
+                f"no recorded output for {call.render()}: this evaluation scenario has no data for that call; "
+                "use what other calls return"
+            )
+        if recording.error is not None:
+            raise ToolFailure(recording.error)
+        assert recording.output is not None  # a Recording has exactly one of output and error
+        return recording.output
+
+    return recorded

@@ -1,0 +1,44 @@
+"""A run this process carries, and what may follow every run's events besides its thread.
+
+Shared by the service, durability, admission and the observers (metrics, spans), so none imports the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Protocol
+
+from kernel import Event, RunControl
+
+
+@dataclass
+class ActiveRun:
+    """One investigation carried by this process."""
+
+    run_id: str
+    channel: str
+    thread_ts: str
+    requested_by: str
+    control: RunControl
+    task: asyncio.Task[None] | None = None
+    taken_over: bool = False
+    """Another replica holds the run now: this process drops it without a word in the thread."""
+
+
+class RunObserver(Protocol):
+    """Something that follows every run's events besides the thread: metrics, tracing, the trace viewer.
+
+    It sees each run as one stream (one `RunStarted`, its steps, one `RunFinished`); a pause for approval
+    is not an end: the paused step completes again once decided. After a restart the resuming process's
+    observers see the rest of the run, starting with a `RunStarted(resumed=True)`.
+    """
+
+    def observe(self, run: ActiveRun, event: Event) -> None:
+        """Take one event of `run`; must not block or raise (a failing observer is logged and skipped)."""
+        ...
+
+
+def stopped_by(who: str) -> str:
+    """The cancel reason of a run someone stopped; `who` as the store keeps it (`RunRecord.stop_requested_by`)."""
+    return f"stopped by {who}"

@@ -1,0 +1,165 @@
+"""Carrying one run to its end through pauses and restarts: the trace in the store is the checkpoint.
+
+After every step the run's trace is saved (fenced by this replica's lease); a pause for approval is
+saved, then continued with the broker's decision. Observers see one run: one start, its steps, one end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import assert_never
+
+import structlog
+
+from bot.approvals.broker import ApprovalBroker
+from bot.approvals.store import ApprovalState
+from bot.audit.trail import AuditKind, AuditTrail
+from bot.runs.active import ActiveRun, RunObserver, stopped_by
+from bot.slack.run_thread import RunThread
+from bot.store.protocol import LeaseLostError, RunStore, StoreUnavailableError
+from bot.store.records import RunStatus
+from kernel import (
+    Agent,
+    Event,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    RunStream,
+    StepCompleted,
+    StepStarted,
+    StopReason,
+)
+
+log = structlog.get_logger("opsagent.investigations")
+
+MAX_CHECKPOINT_WAIT_S = 5.0
+"""The longest pause between two tries of a pause's or an end's checkpoint while the store is down."""
+
+
+RESUMABLE = frozenset({StopReason.INTERRUPTED, StopReason.AWAITING_APPROVAL})
+"""The stop reasons of a checkpoint that has more to do; any other means the run had ended when it was saved."""
+LOST_APPROVAL_REASON = "asked before a restart that lost its run's progress; the agent asks again if it still needs it"
+
+
+class RunTakenOver(Exception):
+    """Another replica holds the run's lease now (this one stalled past it): stop here without a word."""
+
+
+@dataclass
+class DurableRun:
+    """One run's journey: checkpoints in the store, pauses for approval, events to the thread and observers."""
+
+    run: ActiveRun
+    agent: Agent
+    store: RunStore
+    broker: ApprovalBroker
+    thread: RunThread
+    audit: AuditTrail
+    observers: Sequence[RunObserver]
+    replica: str
+
+    async def carry(self, task: str, checkpoint: RunResult | None, *, resumed: bool) -> RunResult:
+        """Run a new run from the start, or a `resumed` one from its checkpoint (None: it had saved no step),
+        until it ends; returns its trace."""
+        control = self.run.control
+        if resumed:
+            await self._void_lost_approvals(checkpoint)
+        if checkpoint is None:
+            result = await self._stretch(self.agent.events(task, control=control, run_id=self.run.run_id), first=True)
+        elif checkpoint.pending_steps():  # paused, or saved between asking for an approval and pausing
+            self._notify(RunStarted(run_id=self.run.run_id, task=checkpoint.task, resumed=True))
+            result = checkpoint
+        elif checkpoint.stop_reason not in RESUMABLE:  # it had ended (an answer, a Stop) before it was saved as such
+            result = checkpoint
+        else:
+            result = await self._stretch(self.agent.events_from(checkpoint, control=control), first=True)
+        while result.pending_steps():
+            await self._save(RunStatus.AWAITING_APPROVAL, result)
+            ids = [step.approval.approval_id for step in result.pending_steps() if step.approval is not None]
+            decisions = {approval_id: await self.broker.decision(approval_id) for approval_id in ids}
+            await self._stop_if_voided(ids)
+            # A fenced write before acting on the decisions: a replica that lost the run must not act for it.
+            await self._save(RunStatus.RUNNING, result)
+            result = await self._stretch(self.agent.events_from(result, decisions=decisions, control=control))
+        await self._save(RunStatus.FINISHED, result)
+        return result
+
+    async def _void_lost_approvals(self, checkpoint: RunResult | None) -> None:
+        """Approvals asked after the checkpoint was taken (the process died in between) are asked again if
+        the model still wants the action: their buttons must not approve anything any more."""
+        pending = checkpoint.pending_steps() if checkpoint is not None else []
+        keep = frozenset(step.approval.approval_id for step in pending if step.approval is not None)
+        await self.broker.void_run(self.run.run_id, LOST_APPROVAL_REASON, keep=keep)
+
+    async def _stop_if_voided(self, approval_ids: list[str]) -> None:
+        """A voided approval means the run was stopped (maybe on another replica, whose relayed Stop may come
+        later): the run must end cancelled rather than ask the model again."""
+        for approval_id in approval_ids:
+            approval = await self.broker.get(approval_id)
+            if approval is not None and approval.state is ApprovalState.VOIDED:
+                record = await self.store.get_run(self.run.run_id)
+                self.run.control.cancel(stopped_by(record.stop_requested_by if record else "someone"))
+                return
+
+    async def _stretch(self, stream: RunStream, *, first: bool = False) -> RunResult:
+        """Follow one stretch of the run (until it ends or pauses), checkpointing after every step."""
+        async for event in stream:
+            match event:
+                case RunStarted():
+                    if first:
+                        self._notify(event)
+                case StepStarted():
+                    self._notify(event)
+                case StepCompleted(step=step):
+                    self._notify(event)
+                    self.thread.step(step)
+                    await self.audit.record(
+                        AuditKind.TOOL_CALL,
+                        run_id=self.run.run_id,
+                        actor=self.run.requested_by,
+                        step=step.index,
+                        tool=step.call.name if step.call else "",
+                        args_hash=step.call.args_hash() if step.call else "",
+                        error=str(step.error or ""),
+                        approval=step.approval.decision if step.approval else "",
+                    )
+                    await self._save(RunStatus.RUNNING, stream.snapshot())
+                case RunFinished(result=result):
+                    if result.stop_reason is not StopReason.AWAITING_APPROVAL:
+                        self._notify(event)
+                    return result
+                case _:
+                    assert_never(event)
+        raise RuntimeError(f"run {self.run.run_id} ended without a RunFinished event")  # the kernel always finishes
+
+    async def _save(self, status: RunStatus, trace: RunResult) -> None:
+        """Checkpoint the run. A store that is down costs a step's checkpoint, not the run (the next one
+        retries); a pause or the end is retried until the store takes it, since a run the store still
+        thinks is running would be resumed and end a second time, and a thread would read as running."""
+        wait, trace_json = 0.5, trace.to_json(indent=None)
+        while True:
+            try:
+                stopper = await self.store.checkpoint(
+                    self.run.run_id, status=status, trace_json=trace_json, owner=self.replica
+                )
+                if stopper:  # a Stop that landed on another replica, or whose relay was lost, ends the run here
+                    self.run.control.cancel(stopped_by(stopper))
+                return
+            except LeaseLostError as exc:
+                raise RunTakenOver(str(exc)) from exc
+            except StoreUnavailableError as exc:
+                if status is RunStatus.RUNNING:
+                    log.warning("checkpoint_failed", run_id=self.run.run_id, status=str(status), error=str(exc)[:300])
+                    return
+                log.warning("checkpoint_retrying", run_id=self.run.run_id, status=str(status), error=str(exc)[:300])
+            await asyncio.sleep(wait)
+            wait = min(2 * wait, MAX_CHECKPOINT_WAIT_S)
+
+    def _notify(self, event: Event) -> None:
+        for observer in self.observers:
+            try:
+                observer.observe(self.run, event)
+            except Exception:  # an observer's bug must not end the run or silence the thread
+                log.exception("observer_failed", observer=type(observer).__name__)

@@ -1,0 +1,11 @@
+"""The run store's pub/sub topics between replicas: where approvals and Stops are announced.
+
+A message is a wake-up call, not the truth: the receiver re-reads the store, so a lost message delays, never decides.
+"""
+
+from __future__ import annotations
+
+APPROVALS_TOPIC = "opsagent_approvals"
+"""Where a replica announces an approval it settled, for the replica whose run waits on it."""
+STOPS_TOPIC = "opsagent_stops"
+"""Where a Stop that lands on one replica is announced to the replica running the run."""

@@ -1,0 +1,91 @@
+"""The Slack side of approvals: posting requests, showing decisions, and looking people up.
+
+These implement the broker's `ApprovalUI` and `Directory` protocols over the Web API client.
+"""
+
+from __future__ import annotations
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.approvals.directory import SlackUser
+from bot.approvals.store import ApprovalState, PendingApproval
+from bot.slack.blocks import approval_decided, approval_request
+from bot.slack.outbox import Outbox
+from kernel import ApprovalRequest, ToolCall
+
+DECISIONS = {
+    ApprovalState.APPROVED: "approved",
+    ApprovalState.DENIED: "denied",
+    ApprovalState.EXPIRED: "expired",
+    ApprovalState.VOIDED: "voided",
+}
+
+
+class SlackApprovalUI:
+    """Approval messages in the run's thread, posted through the channel's outbox to keep their order."""
+
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    async def post_request(self, approval: PendingApproval) -> str:
+        """Post the Approve/Deny message; its ts binds the buttons to this message."""
+        request = ApprovalRequest(
+            run_id=approval.run_id,
+            step=approval.step,
+            call=ToolCall(name=approval.tool, args=approval.args),
+            args_hash=approval.args_hash,
+            thought=approval.thought,
+            description=approval.description,
+        )
+        message = approval_request(
+            request, approval.approval_id, expires_at=approval.expires_at, requester=approval.requested_by
+        )
+        answer = await self._outbox.send(
+            "chat_postMessage", approval.channel, thread_ts=approval.thread_ts, text=message.text, blocks=message.blocks
+        )
+        if answer is None:
+            raise ConnectionError("Slack refused the approval message")
+        return str(answer["ts"])
+
+    async def show_decision(self, approval: PendingApproval) -> None:
+        """Replace the buttons with who decided, and when (queued in the thread's order)."""
+        decision = DECISIONS.get(approval.state)
+        if decision is None or not approval.message_ts:
+            return
+        summary = ToolCall(name=approval.tool, args=approval.args).render()
+        message = approval_decided(
+            summary,
+            decision,
+            approval.decided_by,
+            approval.decided_at or approval.created_at,
+            approval.reason,
+            approval_id=approval.approval_id,
+            expired_after=approval.expires_at - approval.created_at,
+        )
+        # Queued, not awaited: a decision, an expiry or a Stop must not wait on Slack (an outage can last minutes).
+        self._outbox.enqueue(
+            "chat_update", approval.channel, ts=approval.message_ts, text=message.text, blocks=message.blocks
+        )
+
+
+class SlackDirectory:
+    """`users.info` and `usergroups.users.list`."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self._client = client
+
+    async def user(self, user_id: str) -> SlackUser:
+        """Who clicked: workspace, bot, deactivated, guest."""
+        user = (await self._client.users_info(user=user_id))["user"]
+        return SlackUser(
+            id=user["id"],
+            team_id=user.get("team_id", ""),
+            is_bot=bool(user.get("is_bot")),
+            deleted=bool(user.get("deleted")),
+            is_restricted=bool(user.get("is_restricted")),
+            is_ultra_restricted=bool(user.get("is_ultra_restricted")),
+        )
+
+    async def group_members(self, group_id: str) -> set[str]:
+        """The members of an approver user group."""
+        return set((await self._client.usergroups_users_list(usergroup=group_id))["users"])

@@ -1,0 +1,130 @@
+"""The run store's contract: one protocol for everything the bot keeps across restarts and shares across replicas.
+
+Two implementations (`bot.store.sqlite`, `bot.store.postgres`) share their SQL (`bot.store.sql`); `open_store` picks one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Protocol, Self
+
+from bot.approvals.store import ApprovalStore
+from bot.audit.trail import AuditEvent
+from bot.store.records import AlertThread, RunRecord, RunStatus, SideEffectRecord
+from opsagent_tools.actions.journal import SideEffectState
+
+
+class StoreUnavailableError(RuntimeError):
+    """The database cannot be reached (down, restarting, timing out); the call may be retried later.
+
+    For a write, the message says whether its outcome is unknown (the connection dropped mid-call).
+    """
+
+
+class SchemaVersionError(RuntimeError):
+    """The database's schema is not the one this code knows: not migrated yet, or from a newer version."""
+
+
+class StoreConflictError(ValueError):
+    """The stored state does not allow the call (an id that exists, a side effect already finished...)."""
+
+
+class LeaseLostError(StoreConflictError):
+    """A fenced write by a replica that no longer holds the run's lease: another replica owns the run now."""
+
+
+class Subscription:
+    """The messages published on one topic, as an async iterator; close it (or `async with`) to stop.
+
+    `subscribed` is set while messages are being received; messages sent while it is clear are lost,
+    so a listener re-reads the store after (re)subscribing rather than rely on every message.
+    """
+
+    def __init__(self, close: Callable[[Subscription], Awaitable[None]]) -> None:
+        self.subscribed = asyncio.Event()
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._close = close
+        self._closed = False
+
+    def deliver(self, payload: str) -> None:
+        """Queue one message for the reader (called by the store)."""
+        if not self._closed:
+            self._queue.put_nowait(payload)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> str:
+        payload = None if self._closed else await self._queue.get()
+        if payload is None:
+            raise StopAsyncIteration
+        return payload
+
+    async def aclose(self) -> None:
+        """Stop listening; a reader waiting for a message ends its loop."""
+        if self._closed:
+            return
+        self._closed = True
+        self.subscribed.clear()
+        self._queue.put_nowait(None)
+        await self._close(self)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class RunStore(ApprovalStore, Protocol):
+    """Everything the bot keeps across restarts and shares across replicas; call `migrate()` once at start.
+
+    Every timestamp is timezone-aware UTC; each method is one atomic step on the database.
+    """
+
+    async def migrate(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def create_run(self, run: RunRecord) -> None: ...
+
+    async def get_run(self, run_id: str) -> RunRecord | None: ...
+
+    async def run_in_thread(self, channel: str, thread_ts: str) -> RunRecord | None: ...
+
+    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> str: ...
+
+    async def request_stop(self, run_id: str, by: str) -> None: ...
+
+    async def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool: ...
+
+    async def renew_leases(self, owner: str, ttl_s: float) -> list[str]: ...
+
+    async def release_lease(self, run_id: str, owner: str) -> None: ...
+
+    async def claimable_runs(self) -> list[RunRecord]: ...
+
+    async def remember(self, key: str, ttl_s: float) -> bool: ...
+
+    async def begin_side_effect(self, record: SideEffectRecord) -> SideEffectRecord | None: ...
+
+    async def finish_side_effect(self, key: str, state: SideEffectState, outcome: str) -> None: ...
+
+    async def get_side_effect(self, key: str) -> SideEffectRecord | None: ...
+
+    async def side_effects_for_run(self, run_id: str) -> list[SideEffectRecord]: ...
+
+    async def audit(self, event: AuditEvent) -> None: ...
+
+    async def audit_log(self, *, run_id: str | None = None, limit: int = 1000) -> list[AuditEvent]: ...
+
+    async def alert_thread(self, group_key: str) -> AlertThread | None: ...
+
+    async def save_alert_thread(self, group_key: str, thread: AlertThread) -> None: ...
+
+    async def forget_alert_thread(self, group_key: str) -> None: ...
+
+    async def notify(self, topic: str, payload: str) -> None: ...
+
+    def listen(self, topic: str) -> Subscription: ...

@@ -1,0 +1,80 @@
+"""What the run store keeps: runs (status, owner, checkpoint), side effects and alert threads, as typed records.
+
+Shared by the store protocol, both SQL dialects and their callers; plain data with no database behind it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from opsagent_tools.actions.journal import SideEffectState
+
+
+class RunStatus(StrEnum):
+    """Where a run is: only `finished` runs are never resumed."""
+
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    FINISHED = "finished"
+    """Ended with any stop reason; the trace says which."""
+
+
+class RunRecord(BaseModel):
+    """One investigation: where it was asked, by whom, its checkpoint, and which replica holds it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    channel: str
+    thread_ts: str
+    requested_by: str
+    team_id: str = ""
+    task: str
+    mention_ts: str = ""
+    status: RunStatus
+    trace_json: str = ""
+    """The kernel's `RunResult.to_json()`: the checkpoint a resumed run continues from."""
+    owner: str = ""
+    """The replica holding the lease; empty when none does."""
+    lease_until: AwareDatetime | None = None
+    created_at: AwareDatetime
+    updated_at: AwareDatetime
+    stop_requested_by: str = ""
+    """Who stopped the run (a Slack mention), once someone has: the replica carrying it ends it."""
+
+
+class SideEffectRecord(BaseModel):
+    """One side-effect call, keyed by the idempotency key sent to the action webhook."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    run_id: str
+    step: int
+    tool: str
+    args_hash: str
+    approval_id: str = ""
+    state: SideEffectState
+    outcome: str = ""
+    started_at: AwareDatetime
+    finished_at: AwareDatetime | None = None
+
+
+@dataclass(frozen=True)
+class AlertThread:
+    """The thread of one alert group: where it is, which alerts it has announced, the run it started."""
+
+    channel: str
+    thread_ts: str
+    fingerprints: frozenset[str]
+    run_id: str | None
+    """None when the bot could not start a run (at capacity, shutting down): the thread says why."""
+
+
+def utc_now() -> datetime:
+    """The wall clock in UTC: the stores' default clock (tests inject their own)."""
+    return datetime.now(UTC)

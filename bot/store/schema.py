@@ -1,0 +1,144 @@
+"""The run store's schema as numbered migrations, written once for SQLite and PostgreSQL.
+
+Each migration runs once, in its own transaction, recorded in `schema_migrations`; a newer database is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import assert_never
+
+from bot.store.protocol import SchemaVersionError
+
+
+class Dialect(StrEnum):
+    """The SQL dialects the store speaks."""
+
+    SQLITE = "sqlite"
+    POSTGRES = "postgresql"
+
+
+def _types(dialect: Dialect) -> dict[str, str]:
+    """The column types that differ: timestamps (ISO-8601 UTC text in SQLite) and the audit sequence."""
+    match dialect:
+        case Dialect.SQLITE:
+            return {"ts": "TEXT", "seq": "INTEGER PRIMARY KEY AUTOINCREMENT"}
+        case Dialect.POSTGRES:
+            return {"ts": "TIMESTAMPTZ", "seq": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"}
+        case _:
+            assert_never(dialect)
+
+
+BOOTSTRAP = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at {ts} NOT NULL)"
+"""The one table that exists before any migration: which migrations are applied."""
+
+_TABLES = (
+    """CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY, channel TEXT NOT NULL, thread_ts TEXT NOT NULL, requested_by TEXT NOT NULL,
+        team_id TEXT NOT NULL, task TEXT NOT NULL, mention_ts TEXT NOT NULL, status TEXT NOT NULL,
+        trace_json TEXT NOT NULL, owner TEXT NOT NULL, lease_until {ts}, created_at {ts} NOT NULL,
+        updated_at {ts} NOT NULL)""",
+    "CREATE INDEX runs_by_thread ON runs (channel, thread_ts, created_at)",
+    "CREATE INDEX runs_by_status ON runs (status)",
+    """CREATE TABLE approvals (
+        approval_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, state TEXT NOT NULL, expires_at {ts} NOT NULL,
+        record_json TEXT NOT NULL)""",
+    "CREATE INDEX approvals_by_run ON approvals (run_id, state)",
+    "CREATE TABLE dedup_keys (key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at {ts} NOT NULL)",
+    """CREATE TABLE side_effects (
+        key TEXT PRIMARY KEY, run_id TEXT NOT NULL, step INTEGER NOT NULL, tool TEXT NOT NULL,
+        args_hash TEXT NOT NULL, approval_id TEXT NOT NULL, state TEXT NOT NULL, outcome TEXT NOT NULL,
+        started_at {ts} NOT NULL, finished_at {ts})""",
+    "CREATE INDEX side_effects_by_run ON side_effects (run_id, started_at)",
+    """CREATE TABLE audit_events (
+        seq {seq}, at {ts} NOT NULL, kind TEXT NOT NULL, run_id TEXT NOT NULL, actor TEXT NOT NULL,
+        detail_json TEXT NOT NULL)""",
+    "CREATE INDEX audit_events_by_run ON audit_events (run_id, seq)",
+)
+
+_REFUSAL = "audit_events is append-only"
+
+
+def _append_only(dialect: Dialect) -> tuple[str, ...]:
+    """Triggers that make the database itself refuse to change or delete an audit event."""
+    match dialect:
+        case Dialect.SQLITE:
+            return tuple(
+                f"CREATE TRIGGER audit_events_no_{op.lower()} BEFORE {op} ON audit_events "
+                f"BEGIN SELECT RAISE(ABORT, '{_REFUSAL}: {op} refused'); END"
+                for op in ("UPDATE", "DELETE")
+            )
+        case Dialect.POSTGRES:
+            return (
+                "CREATE FUNCTION audit_events_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+                f"$$ BEGIN RAISE EXCEPTION '{_REFUSAL}: % refused', TG_OP; END $$",
+                "CREATE TRIGGER audit_events_no_change BEFORE UPDATE OR DELETE ON audit_events "
+                "FOR EACH ROW EXECUTE FUNCTION audit_events_append_only()",
+                "CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events "
+                "FOR EACH STATEMENT EXECUTE FUNCTION audit_events_append_only()",
+            )
+        case _:
+            assert_never(dialect)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema change: its version (1, 2, ...), a name, and its statements in a dialect."""
+
+    version: int
+    name: str
+    shared: tuple[str, ...]
+    """Statements written once, with `{ts}`/`{seq}` for the column types that differ."""
+    specific: Callable[[Dialect], tuple[str, ...]] | None = None
+    """A dialect's own statements, run after the shared ones (triggers differ most)."""
+
+    def statements(self, dialect: Dialect) -> list[str]:
+        """The SQL to run, in order, for this dialect."""
+        types = _types(dialect)
+        own = self.specific(dialect) if self.specific is not None else ()
+        return [sql.format(**types) for sql in self.shared] + list(own)
+
+
+_ALERT_GROUPS = (
+    """CREATE TABLE alert_groups (
+        group_key TEXT PRIMARY KEY, channel TEXT NOT NULL, thread_ts TEXT NOT NULL,
+        fingerprints_json TEXT NOT NULL, run_id TEXT NOT NULL, updated_at {ts} NOT NULL)""",
+)
+
+_STOP_REQUESTS = ("ALTER TABLE runs ADD COLUMN stop_requested_by TEXT NOT NULL DEFAULT ''",)
+_ONE_OPEN_RUN_PER_THREAD = (
+    "CREATE UNIQUE INDEX one_open_run_per_thread ON runs (channel, thread_ts) WHERE status <> 'finished'",
+)
+
+MIGRATIONS = (
+    Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
+    Migration(2, "alert groups and their threads", _ALERT_GROUPS),
+    Migration(3, "a Stop recorded on its run", _STOP_REQUESTS),
+    Migration(4, "one unfinished run per thread, across replicas", _ONE_OPEN_RUN_PER_THREAD),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def bootstrap_sql(dialect: Dialect) -> str:
+    """`CREATE TABLE IF NOT EXISTS schema_migrations` in this dialect."""
+    return BOOTSTRAP.format(**_types(dialect))
+
+
+def next_migration(applied: Iterable[int]) -> Migration | None:
+    """The first migration not applied yet, or None when the schema is current.
+
+    A database migrated by a newer version of OpsAgent is refused: this code would misread it.
+    """
+    done = set(applied)
+    newest = max(done, default=0)
+    if newest > LATEST_VERSION:
+        raise SchemaVersionError(
+            f"the run store's schema is at version {newest}, newer than this OpsAgent knows ({LATEST_VERSION}): "
+            "upgrade OpsAgent, or point [store] url at another database"
+        )
+    return next((m for m in MIGRATIONS if m.version not in done), None)
+
+
+NOT_MIGRATED = "the run store has no schema yet: call `await store.migrate()` at start-up"

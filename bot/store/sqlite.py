@@ -1,0 +1,158 @@
+"""The embedded run store: one SQLite file, its statements run on one worker thread per store.
+
+SQLite's own locking (WAL, a busy timeout) keeps two stores on one file atomic; notify reaches this process only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from enum import Enum
+from typing import Any, TypeVar
+
+from bot.store.protocol import SchemaVersionError, StoreUnavailableError, Subscription
+from bot.store.records import utc_now
+from bot.store.schema import NOT_MIGRATED, Dialect, bootstrap_sql, next_migration
+from bot.store.sql import Row, SqlRunStore, as_utc
+
+T = TypeVar("T")
+
+_LOCAL_TOPICS: dict[tuple[str, str], set[Subscription]] = {}
+"""Subscriptions by (database file, topic): stores on one file in one process hear each other."""
+
+
+@functools.lru_cache(maxsize=256)
+def _qmark(sql: str) -> str:
+    """`$1` parameters as SQLite's `?1`."""
+    return re.sub(r"\$(\d+)", r"?\1", sql)
+
+
+def _param(value: Any) -> Any:
+    """A value as SQLite stores it: times as fixed-width ISO-8601 UTC text (so they sort), enums as text."""
+    if isinstance(value, datetime):
+        return as_utc(value).isoformat(timespec="microseconds")
+    if isinstance(value, Enum):
+        return value.value
+    return value
+
+
+class SqliteRunStore(SqlRunStore):
+    """A `RunStore` in one SQLite file: the default, for a single replica."""
+
+    def __init__(self, path: str, *, clock: Callable[[], datetime] = utc_now, busy_timeout_s: float = 10.0) -> None:
+        super().__init__(clock)
+        self.path = path
+        self._busy_timeout_s = busy_timeout_s
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-run-store")
+        self._connection: sqlite3.Connection | None = None
+        """Opened and used only on the worker thread."""
+        self._closed = False
+        self._subscriptions: dict[Subscription, tuple[str, str]] = {}
+
+    async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` on the worker thread with the connection; SQLite's errors made clear."""
+        if self._closed:
+            raise RuntimeError(f"the run store on {self.path} is closed")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self._on_worker, work)
+
+    def _on_worker(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return work(self._open())
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                raise SchemaVersionError(f"{NOT_MIGRATED} ({self.path}: {error})") from error
+            if "locked" in str(error) or "busy" in str(error):
+                raise StoreUnavailableError(
+                    f"SQLite database {self.path} stayed locked for {self._busy_timeout_s:g} s: another process "
+                    "holds it; nothing was written, retry later"
+                ) from error
+            raise
+
+    def _open(self) -> sqlite3.Connection:
+        if self._connection is None:
+            try:
+                connection = sqlite3.connect(
+                    self.path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False
+                )
+                connection.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError as error:
+                raise StoreUnavailableError(
+                    f"cannot open SQLite database {self.path} ({error}): check that its directory exists and "
+                    "is writable"
+                ) from error
+            connection.row_factory = sqlite3.Row
+            self._connection = connection
+        return self._connection
+
+    async def _fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
+        params = [_param(arg) for arg in args]
+        return await self._call(lambda db: [dict(row) for row in db.execute(_qmark(sql), params).fetchall()])
+
+    async def _execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
+        params = [_param(arg) for arg in args]
+        return await self._call(lambda db: db.execute(_qmark(sql), params).rowcount)
+
+    async def migrate(self) -> None:
+        """Apply the missing migrations, each in its own `BEGIN IMMEDIATE` transaction; a no-op when current."""
+        await self._call(self._migrate)
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        while True:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(bootstrap_sql(Dialect.SQLITE))
+                migration = next_migration(row[0] for row in db.execute("SELECT version FROM schema_migrations"))
+                if migration is not None:
+                    for statement in migration.statements(Dialect.SQLITE):
+                        db.execute(statement)
+                    db.execute(
+                        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                        (migration.version, migration.name, _param(self._now())),
+                    )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            if migration is None:
+                return
+
+    async def close(self) -> None:
+        """Close subscriptions, then the connection, then the worker thread."""
+        for subscription in list(self._subscriptions):
+            await subscription.aclose()
+        if self._closed:
+            return
+        if self._connection is not None:
+            await self._call(lambda db: db.close())
+        self._closed = True
+        self._worker.shutdown(wait=False)
+
+    async def notify(self, topic: str, payload: str) -> None:
+        """Deliver to this process's subscribers of the topic on this database file."""
+        for subscription in list(_LOCAL_TOPICS.get(self._topic_key(topic), ())):
+            subscription.deliver(payload)
+
+    def listen(self, topic: str) -> Subscription:
+        """Subscribe to the topic in this process; subscribed at once."""
+        subscription = Subscription(self._unsubscribe)
+        key = self._topic_key(topic)
+        _LOCAL_TOPICS.setdefault(key, set()).add(subscription)
+        self._subscriptions[subscription] = key
+        subscription.subscribed.set()
+        return subscription
+
+    async def _unsubscribe(self, subscription: Subscription) -> None:
+        key = self._subscriptions.pop(subscription)
+        listeners = _LOCAL_TOPICS[key]
+        listeners.discard(subscription)
+        if not listeners:
+            del _LOCAL_TOPICS[key]
+
+    def _topic_key(self, topic: str) -> tuple[str, str]:
+        return os.path.realpath(self.path), topic

@@ -1,0 +1,177 @@
+"""The trace viewer's HTML: one run's header, its timeline of steps, approvals and usage, as one page.
+
+Pure functions over a `RunResult`. Every piece of trace text is redacted again and HTML-escaped (the
+trace is model and tool output: untrusted), and the page needs no script, font or image to load.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import datetime
+
+from bot.words import duration, stop_reason_words
+from kernel import DEFAULT_REDACTOR, FINISH_TOOL, Redactor, RunResult, Step
+
+STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
+main{max-width:1100px;margin:0 auto;padding:24px}
+h1{font-size:22px;margin:0 0 6px}h2{font-size:17px;margin:28px 0 10px}
+.meta{color:#5a6272;margin:0}.meta code{color:#1d2330}
+.box{background:#fff;border:1px solid #dde1e8;border-radius:8px;padding:14px 16px;margin:12px 0}
+.ok{border-left:5px solid #2e9e5b}.failed{border-left:5px solid #d64545}.partial{border-left:5px solid #e0a100}
+.label{font-weight:600;margin:10px 0 6px}.box>.label:first-child{margin-top:0}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:6px 0 0;font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;
+background:#f7f8fa;border:1px solid #e6e9ee;border-radius:6px;padding:8px 10px;max-height:480px;overflow:auto}
+ol.steps{list-style:none;padding:0;margin:0}
+.step{background:#fff;border:1px solid #dde1e8;border-left:5px solid #2e9e5b;border-radius:8px;padding:12px 16px;margin:10px 0}
+.step.error{border-left-color:#d64545}
+.step header{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:baseline}
+.index{font-weight:700}.tool{font:600 14px ui-monospace,Menlo,Consolas,monospace}
+.badge{font-size:12px;padding:1px 8px;border-radius:10px;background:#e3f4ea;color:#1f6e40}
+.error .badge{background:#fbe3e3;color:#9c2525}
+.numbers{color:#5a6272;font-size:13px;margin-left:auto}
+.thought{margin:8px 0 0;color:#3a4150;font-style:italic;white-space:pre-wrap}
+.note{color:#8a5a00;font-size:13px;margin:6px 0 0}
+table{border-collapse:collapse;background:#fff;width:100%}
+td,th{border:1px solid #dde1e8;padding:6px 10px;text-align:left;vertical-align:top}th{background:#eef0f4}
+"""
+
+
+def run_page(result: RunResult, *, redactor: Redactor = DEFAULT_REDACTOR) -> str:
+    """The whole page of one run: header and outcome, steps, approvals, usage and cost."""
+    text = _Text(redactor)
+    body = [
+        f"<h1>{text(result.task)}</h1>",
+        f'<p class="meta">Run <code>{text(result.run_id)}</code> · model <code>{text(result.model or "?")}</code>'
+        f" · started {text(_when(result.started_at))}</p>",
+        _outcome(result, text),
+        f'<h2>Steps <span class="meta">({len(result.steps)})</span></h2>',
+        '<ol class="steps">' + "".join(_step(result, step, text) for step in result.steps) + "</ol>"
+        if result.steps
+        else '<p class="meta">The run took no steps.</p>',
+        _approvals(result, text),
+        _usage(result),
+    ]
+    return _document(f"Trace {result.run_id}", "".join(body), text)
+
+
+def notice_page(title: str, message: str) -> str:
+    """A small page that says why a trace cannot be shown (expired, refused, unknown) and what to do."""
+    text = _Text(DEFAULT_REDACTOR)
+    return _document(title, f'<h1>{text(title)}</h1><div class="box">{_paragraphs(message, text)}</div>', text)
+
+
+class _Text:
+    """Trace text made safe for the page: redacted again (defence in depth), then HTML-escaped."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+
+    def __call__(self, value: str) -> str:
+        return html.escape(self._redactor.redact(value))
+
+
+def _document(title: str, body: str, text: _Text) -> str:
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="referrer" content="no-referrer"><title>{text(title)} · OpsAgent</title>'
+        f"<style>{STYLE}</style></head><body><main>{body}</main></body></html>"
+    )
+
+
+def _outcome(result: RunResult, text: _Text) -> str:
+    detail = f'<p class="meta">{text(result.detail.strip())}</p>' if result.detail.strip() else ""
+    if result.ok:
+        answer = f"<pre>{text(result.answer or '')}</pre>"
+        return f'<section class="box ok" id="outcome"><p class="label">Finished with an answer</p>{detail}{answer}</section>'
+    words = stop_reason_words(result.stop_reason, steps=result.usage.steps)
+    head = f'<p class="label">Stopped: {text(words)} <code>({text(result.stop_reason.value)})</code></p>'
+    partial = ""
+    if result.partial_answer and result.partial_answer.strip():
+        partial = (
+            '<div class="box partial" id="partial-answer"><p class="label">NOT an answer: what the agent knew'
+            f" when it stopped, unchecked</p><pre>{text(result.partial_answer)}</pre></div>"
+        )
+    return f'<section class="box failed" id="outcome">{head}{detail}{partial}</section>'
+
+
+def _step(result: RunResult, step: Step, text: _Text) -> str:
+    status = "ok" if step.ok else f"error: {step.error}"
+    tool = step.call.name if step.call is not None else "(no usable action)"
+    numbers = f"{duration(step.ms)} · {step.prompt_tokens:,} prompt + {step.completion_tokens:,} completion tokens"
+    parts = [
+        f'<li class="step{"" if step.ok else " error"}" id="step-{step.index}" data-index="{step.index}"><header>'
+        f'<span class="index">Step {step.index}</span><span class="tool">{text(tool)}</span>'
+        f'<span class="badge">{text(status)}</span><span class="numbers">{text(numbers)}</span></header>'
+    ]
+    if step.thought.strip():
+        parts.append(f'<p class="thought">{text(step.thought.strip())}</p>')
+    if step.call is not None and step.call.args:
+        answer = step.call.args.get("answer") if step.call.name == FINISH_TOOL else None
+        label, shown = ("Answer", answer) if isinstance(answer, str) else ("Arguments", _json(step.call.args))
+        parts.append(f'<p class="label">{label}</p><pre class="arguments">{text(shown)}</pre>')
+    if step.approval is not None:
+        parts.append(f'<p class="note approval">{_approval_line(step, text)}</p>')
+    full = result.full_output(step)
+    if full != step.observation:
+        parts.append(
+            f'<p class="note">Full output, {len(full):,} characters: the model was shown a truncated'
+            f" version of {len(step.observation):,} characters.</p>"
+        )
+    if full:
+        parts.append(f'<p class="label">Observation</p><pre class="observation">{text(full)}</pre>')
+    return "".join(parts) + "</li>"
+
+
+def _approval_line(step: Step, text: _Text) -> str:
+    approval = step.approval
+    assert approval is not None
+    by = f" by {text(approval.by)}" if approval.by else ""
+    at = f" at {text(_when(approval.at))}" if approval.at else ""
+    reason = f": {text(approval.reason)}" if approval.reason else ""
+    return f"Approval {text(approval.decision)}{by}{at}{reason}"
+
+
+def _approvals(result: RunResult, text: _Text) -> str:
+    decided = [s for s in result.steps if s.approval is not None]
+    if not decided:
+        return '<h2>Approvals</h2><p class="meta">No step needed an approval.</p>'
+    rows = []
+    for step in decided:
+        approval = step.approval
+        assert approval is not None
+        call = step.call.render() if step.call is not None else ""
+        at = _when(approval.at) if approval.at else ""
+        cells = [str(step.index), call, approval.decision, approval.by, at, approval.reason, approval.approval_id]
+        rows.append("<tr>" + "".join(f"<td>{text(c)}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("Step", "Call", "Decision", "By", "When", "Reason", "Approval id"))
+    return f'<h2>Approvals</h2><table id="approvals"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _usage(result: RunResult) -> str:
+    usage = result.usage
+    estimated = f" (≈, {usage.estimated_turns} turns estimated)" if usage.estimated_turns else ""
+    rows = [
+        ("Steps", f"{usage.steps}"),
+        ("Model turns", f"{usage.turns}"),
+        ("Prompt tokens", f"{usage.prompt_tokens:,}{estimated}"),
+        ("Completion tokens", f"{usage.completion_tokens:,}"),
+        ("Cost", f"${usage.cost_usd:.4f}"),
+        ("Duration", duration(usage.elapsed_s * 1000) + " (not counting waits for approval)"),
+    ]
+    body = "".join(f"<tr><th>{name}</th><td>{html.escape(value)}</td></tr>" for name, value in rows)
+    return f'<h2>Usage and cost</h2><table id="usage">{body}</table>'
+
+
+def _paragraphs(message: str, text: _Text) -> str:
+    return "".join(f"<p>{text(part)}</p>" for part in message.split("\n\n") if part.strip())
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _when(at: datetime) -> str:
+    return at.isoformat(timespec="seconds")

@@ -1,0 +1,230 @@
+"""Side-effect actions (rollback, restart) executed through the operator's action webhook.
+
+OpsAgent never talks to Argo CD or Jenkins itself: it POSTs a signed JSON request, with an
+idempotency key, to one URL the operator controls. Dry runs return exactly what would be sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import httpx
+from pydantic import BaseModel, Field
+
+from kernel import CallContext, Tool, ToolFailure, tool_from_function
+from opsagent_tools.actions.journal import ActionJournal, InMemoryActionJournal, SideEffectState
+
+SIGNATURE_HEADER = "X-OpsAgent-Signature"
+TIMESTAMP_HEADER = "X-OpsAgent-Timestamp"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+SIGNATURE_SHOWN_IN_DRY_RUN = "<sha256 HMAC, computed when sent>"
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+"""Failures before the request left: the action surely did not run."""
+
+
+class ActionWebhookSettings(BaseModel):
+    """Where side-effect actions go and how they are signed."""
+
+    url: str
+    """The operator's receiver (Argo CD / Jenkins / GitHub Actions bridge, runbook service)."""
+    secret_env: str = "OPSAGENT_ACTION_SECRET"
+    """Environment variable holding the HMAC key the receiver verifies; never in the config file."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra headers sent with every action (for example a gateway's routing header)."""
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """One action exactly as it is (or would be) sent."""
+
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able view for dry runs and logs (the body decoded)."""
+        return {"method": "POST", "url": self.url, "headers": self.headers, "body": json.loads(self.body)}
+
+
+class ActionWebhook:
+    """Signs and sends action requests: HMAC-SHA256 over `timestamp.body`, plus an idempotency key."""
+
+    def __init__(
+        self,
+        settings: ActionWebhookSettings,
+        *,
+        secret: bytes,
+        client: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.time,
+        journal: ActionJournal | None = None,
+    ) -> None:
+        if not secret:
+            raise ValueError(f"the action webhook needs an HMAC secret: set {settings.secret_env}")
+        self._settings = settings
+        self._secret = secret
+        self._client = client
+        self._clock = clock
+        self._journal: ActionJournal = journal if journal is not None else InMemoryActionJournal()
+
+    @classmethod
+    def from_env(
+        cls,
+        settings: ActionWebhookSettings,
+        environ: Mapping[str, str] = os.environ,
+        *,
+        journal: ActionJournal | None = None,
+    ) -> ActionWebhook:
+        """The webhook with its secret read from the variable the settings name."""
+        return cls(settings, secret=environ.get(settings.secret_env, "").encode(), journal=journal)
+
+    def prepare(self, action: str, params: dict[str, Any], ctx: CallContext) -> ActionRequest:
+        """The request for `action`: the body, its idempotency key, and (unsigned) headers."""
+        key = idempotency_key(ctx)
+        body = json.dumps(
+            {"action": action, "params": params, "run_id": ctx.run_id, "step": ctx.step, "idempotency_key": key},
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
+        headers = {
+            **self._settings.headers,
+            "Content-Type": "application/json",
+            IDEMPOTENCY_HEADER: key,
+            SIGNATURE_HEADER: SIGNATURE_SHOWN_IN_DRY_RUN,
+        }
+        return ActionRequest(url=self._settings.url, headers=headers, body=body)
+
+    def sign(self, request: ActionRequest) -> ActionRequest:
+        """The request with a fresh timestamp and its HMAC signature."""
+        timestamp = str(int(self._clock()))
+        mac = hmac.new(self._secret, timestamp.encode() + b"." + request.body, hashlib.sha256).hexdigest()
+        headers = {**request.headers, TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: f"sha256={mac}"}
+        return ActionRequest(url=request.url, headers=headers, body=request.body)
+
+    async def send(self, request: ActionRequest, ctx: CallContext) -> str:
+        """Send the action once: journalled as executing first, done or failed after.
+
+        An action the journal knows is done is not sent again; one whose outcome was lost is re-sent with
+        the same idempotency key, and the answer says so.
+        """
+        key = request.headers[IDEMPOTENCY_HEADER]
+        earlier = await self._journal.begin(
+            key, run_id=ctx.run_id, step=ctx.step, tool=ctx.call.name, args_hash=ctx.args_hash
+        )
+        if earlier is not None and earlier.state is SideEffectState.DONE:
+            return f"already done earlier in this run (Idempotency-Key {key}); not sent again. {earlier.outcome}"
+        resent = (
+            "re-sent after an interruption with the same Idempotency-Key (the receiver de-duplicates it): "
+            if earlier is not None and earlier.state is SideEffectState.EXECUTING
+            else ""
+        )
+        try:
+            outcome = resent + await self._post(request)
+        except ToolFailure as failure:
+            cause = failure.__cause__
+            in_doubt = isinstance(cause, httpx.HTTPError) and not isinstance(cause, NOT_SENT)
+            if not in_doubt:  # an answer lost in transit stays `executing`: the next attempt re-sends the same key
+                await self._journal.finish(key, SideEffectState.FAILED, str(failure))
+            raise
+        await self._journal.finish(key, SideEffectState.DONE, outcome)
+        return outcome
+
+    async def _post(self, request: ActionRequest) -> str:
+        """POST the signed request; the receiver's answer, or a ToolFailure that says what is known."""
+        signed = self.sign(request)
+        key = signed.headers[IDEMPOTENCY_HEADER]
+        client = self._client or httpx.AsyncClient()
+        try:
+            response = await client.post(
+                signed.url, content=signed.body, headers=signed.headers, timeout=self._settings.timeout_s
+            )
+        except NOT_SENT as exc:
+            raise ToolFailure(
+                f"cannot reach the action webhook at {signed.url} ({type(exc).__name__}): the action did not run. "
+                "Tell the user; check actions.webhook.url and that the receiver is up."
+            ) from exc
+        except httpx.TimeoutException as exc:
+            raise ToolFailure(
+                f"the action webhook did not answer within {self._settings.timeout_s:g} s, so the action may or may "
+                f"not have run. Do not retry blindly: ask the user to check the receiver; a retry reuses "
+                f"Idempotency-Key {key}, so the receiver can de-duplicate it."
+            ) from exc
+        except httpx.HTTPError as exc:  # the request may have reached the receiver before the connection broke
+            raise ToolFailure(
+                f"the connection to the action webhook broke ({type(exc).__name__}), so the action may or may not "
+                f"have run. Do not retry blindly: ask the user to check the receiver; a retry reuses "
+                f"Idempotency-Key {key}, so the receiver can de-duplicate it."
+            ) from exc
+        finally:
+            if self._client is None:
+                await client.aclose()
+        text = response.text.strip()[:500]
+        if response.is_success:
+            return f"accepted by the action webhook (HTTP {response.status_code}, Idempotency-Key {key}): {text}"
+        raise ToolFailure(
+            f"the action webhook refused the action (HTTP {response.status_code}): {text or '(empty body)'}. "
+            "It did not run; tell the user what the receiver said."
+        )
+
+
+def idempotency_key(ctx: CallContext) -> str:
+    """The same key for the same action (tool and arguments) within a run, however often it is sent or
+    retried in later steps, so the receiver can de-duplicate it."""
+    return hashlib.sha256(f"{ctx.run_id}:{ctx.args_hash}".encode()).hexdigest()[:32]
+
+
+def action_tools(webhook: ActionWebhook) -> list[Tool]:
+    """The side-effect tools; each runs only through the kernel's policy and a human approval."""
+
+    async def rollback_deployment(
+        service: Annotated[str, Field(description="The service to roll back, e.g. order-service.")],
+        to_version: Annotated[str, Field(description="The version to return to: the last good tag, e.g. v2.13.2.")],
+        ctx: CallContext,
+    ) -> str:
+        """Roll a service back to an earlier version through the operator's deployment system.
+        Use it only when the evidence points at a deploy (the change point follows the deploy event and the diff
+        explains the errors); name the last good version. A human must approve; a denial is final."""
+        return await webhook.send(webhook.prepare("rollback_deployment", _params(service, to_version), ctx), ctx)
+
+    async def preview_rollback(service: str, to_version: str, ctx: CallContext) -> dict[str, Any]:
+        return webhook.prepare("rollback_deployment", _params(service, to_version), ctx).describe()
+
+    async def restart_service(
+        service: Annotated[str, Field(description="The service whose instances to restart.")],
+        ctx: CallContext,
+    ) -> str:
+        """Restart a service's instances (a rolling restart) through the operator's deployment system.
+        Use it for a stuck process (leak, deadlock, exhausted pool that does not recover); it does not fix a bad
+        deploy. A human must approve; a denial is final."""
+        return await webhook.send(webhook.prepare("restart_service", _params(service), ctx), ctx)
+
+    async def preview_restart(service: str, ctx: CallContext) -> dict[str, Any]:
+        return webhook.prepare("restart_service", _params(service), ctx).describe()
+
+    return [
+        tool_from_function(
+            rollback_deployment,
+            side_effect=True,
+            preview=preview_rollback,
+            timeout=30.0,
+            returns="the receiver's answer, or why the action did not run",
+        ),
+        tool_from_function(
+            restart_service,
+            side_effect=True,
+            preview=preview_restart,
+            timeout=30.0,
+            returns="the receiver's answer, or why the action did not run",
+        ),
+    ]
+
+
+def _params(service: str, to_version: str | None = None) -> dict[str, str]:
+    return {"service": service} if to_version is None else {"service": service, "to_version": to_version}

@@ -1,0 +1,9 @@
+"""Logs: one `search_logs` tool over Loki, Elasticsearch/OpenSearch or local files, with one result shape.
+
+Every backend answers the same `LogQuery` with counts and grouped messages, so the model reads them all alike.
+"""
+
+from opsagent_tools.logs.search import LogQuery
+from opsagent_tools.logs.tools import LogsSettings, build_backend, log_tools
+
+__all__ = ["LogQuery", "LogsSettings", "build_backend", "log_tools"]

@@ -1,0 +1,366 @@
+"""The log search interface every backend shares: query, result, time parsing, message grouping and the text the model reads.
+
+Backends only fetch matching lines; everything the model sees is shaped here, so files, Loki and Elasticsearch answer alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from kernel import ToolFailure
+
+LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
+"""Canonical severities, lowest first; a query's level is a minimum."""
+LEVEL_ALIASES: Mapping[str, str] = {
+    **{level: level for level in LEVELS},
+    "trc": "trace",
+    "dbg": "debug",
+    "information": "info",
+    "notice": "info",
+    "inf": "info",
+    "warning": "warn",
+    "wrn": "warn",
+    "err": "error",
+    "critical": "fatal",
+    "crit": "fatal",
+    "panic": "fatal",
+    "emerg": "fatal",
+    "alert": "fatal",
+}
+"""Level words seen in the wild, lower-case, and the canonical level each means."""
+SAMPLE_SIZE = 500
+"""Lines a backend returns by default: more than any `limit`, so the grouping has material."""
+LINE_CHARS = 300
+"""Longest line shown to the model; longer ones end with …."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One log entry, whatever its source; `level` is canonical (see LEVELS) or "" when unknown."""
+
+    timestamp: datetime
+    """Aware, UTC."""
+    service: str
+    level: str
+    message: str
+    fields: Mapping[str, str] = field(default_factory=dict)
+    """Everything else the entry carries (pod, trace id, labels), as text."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogQuery:
+    """What to search: one service's lines in [since, until], at or above `level`, matching `query`."""
+
+    service: str
+    since: datetime
+    until: datetime
+    level: str | None
+    """Minimum canonical level, or None for every level."""
+    query: str
+    """Backend-specific text filter; "" matches everything."""
+    limit: int
+    """Newest lines shown to the model."""
+    sample: int = SAMPLE_SIZE
+    """Newest lines a backend returns (at least `limit`): the material for grouping."""
+
+    def accepts(self, level: str) -> bool:
+        """Whether a record at canonical `level` passes the level filter (unknown levels pass only any/trace)."""
+        if self.level is None or self.level == LEVELS[0]:
+            return True
+        return level in LEVELS and LEVELS.index(level) >= LEVELS.index(self.level)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageGroup:
+    """Lines whose messages differ only in variable parts, with their count and first/last times."""
+
+    text: str
+    count: int
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+@dataclass(slots=True)
+class LogSearchResult:
+    """A backend's answer: the true count in the window and the newest matching records."""
+
+    total: int
+    """All matching lines in the window, not only those returned."""
+    records: list[LogRecord]
+    """Newest first, up to the query's `sample`."""
+    total_is_lower_bound: bool = False
+    groups: list[MessageGroup] | None = None
+    """Grouped counts over all matches when the backend computed them; None: group `records`."""
+    services: list[str] = field(default_factory=list)
+    """Services known to have logs in the window; filled when nothing matched, for the hint."""
+    notes: list[str] = field(default_factory=list)
+    """Caveats for the model (skipped files, partial failures), shown after the lines."""
+
+
+class LogBackend(Protocol):
+    """A log store: files, Loki or Elasticsearch. Failures are raised as `ToolFailure` with advice."""
+
+    async def search(self, q: LogQuery) -> LogSearchResult:
+        """The matching lines of `q`, newest first, and how many there are in all."""
+        ...
+
+
+# --- levels ---------------------------------------------------------------------
+
+
+def canonical_level(text: str | None) -> str:
+    """The canonical level a word means ("WARNING" → "warn"), or "" when it is not a level."""
+    return LEVEL_ALIASES.get((text or "").strip().lower(), "")
+
+
+def level_words(minimum: str) -> list[str]:
+    """Every alias (lower-case) of the levels at or above `minimum`, for backends that match text."""
+    allowed = LEVELS[LEVELS.index(minimum) :]
+    return [word for level in allowed for word, meaning in LEVEL_ALIASES.items() if meaning == level]
+
+
+# --- time -----------------------------------------------------------------------------------
+
+_RELATIVE = re.compile(r"(?:t-|now-|-)?(?P<parts>(?:\d+[smhdw])+)")
+_PART = re.compile(r"(\d+)([smhdw])")
+_UNIT = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+TIME_FORMATS = (
+    "a relative time such as '15m', '2h', '1d' or 't-12m' (that long before now), 'now', "
+    "or an ISO-8601 time such as '2026-11-30T03:20:00Z' or '2026-11-30T04:20:00+01:00'"
+)
+
+
+def parse_iso(text: str) -> datetime | None:
+    """An ISO-8601 time (Z, an offset, or none meaning UTC; `,` or `.` before fractions) in UTC, or None."""
+    text = text.strip()
+    if not text[:4].isdigit():
+        return None
+    if text[-1:] in "zZ":
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def parse_time(text: str, now: datetime) -> datetime:
+    """A point in time from `now`-relative text ("15m", "t-12m", "now") or ISO-8601, in UTC."""
+    spec = text.strip()
+    if spec.lower() in ("now", "t", "t-0", ""):
+        return now.astimezone(UTC)
+    relative = _RELATIVE.fullmatch(spec.lower())
+    if relative:
+        parts = _PART.findall(relative.group("parts"))
+        return now.astimezone(UTC) - sum((timedelta(**{_UNIT[u]: int(n)}) for n, u in parts), timedelta())
+    parsed = parse_iso(spec)
+    if parsed is None:
+        raise ToolFailure(f"Cannot read the time {text!r}. Use {TIME_FORMATS}.")
+    return parsed
+
+
+def describe_time(text: str, when: datetime) -> str:
+    """How a time argument is shown in a result header: `t-12m`, `now`, or the ISO time."""
+    spec = text.strip().lower()
+    if spec in ("now", "t", "t-0", ""):
+        return "now"
+    relative = _RELATIVE.fullmatch(spec)
+    return f"t-{relative.group('parts')}" if relative else when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- grouping -------------------------------------------------------------------------------
+
+_VARIABLE = re.compile(
+    r"""(?P<quoted>"[^"\n]{0,200}"|(?<![\w'])'[^'\n]{0,200}')
+    |(?P<time>\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)
+    |(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)
+    |(?P<ip>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b)
+    |(?P<dur>(?<![\w.])\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ms|s|m))*(?!\w))
+    |(?P<hex>\b(?:0x[0-9a-fA-F]+|(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{6,})\b)
+    |(?P<n>(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d))""",
+    re.VERBOSE,
+)
+_PLACEHOLDER = {"quoted": '"…"', "time": "<time>", "uuid": "<uuid>", "ip": "<ip>", "dur": "<dur>", "hex": "<hex>"}
+MAX_GROUPS = 5000
+"""Distinct message shapes tracked; lines of further shapes are counted, not grouped."""
+
+
+class _Group:
+    __slots__ = ("count", "first", "last", "literals", "placeholders", "values")
+
+    def __init__(self, literals: list[str], placeholders: list[str], values: list[str], when: datetime) -> None:
+        self.literals, self.placeholders = literals, placeholders
+        self.values: list[str | None] = list(values)
+        """The value of each variable part while all lines agree on it; None once they differ."""
+        self.count, self.first, self.last = 0, when, when
+
+    def text(self) -> str:
+        """The message with parts that vary shown as placeholders and constant parts as they are."""
+        pieces = [self.literals[0]]
+        for placeholder, value, literal in zip(self.placeholders, self.values, self.literals[1:], strict=True):
+            pieces += [placeholder if value is None else value, literal]
+        return "".join(pieces)
+
+
+class MessageGrouper:
+    """Counts messages by shape: numbers, hex ids, UUIDs, IPs, durations, times and quoted strings vary."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, _Group] = {}
+
+    def add(self, message: str, when: datetime) -> None:
+        """Count one line's message (its first line) seen at `when`."""
+        first_line = message.strip().split("\n", 1)[0].strip()[:500] or "(empty message)"
+        literals, placeholders, values, start = [], [], [], 0
+        for match in _VARIABLE.finditer(first_line):
+            literals.append(first_line[start : match.start()])
+            placeholders.append(_PLACEHOLDER.get(match.lastgroup or "", "<n>"))
+            values.append(match.group())
+            start = match.end()
+        literals.append(first_line[start:])
+        key = "".join(lit + ph for lit, ph in zip(literals, [*placeholders, ""], strict=True))
+        group = self._groups.get(key)
+        if group is None:
+            if len(self._groups) >= MAX_GROUPS:  # a new shape past the cap is not counted
+                return
+            group = self._groups[key] = _Group(literals, placeholders, values, when)
+        else:
+            group.values = [v if v == new else None for v, new in zip(group.values, values, strict=True)]
+            group.first, group.last = min(group.first, when), max(group.last, when)
+        group.count += 1
+
+    def groups(self) -> list[MessageGroup]:
+        """The groups, largest first (ties: most recent first)."""
+        ordered = sorted(self._groups.values(), key=lambda g: (-g.count, -g.last.timestamp()))
+        return [MessageGroup(g.text(), g.count, g.first, g.last) for g in ordered]
+
+
+def group_messages(records: Iterable[LogRecord]) -> list[MessageGroup]:
+    """Records grouped by message shape, largest group first: "upstream connect error #123" and "#124" are one."""
+    grouper = MessageGrouper()
+    for record in records:
+        grouper.add(record.message, record.timestamp)
+    return grouper.groups()
+
+
+# --- the text the model reads ---------------------------------------------------------------
+
+_SHOWN_FIELDS = (
+    "pod", "kubernetes.pod.name", "k8s.pod.name", "pod_name", "host", "host.name", "hostname", "instance",
+    "container", "trace_id", "trace.id", "traceId", "request_id", "status", "status_code", "http.response.status_code",
+)  # fmt: skip
+"""Fields that identify where a line came from, in order of preference; three at most are shown before the message."""
+_NOISE_FIELDS = frozenset(
+    {"app", "cluster", "container", "detected_level", "filename", "job", "level", "namespace", "node_name",
+     "service", "service_name", "severity", "stream", "ts", "time", "timestamp", "@timestamp", "caller", "logger"}
+)  # fmt: skip
+_NOISE_PREFIXES = ("agent.", "ecs.", "log.", "input.", "host.", "kubernetes.", "k8s.", "container.", "cloud.", "event.",
+                   "fields.", "_", "data_stream.", "service.")  # fmt: skip
+"""Labels and metadata every line of a store carries: left out of the fields shown after the message."""
+
+
+def format_result(q: LogQuery, result: LogSearchResult, *, window: str, max_groups: int = 8) -> str:
+    """The model-facing answer: a header with the count, messages grouped by count, the newest lines, notes."""
+    same_day = q.since.date() == q.until.date()
+    level = q.level or "any"
+    query = f", query={json.dumps(q.query, ensure_ascii=False)}" if q.query else ""
+    span = f"{_clock(q.since, same_day)}..{_clock(q.until, same_day)}"
+    bound = "≥" if result.total_is_lower_bound else ""
+    lines = [f"{q.service}, level={level}{query}, {window} ({span}): {bound}{result.total:,} lines"]
+    if result.total == 0 and not result.records:
+        lines += _nothing_found_hint(q, result)
+    else:
+        lines += _grouped(result, same_day, max_groups)
+        shown = result.records[: q.limit]
+        if shown:
+            of = f" of {bound}{result.total:,}" if result.total > len(shown) else ""
+            lines.append(f"newest {len(shown)}{of}:")
+            lines += [f"  {_cap(_line(record, same_day))}" for record in shown]
+    lines += [f"note: {_cap(note)}" for note in result.notes]
+    return "\n".join(lines)
+
+
+def _grouped(result: LogSearchResult, same_day: bool, max_groups: int) -> list[str]:
+    groups = result.groups or group_messages(result.records)
+    if not groups:
+        return []
+    covered = result.total if result.groups else len(result.records)
+    if result.groups or covered >= result.total:
+        title = "messages by count:"
+    else:
+        title = f"messages by count, in the newest {covered:,} of {result.total:,} lines:"
+    width = len(f"{groups[0].count:,}")
+    lines = [title]
+    for group in groups[:max_groups]:
+        seen = ""
+        if group.first is not None and group.last is not None:
+            first, last = _clock(group.first, same_day), _clock(group.last, same_day)
+            seen = f"  ({first})" if group.count == 1 or first == last else f"  ({first}..{last})"
+        lines.append(_cap(f"  {group.count:>{width},} × {group.text}") + seen)
+    rest = covered - sum(group.count for group in groups[:max_groups])
+    if rest > 0:
+        kinds = len(groups) - max_groups
+        lines.append(f"  … {rest:,} more lines" + (f" of {kinds:,} other kinds" if kinds > 0 else " of other kinds"))
+    return lines
+
+
+def _nothing_found_hint(q: LogQuery, result: LogSearchResult) -> list[str]:
+    tries = [f'widen the window (since="{_wider(q.until - q.since)}")']
+    if q.level is not None:
+        tries.append('drop the level filter (level="any")')
+    if q.query:
+        tries.append("loosen or drop the query")
+    tries.append("check the service name")
+    lines = ["No lines matched. Next: " + ", ".join(tries) + "."]
+    if result.services:
+        names = sorted(result.services, key=str.lower)
+        listed = join_names(names)
+        if q.service.lower() not in {name.lower() for name in names}:
+            lines.append(f"No service named '{q.service}' has logs in this window. Services that do: {listed}.")
+        else:
+            lines.append(f"Services with logs in this window: {listed}.")
+    return lines
+
+
+def _wider(window: timedelta) -> str:
+    for limit, suggestion in ((timedelta(hours=1), "1h"), (timedelta(hours=6), "6h"), (timedelta(days=1), "1d")):
+        if window < limit:
+            return suggestion
+    return "7d"
+
+
+def _line(record: LogRecord, same_day: bool) -> str:
+    """Time, level, up to 3 identifying fields, the message, then up to 4 other fields the entry carries."""
+    named: list[str] = []
+    for name in _SHOWN_FIELDS:
+        value = record.fields.get(name)
+        if value and len(named) < 3:
+            parts = name.split(".")  # kubernetes.pod.name → pod, trace.id → trace_id
+            label = parts[-2] if parts[-1] == "name" and len(parts) > 1 else "_".join(parts[-2:])
+            named.append(f"{label}={value[:60]}")
+    others = [
+        f"{name}={value[:60]}"
+        for name, value in record.fields.items()
+        if name not in _SHOWN_FIELDS and name not in _NOISE_FIELDS and not name.startswith(_NOISE_PREFIXES) and value
+    ][:4]
+    message = " ⏎ ".join(part.strip() for part in record.message.strip().splitlines()) or "(empty message)"
+    return " ".join([_clock(record.timestamp, same_day), (record.level or "-").upper(), *named, message, *others])
+
+
+def _clock(when: datetime, same_day: bool) -> str:
+    return when.astimezone(UTC).strftime("%H:%M:%SZ" if same_day else "%Y-%m-%dT%H:%M:%SZ")
+
+
+def _cap(text: str, limit: int = LINE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def join_names(names: Sequence[str], limit: int = 30) -> str:
+    """Names as a short comma-separated list, with how many were left out."""
+    extra = f", … ({len(names) - limit} more)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + extra

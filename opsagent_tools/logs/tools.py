@@ -1,0 +1,173 @@
+"""The `search_logs` tool and its settings: one tool over whichever log backend is configured.
+
+Its description tells the model the backend's query syntax and the usual traps, so that the first search is a useful one.
+"""
+
+# No `from __future__ import annotations`: the tool's parameter types are built per backend at run time,
+# and the kernel reads them with get_type_hints, which cannot see this module's local variables.
+
+import os
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kernel import Tool, ToolFailure, tool_from_function
+from opsagent_tools.logs.elasticsearch import QUERY_SYNTAX as ES_QUERY_SYNTAX
+from opsagent_tools.logs.elasticsearch import ElasticsearchBackend, ElasticsearchSettings
+from opsagent_tools.logs.files import QUERY_SYNTAX as FILES_QUERY_SYNTAX
+from opsagent_tools.logs.files import FileLogBackend, FileLogSettings
+from opsagent_tools.logs.loki import LEVEL_FILTER_NOTES, LokiBackend, LokiSettings
+from opsagent_tools.logs.loki import QUERY_SYNTAX as LOKI_QUERY_SYNTAX
+from opsagent_tools.logs.search import (
+    SAMPLE_SIZE,
+    LogBackend,
+    LogQuery,
+    canonical_level,
+    describe_time,
+    format_result,
+    parse_time,
+)
+
+LevelArg = Literal["error", "warn", "warning", "info", "debug", "trace", "fatal", "any", "all"]
+MAX_LIMIT = 200
+
+
+class LogsSettings(BaseModel):
+    """Where `search_logs` looks. Only the selected backend's section is used; secrets are environment variable names."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: Literal["files", "loki", "elasticsearch"] = "files"
+    files: FileLogSettings | None = None
+    """Required when backend is "files" (it has no sensible default directory)."""
+    loki: LokiSettings = Field(default_factory=LokiSettings)
+    elasticsearch: ElasticsearchSettings = Field(default_factory=ElasticsearchSettings)
+    sample_size: int = Field(default=SAMPLE_SIZE, ge=1, le=5000)
+    """Newest lines fetched per search for grouping, and never fewer than `limit` (Loki caps a query at 5000)."""
+    timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds one search may take in all (Loki may need two requests; keep it above the backend's timeout_s)."""
+
+    @model_validator(mode="after")
+    def _selected_backend_is_configured(self) -> "LogsSettings":
+        if self.backend == "files" and self.files is None:
+            raise ValueError('logs.backend is "files" but logs.files.directory is not set')
+        return self
+
+
+def build_backend(settings: LogsSettings, environ: Mapping[str, str] = os.environ) -> LogBackend:
+    """The configured backend, with its secrets read from the environment now (a missing one fails at start-up)."""
+    match settings.backend:
+        case "files":
+            assert settings.files is not None  # the validator guarantees it
+            return FileLogBackend(settings.files)
+        case "loki":
+            loki = settings.loki
+            return LokiBackend(
+                loki,
+                password=_secret(loki.password_env, "logs.loki.password_env", environ),
+                token=_secret(loki.token_env, "logs.loki.token_env", environ),
+            )
+        case "elasticsearch":
+            es = settings.elasticsearch
+            return ElasticsearchBackend(
+                es,
+                password=_secret(es.password_env, "logs.elasticsearch.password_env", environ),
+                api_key=_secret(es.api_key_env, "logs.elasticsearch.api_key_env", environ),
+            )
+
+
+def utc_now() -> datetime:
+    """The current time, aware and in UTC."""
+    return datetime.now(UTC)
+
+
+def log_tools(
+    settings: LogsSettings, *, backend: LogBackend | None = None, now: Callable[[], datetime] = utc_now
+) -> list[Tool]:
+    """The log tools for these settings: `search_logs`. Pass `backend` to use one built elsewhere (tests, plugins)."""
+    store = backend if backend is not None else build_backend(settings)
+    syntax, caveat = _query_help(settings)
+    sample = settings.sample_size
+
+    async def search_logs(
+        service: Annotated[
+            str, Field(min_length=1, description="The service whose logs to search, e.g. order-service.")
+        ],
+        since: Annotated[
+            str, Field(description="Start of the window: '15m' (15 minutes ago), 't-2h', '1d', or ISO-8601.")
+        ] = "15m",
+        until: Annotated[str, Field(description="End of the window: 'now', a relative time, or ISO-8601.")] = "now",
+        level: Annotated[
+            LevelArg,
+            Field(description="Minimum severity: 'error' also shows fatal; 'warn' adds warnings; 'any' shows all."),
+        ] = "error",
+        query: Annotated[str, Field(description=f"Only lines matching this: {syntax}. Empty: all lines.")] = "",
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_LIMIT, description="Newest matching lines to show; the counts cover all of them.")
+        ] = 20,
+    ) -> str:
+        if not service.strip():
+            raise ToolFailure("service is empty: name the service whose logs to search, e.g. service='checkout'.")
+        current = now()
+        start, end = parse_time(since, current), parse_time(until, current)
+        if start >= end:
+            raise ToolFailure(
+                f"since ({since!r}) is not before until ({until!r}): since is the start of the window, "
+                "e.g. since='1h', until='now'."
+            )
+        q = LogQuery(
+            service=service.strip(),
+            since=start,
+            until=end,
+            level=None if level in ("any", "all") else canonical_level(level),
+            query=query.strip(),
+            limit=limit,
+            sample=max(sample, limit),
+        )
+        result = await store.search(q)
+        return format_result(q, result, window=f"{describe_time(since, start)}..{describe_time(until, end)}")
+
+    search_logs.__doc__ = DESCRIPTION.format(caveat=caveat, syntax=syntax)
+    return [
+        tool_from_function(
+            search_logs,
+            timeout=settings.timeout_s,
+            returns="the number of matching lines, their messages grouped by count with first..last times, "
+            "then the newest lines (time, level, pod, message).",
+        )
+    ]
+
+
+DESCRIPTION = """Search one service's logs in a time window: how many lines match, their messages grouped by count
+(numbers and ids folded) with first and last times, and the newest lines.
+Use it once a metric or an alert points at a service, to see what it logs (errors, timeouts, upstream failures)
+and since when; widen since to find when the errors began.
+Pitfalls:
+- 5xx at a service may be produced by the gateway or proxy in front of it: search service=gateway (or the ingress) too.
+- level is a minimum: level=error (the default) hides warnings; use level=warn to add them,
+level=any (or all) for everything.{caveat}
+- 0 lines is not proof of health: the result names the services that do have logs; check the name, level and window.
+query is {syntax}."""
+
+
+def _query_help(settings: LogsSettings) -> tuple[str, str]:
+    """The backend's query syntax, and a caveat about its level filter (if any) for the description."""
+    match settings.backend:
+        case "loki":
+            caveat = LEVEL_FILTER_NOTES[settings.loki.level_filter]
+            return LOKI_QUERY_SYNTAX, f"\n- On this log store, {caveat}."
+        case "elasticsearch":
+            return ES_QUERY_SYNTAX, ""
+        case _:
+            return FILES_QUERY_SYNTAX, ""
+
+
+def _secret(env_name: str | None, setting: str, environ: Mapping[str, str]) -> str | None:
+    if env_name is None:
+        return None
+    value = environ.get(env_name)
+    if not value:
+        raise ValueError(f"{setting} names the environment variable {env_name}, but it is not set or is empty")
+    return value

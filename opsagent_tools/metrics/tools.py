@@ -1,0 +1,373 @@
+"""The metrics tools the agent calls: `query_metrics` (a service's metric, summarised) and `list_metrics` (discovery).
+
+Configured aliases spare the model from writing PromQL; outputs lead with the change point and end with the query.
+"""
+
+import asyncio
+import difflib
+import math
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kernel.tool_errors import ToolFailure
+from kernel.tools import Tool, tool_from_function
+from opsagent_tools.metrics.prometheus import PrometheusClient
+from opsagent_tools.metrics.series import Series, Unit, format_span, report_series
+
+MAX_WINDOW_S = 7 * 86400
+MIN_WINDOW_S = 60
+MAX_POINTS_PER_SERIES = 1000
+"""Far below Prometheus' own 11,000-point limit: more points than this only cost time."""
+NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+TARGET_POINTS = 30
+DISCOVERY_LOOKBACK = timedelta(hours=6)
+"""`list_metrics` and the no-data diagnosis look at series seen in this much time before now."""
+LIST_CAP = 40
+"""Names listed by `list_metrics` before "+N more"."""
+PLACEHOLDERS = ("service", "service_label", "container_label", "rate_window", "window")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_UNKNOWN_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_DURATION = re.compile(r"(?:\d+[wdhms])+")
+_DURATION_PART = re.compile(r"(\d+)([wdhms])")
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+class MetricAlias(BaseModel):
+    """A named PromQL template. Placeholders: {service} (the service name, escaped), {service_label},
+    {container_label}, {rate_window} (the rate() range that suits the step) and {window} (the query window)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    promql: str
+    unit: Unit | None = None
+    description: str
+
+    @field_validator("promql")
+    @classmethod
+    def _known_placeholders(cls, promql: str) -> str:
+        unknown = sorted({name for name in _UNKNOWN_PLACEHOLDER.findall(promql) if name not in PLACEHOLDERS})
+        if unknown:
+            known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+            raise ValueError(f"unknown placeholder(s) {', '.join(unknown)} in alias PromQL; known: {known}")
+        return promql
+
+
+_REQUESTS = 'http_requests_total{{service_label}="{service}"'
+DEFAULT_ALIASES: dict[str, MetricAlias] = {
+    "http_5xx_rate": MetricAlias(
+        promql=f'(sum(rate({_REQUESTS},code=~"5.."}}[{{rate_window}}])) or vector(0))'
+        f" / sum(rate({_REQUESTS}}}[{{rate_window}}]))",
+        unit="percent",
+        description="share of HTTP requests answered with a 5xx status (http_requests_total, label code)",
+    ),
+    "http_request_rate": MetricAlias(
+        promql=f"sum(rate({_REQUESTS}}}[{{rate_window}}]))",
+        unit="rps",
+        description="HTTP requests per second (http_requests_total)",
+    ),
+    "latency_p99": MetricAlias(
+        promql='histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{service_label}="'
+        '{service}"}[{rate_window}])))',
+        unit="seconds",
+        description="99th percentile HTTP latency (http_request_duration_seconds histogram)",
+    ),
+    "cpu_usage": MetricAlias(
+        promql='sum by (pod) (rate(container_cpu_usage_seconds_total{{container_label}="{service}"}[{rate_window}]))',
+        unit="cores",
+        description="CPU used per pod, in cores (cAdvisor; matched on the container name)",
+    ),
+    "memory_usage": MetricAlias(
+        promql='sum by (pod) (container_memory_working_set_bytes{{container_label}="{service}"})',
+        unit="bytes",
+        description="working-set memory per pod (cAdvisor; what the OOM killer looks at)",
+    ),
+}
+"""For the common exporters: client libraries' http_requests_total{code} and http_request_duration_seconds,
+and cAdvisor (kubelet) container metrics, which name the container rather than the service."""
+
+
+class MetricsSettings(BaseModel):
+    """Where Prometheus is and how services and metrics are named there. `aliases` given here are added to
+    (and override) the defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(
+        description="Base URL of the Prometheus-compatible API, e.g. http://prometheus:9090 or "
+        "https://mimir.example/prometheus."
+    )
+    timeout_s: float = Field(10.0, gt=0)
+    headers: dict[str, str] = Field(default_factory=dict, repr=False, description="e.g. Authorization, X-Scope-OrgID")
+    service_label: str = "service"
+    container_label: str = "container"
+    scrape_interval_s: float = Field(15.0, gt=0, description="Sets the rate() window: max(step + 1, 4) intervals.")
+    max_series: int = Field(5, ge=1, description="Series shown per query, largest change first.")
+    aliases: dict[str, MetricAlias] = Field(default_factory=lambda: dict(DEFAULT_ALIASES))
+
+    @field_validator("aliases")
+    @classmethod
+    def _over_defaults(cls, aliases: dict[str, MetricAlias]) -> dict[str, MetricAlias]:
+        bad = [name for name in aliases if not _METRIC_NAME.fullmatch(name)]
+        if bad:
+            raise ValueError(f"alias names must look like metric names (letters, digits, _): {', '.join(bad)}")
+        return DEFAULT_ALIASES | aliases
+
+
+def parse_duration(text: str, what: str = "window") -> float:
+    """Seconds in a duration such as 15m, 1h or 2h30m (units w, d, h, m, s)."""
+    compact = text.strip().lower().replace(" ", "")
+    if not _DURATION.fullmatch(compact):
+        raise ToolFailure(f'{what} "{text}" is not a duration: write it like 15m, 1h or 2h30m (units s, m, h, d)')
+    return float(sum(int(count) * _SECONDS[unit] for count, unit in _DURATION_PART.findall(compact)))
+
+
+def window_seconds(text: str) -> float:
+    """A query window in seconds, between 1m and 7d."""
+    seconds = parse_duration(text)
+    if seconds < MIN_WINDOW_S:
+        raise ToolFailure(f'window "{text}" is shorter than 1m: use at least 1m, e.g. 15m, 1h or 2h30m')
+    if seconds > MAX_WINDOW_S:
+        raise ToolFailure(f'window "{text}" is longer than 7d: use at most 7d, e.g. 15m, 1h or 2h30m')
+    return seconds
+
+
+def step_seconds(window_s: float, step: str | None) -> float:
+    """The given step, checked against the point limit, or about window/30 rounded up to a round step."""
+    if step is None:
+        wanted = window_s / TARGET_POINTS
+        return float(next((s for s in NICE_STEPS_S if s >= wanted), NICE_STEPS_S[-1]))
+    seconds = parse_duration(step, "step")
+    if seconds < 1:
+        raise ToolFailure(f'step "{step}" is zero: use at least 1s, e.g. 30s or 5m, or leave it out')
+    if window_s / seconds > MAX_POINTS_PER_SERIES:
+        least = format_span(math.ceil(window_s / MAX_POINTS_PER_SERIES))
+        raise ToolFailure(
+            f"step {step} over a {format_span(window_s)} window gives more than {MAX_POINTS_PER_SERIES} points: "
+            f"use a step of at least {least}, or leave step out"
+        )
+    return seconds
+
+
+def render_promql(template: str, settings: MetricsSettings, service: str, *, step_s: float, window_s: float) -> str:
+    """Fill a template's placeholders in one pass (other braces are PromQL's own and stay)."""
+    rate_window = max(step_s + settings.scrape_interval_s, 4 * settings.scrape_interval_s)
+    values = {
+        "service": _promql_string(service),
+        "service_label": settings.service_label,
+        "container_label": settings.container_label,
+        "rate_window": f"{math.ceil(rate_window)}s",
+        "window": f"{math.ceil(window_s)}s",
+    }
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+def _promql_string(text: str) -> str:
+    """Text made safe inside a double-quoted PromQL string."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class MetricsClient(Protocol):
+    """What the metrics tools need from a backend: `PrometheusClient`, or `FileMetricsClient` for recordings.
+
+    Metric names are the values of the `__name__` label.
+    """
+
+    async def query_range(self, promql: str, start: datetime, end: datetime, step_s: float) -> list[Series]: ...
+
+    async def label_values(
+        self,
+        label: str,
+        match: str | Sequence[str] | None = None,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+    ) -> list[str]: ...
+
+
+class _MetricsTools:
+    """The state both tools share: settings, client, and the clock that defines "now"."""
+
+    def __init__(self, settings: MetricsSettings, client: MetricsClient, now: Callable[[], datetime]) -> None:
+        self.settings, self.client, self.now = settings, client, now
+
+    def resolve(self, metric: str, service: str, step_s: float, window_s: float) -> tuple[str, str, str | None]:
+        """(name shown, PromQL, unit) for an alias, a bare metric name, or raw PromQL."""
+        metric = metric.strip()
+        alias = self.settings.aliases.get(metric)
+        if alias is not None:
+            promql = render_promql(alias.promql, self.settings, service, step_s=step_s, window_s=window_s)
+            return metric, promql, alias.unit
+        if _METRIC_NAME.fullmatch(metric):
+            template = metric + '{{service_label}="{service}"}'
+            return metric, render_promql(template, self.settings, service, step_s=step_s, window_s=window_s), None
+        return "PromQL", render_promql(metric, self.settings, service, step_s=step_s, window_s=window_s), None
+
+    async def query_metrics(self, service: str, metric: str, window: str, step: str | None) -> str:
+        window_s = window_seconds(window)
+        step_s = step_seconds(window_s, step)
+        name, promql, unit = self.resolve(metric, service, step_s, window_s)
+        end = self.now()
+        found = await self.client.query_range(promql, end - timedelta(seconds=window_s), end, step_s)
+        found = [s for s in found if s.points]
+        if not found:
+            raise ToolFailure(await self._no_data(service, name, format_span(window_s), promql, end))
+        shown, left_out = report_series(found, end.timestamp(), unit, top=self.settings.max_series)
+        head = f"{service} {name} over the last {format_span(window_s)}"
+        lines = []
+        if len(found) == 1:
+            lines += [f"{head}: {shown[0].change.text}", shown[0].points]
+        else:
+            top = shown[0]
+            lines.append(f"{head}, {len(found)} series; largest change {_labels(top.labels)}: {top.change.text}")
+            for report in shown:
+                lines += [f"{_labels(report.labels)}: {report.change.text}", f"  {report.points}"]
+            if left_out:
+                lines.append(f"+{left_out} more series with smaller changes (aggregate with sum by (...) to see them)")
+        lines.append(f"query: {promql} · step {step_s:g}s · unit {unit or 'none (values as returned)'}")
+        return "\n".join(lines)
+
+    async def _no_data(self, service: str, name: str, window: str, promql: str, end: datetime) -> str:
+        label = self.settings.service_label
+        try:
+            known = await self._services(end)
+        except ToolFailure:
+            known = None
+        tail = f" query: {promql}"
+        if known is not None and service not in known:
+            close = similar_names(service, known)
+            guess = f"did you mean {' or '.join(close)}? " if close else ""
+            return (
+                f'no series for {label}="{service}": no metric carries that service name in the last '
+                f"{format_span(DISCOVERY_LOOKBACK.total_seconds())}; {guess}services: {_capped(known, 20)}. "
+                f"Check the service label (list_metrics() lists the services).{tail}"
+            )
+        not_alias = ""
+        if _METRIC_NAME.fullmatch(name) and name not in self.settings.aliases:
+            not_alias = f" ({name} is not an alias: {', '.join(self.settings.aliases)})"
+        return (
+            f'no series for {label}="{service}" and {name} in the last {window}{not_alias}: '
+            f'list_metrics(service="{service}") shows what exists; check the service label, or try a longer window '
+            f"(it may have stopped reporting).{tail}"
+        )
+
+    async def _services(self, end: datetime) -> list[str]:
+        start = end - DISCOVERY_LOOKBACK
+        by_service, by_container = await asyncio.gather(
+            self.client.label_values(self.settings.service_label, start=start, end=end),
+            self.client.label_values(self.settings.container_label, start=start, end=end),
+        )
+        return sorted(set(by_service) | set(by_container))
+
+    async def list_metrics(self, service: str | None) -> str:
+        end = self.now()
+        lines = ["Aliases for query_metrics(metric=...):"]
+        for alias_name, alias in self.settings.aliases.items():
+            lines.append(f"  {alias_name} ({alias.unit or 'number'}): {alias.description}")
+        service_label, container_label = self.settings.service_label, self.settings.container_label
+        if service is None:
+            services = await self.client.label_values(service_label, start=end - DISCOVERY_LOOKBACK, end=end)
+            lines.append(f"Services (values of label {service_label}, {len(services)}): {_capped(services, LIST_CAP)}")
+            lines.append('list_metrics(service="...") lists the metric names one service has.')
+            return "\n".join(lines)
+        value = _promql_string(service)
+        selectors = [f'{{{service_label}="{value}"}}', f'{{{container_label}="{value}"}}']
+        names = await self.client.label_values("__name__", selectors, start=end - DISCOVERY_LOOKBACK, end=end)
+        where = f'{service_label}="{service}" or {container_label}="{service}"'
+        if not names:
+            known = await self._services(end)
+            close = similar_names(service, known)
+            guess = f" Did you mean {' or '.join(close)}?" if close else ""
+            lines.append(f"No metric has {where} in the last {format_span(DISCOVERY_LOOKBACK.total_seconds())}.{guess}")
+            lines.append(f"Services: {_capped(known, LIST_CAP)}")
+            return "\n".join(lines)
+        lines.append(f"Metric names with {where} ({len(names)}): {_capped(names, LIST_CAP)}")
+        lines.append('Any of them works as metric=...; counters (…_total) read better as "sum(rate(NAME{...}[5m]))".')
+        return "\n".join(lines)
+
+
+def similar_names(name: str, known: list[str], limit: int = 3) -> list[str]:
+    """Known names that contain `name` (or the reverse), then close spellings: "order" → order-service."""
+    needle = name.lower()
+    containing = [k for k in known if needle in k.lower() or k.lower() in needle]
+    close = difflib.get_close_matches(name, known, n=limit, cutoff=0.4)
+    return list(dict.fromkeys(containing + close))[:limit]
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else "(one series)"
+
+
+def _capped(names: list[str], cap: int) -> str:
+    if not names:
+        return "none"
+    more = f" (+{len(names) - cap} more)" if len(names) > cap else ""
+    return ", ".join(names[:cap]) + more
+
+
+def metrics_tools(
+    settings: MetricsSettings,
+    *,
+    client: MetricsClient | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> list[Tool]:
+    """`query_metrics` and `list_metrics` over `settings`' Prometheus (or `client`); `now` fixes the clock in tests."""
+    prometheus = client or PrometheusClient(base_url=settings.url, timeout=settings.timeout_s, headers=settings.headers)
+    state = _MetricsTools(settings, prometheus, now or (lambda: datetime.now(UTC)))
+    aliases = ", ".join(settings.aliases)
+    label = settings.service_label
+
+    async def query_metrics(
+        service: Annotated[
+            str, Field(min_length=1, description=f"The service, as its {label} label says, e.g. order-service.")
+        ],
+        metric: Annotated[
+            str,
+            Field(
+                description=f"An alias ({aliases}), a metric name (the service selector is added), or PromQL "
+                f'with {{service}} where the name goes, e.g. sum(rate(http_requests_total{{{label}="{{service}}",'
+                'code=~"5.."}[5m])).'
+            ),
+        ] = "http_5xx_rate",
+        window: Annotated[
+            str, Field(description="How far back from now: 15m, 1h, 2h30m … up to 7d. Widen it to see the baseline.")
+        ] = "30m",
+        step: Annotated[
+            str | int | None,
+            Field(description="Time between points, e.g. 30s or 5m (a number is seconds). Default: about window/30."),
+        ] = None,
+    ) -> str:
+        return await state.query_metrics(service, metric, window, f"{step}s" if isinstance(step, int) else step)
+
+    query_metrics.__doc__ = f"""Query one service's metric over a recent window and say when it changed.
+    The first line names the change ("jumped from 0.10% to 12.0% at t-10m": t-10m is 10 minutes before now); then
+    the values over time, one line per series (largest change first); the last line is the exact PromQL.
+    Use it to confirm an alert, to find when a problem started, and to compare services (a dependency that degraded
+    first is the better suspect). Pitfalls: 5xx may be produced by the gateway or load balancer, not the service:
+    then query service=gateway. A ratio is NaN when there was no traffic. Aliases: {aliases}. If you are unsure of
+    a service or metric name, call list_metrics instead of guessing."""
+
+    async def list_metrics(
+        service: Annotated[
+            str | None, Field(description="A service to list the metric names of; leave out to list the services.")
+        ] = None,
+    ) -> str:
+        return await state.list_metrics(service)
+
+    list_metrics.__doc__ = """List what query_metrics can query: the metric aliases, the services that report
+    metrics, and, given a service, the names of the metrics it has. Call it when a service or metric name is
+    uncertain or a query found no series; do not guess names."""
+
+    tool_timeout = 2 * settings.timeout_s + 5
+    return [
+        tool_from_function(
+            query_metrics,
+            timeout=tool_timeout,
+            returns="a one-line change summary, the values in relative time per series, and the PromQL used",
+        ),
+        tool_from_function(list_metrics, timeout=tool_timeout, returns="aliases, services or metric names"),
+    ]

@@ -1,0 +1,8 @@
+"""Code: read a file at any ref and compare two refs, in local git clones or on GitHub, inside a path sandbox.
+
+Both backends share one interface and one sandbox, so a path the model invents cannot leave the repository.
+"""
+
+from opsagent_tools.repos.tools import RepoBackend, RepoConfig, RepoSettings, build_backends, repo_tools
+
+__all__ = ["RepoBackend", "RepoConfig", "RepoSettings", "build_backends", "repo_tools"]

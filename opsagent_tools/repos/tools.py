@@ -1,0 +1,210 @@
+"""The repository tools the model calls: read a file at a ref, and see what changed between two refs.
+
+Settings name each repository (a local clone or a GitHub repo); both backends share one path sandbox.
+"""
+
+# No `from __future__ import annotations`: the tools' argument descriptions are built at run time.
+
+from pathlib import Path
+from typing import Annotated, Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kernel import Tool, ToolFailure, tool_from_function
+from opsagent_tools.repos.git import DEFAULT_GIT_TIMEOUT, GitRepo
+from opsagent_tools.repos.github import (
+    DEFAULT_API_URL,
+    DEFAULT_HTTP_TIMEOUT,
+    DEFAULT_TOKEN_ENV,
+    FULL_NAME,
+    GitHubRepo,
+)
+from opsagent_tools.repos.sandbox import DEFAULT_PATH_POLICY
+from opsagent_tools.repos.shapes import (
+    DEFAULT_MAX_DIFF_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_PATCH_BYTES_PER_FILE,
+    Diff,
+    DirListing,
+    FileContent,
+    PathIsDirectory,
+)
+
+
+class RepoConfig(BaseModel):
+    """One repository: a local clone (`path`) or a GitHub repository (`github: owner/name`).
+
+    A plain string is accepted too: 'github:acme/order-service', or a path to a clone.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: Path | None = None
+    github: str | None = None
+    api_url: str = DEFAULT_API_URL
+    """For GitHub Enterprise: 'https://github.example.com/api/v3'."""
+    token_env: str = DEFAULT_TOKEN_ENV
+    """The environment variable holding the token (never the token itself)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"github": value.removeprefix("github:")} if value.startswith("github:") else {"path": value}
+        if isinstance(value, Path):
+            return {"path": value}
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "RepoConfig":
+        if (self.path is None) == (self.github is None):
+            raise ValueError("give exactly one of 'path' (a local clone) or 'github' ('owner/name')")
+        if self.github is not None and (not FULL_NAME.match(self.github) or ".." in self.github):
+            raise ValueError(f"'github' must look like 'owner/name', got {self.github!r}")
+        return self
+
+
+class RepoSettings(BaseModel):
+    """Which repositories the tools may read, how much they show, and which paths they refuse."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repositories: dict[str, RepoConfig]
+    """By the name the model uses, usually the service's: {'order-service': '/srv/clones/order-service'}."""
+    default_repo: str | None = None
+    """Used when the model names no repository; with a single repository it is the default anyway."""
+    services: dict[str, str] = Field(default_factory=dict)
+    """Other names for repositories, e.g. {'checkout': 'order-service'} when a service lives in another repo."""
+    max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, ge=1024)
+    max_diff_bytes: int = Field(default=DEFAULT_MAX_DIFF_BYTES, ge=1024)
+    max_patch_bytes_per_file: int = Field(default=DEFAULT_MAX_PATCH_BYTES_PER_FILE, ge=256)
+    extra_deny_patterns: list[str] = Field(default_factory=list)
+    """Added to the default secret-file deny list (same syntax: 'name*', '*.ext', 'dir/', 'a/b.yaml')."""
+    git_timeout_s: float = Field(default=DEFAULT_GIT_TIMEOUT, gt=0)
+    http_timeout_s: float = Field(default=DEFAULT_HTTP_TIMEOUT, gt=0)
+    tool_timeout_s: float = Field(default=30.0, gt=0)
+    """A whole tool call, which may run several git commands or HTTP requests."""
+
+    @model_validator(mode="after")
+    def _names_exist(self) -> "RepoSettings":
+        if not self.repositories:
+            raise ValueError("configure at least one repository")
+        for label, name in [("default_repo", self.default_repo), *self.services.items()]:
+            if name is not None and name not in self.repositories:
+                raise ValueError(f"{label} names '{name}', which is not in repositories")
+        return self
+
+
+class RepoBackend(Protocol):
+    """What both `GitRepo` and `GitHubRepo` offer."""
+
+    name: str
+
+    async def read_file(self, path: str, ref: str = "HEAD") -> FileContent: ...
+    async def list_dir(self, path: str = "", ref: str = "HEAD") -> DirListing: ...
+    async def diff(self, base: str, head: str, *, path: str | None = None) -> Diff: ...
+
+
+def build_backends(settings: RepoSettings) -> dict[str, RepoBackend]:
+    """One backend per configured repository, all sharing the settings' caps and deny list."""
+    policy = DEFAULT_PATH_POLICY.with_extra_deny(settings.extra_deny_patterns)
+    caps = {
+        "policy": policy,
+        "max_file_bytes": settings.max_file_bytes,
+        "max_diff_bytes": settings.max_diff_bytes,
+        "max_patch_bytes_per_file": settings.max_patch_bytes_per_file,
+    }
+    backends: dict[str, RepoBackend] = {}
+    for name, config in settings.repositories.items():
+        if config.path is not None:
+            backends[name] = GitRepo(name, config.path, timeout=settings.git_timeout_s, **caps)
+        else:
+            assert config.github is not None
+            backends[name] = GitHubRepo(
+                name,
+                config.github,
+                api_url=config.api_url,
+                token_env=config.token_env,
+                timeout=settings.http_timeout_s,
+                **caps,
+            )
+    return backends
+
+
+def repo_tools(settings: RepoSettings) -> list[Tool]:
+    """`read_repo_file` and `compare_refs` over the configured repositories."""
+    backends = build_backends(settings)
+    names = ", ".join(sorted(backends))
+    default = settings.default_repo or (next(iter(backends)) if len(backends) == 1 else None)
+    repo_help = f"Repository or service name: one of {names}" + (
+        f"; omit it for {default}." if default else ". Required: several repositories are configured."
+    )
+    if settings.services:
+        aliases = ", ".join(f"{s} (-> {r})" for s, r in sorted(settings.services.items()))
+        repo_help += f" Also accepted: {aliases}."
+
+    def pick(repo: str | None) -> RepoBackend:
+        if repo is None or not repo.strip():
+            if default is None:
+                raise ToolFailure(f"Several repositories are configured; pass repo as one of: {names}.")
+            return backends[default]
+        wanted = repo.strip().lower()
+        by_name = {n.lower(): n for n in backends} | {s.lower(): r for s, r in settings.services.items()}
+        if wanted in by_name:
+            return backends[by_name[wanted]]
+        raise ToolFailure(f"No repository '{repo}' is configured. Configured: {names}. Pass one of these as repo.")
+
+    async def read_repo_file(
+        path: Annotated[
+            str,
+            Field(description="Relative to the repository root, e.g. 'config/app.yaml'; '' lists the root."),
+        ],
+        ref: Annotated[
+            str, Field(description="Tag, branch or commit SHA, e.g. the deployed version 'v2.14.0'.")
+        ] = "HEAD",
+        repo: Annotated[str | None, Field(description=repo_help)] = None,
+    ) -> str:
+        """Read a file from a service's source repository as it was at a tag, branch or commit; a directory
+        path lists its entries instead. Use it to read the configuration or code that was actually deployed:
+        pass the version from the deploy event as ref, typically for a file compare_refs showed as changed.
+        Paths are relative to the repository root ('config/app.yaml', not '/config/app.yaml'). Files that
+        usually hold secrets (.env, keys, credentials) are refused; long files are cut with a marker saying so;
+        binary files are summarised, not shown."""
+        backend = pick(repo)
+        if path.strip() in ("", "."):
+            return (await backend.list_dir("", ref)).render()
+        try:
+            return (await backend.read_file(path, ref)).render()
+        except PathIsDirectory:
+            return (await backend.list_dir(path, ref)).render()
+
+    async def compare_refs(
+        base: Annotated[str, Field(description="The older ref: the version before the deploy, e.g. 'v2.13.2'.")],
+        head: Annotated[str, Field(description="The newer ref: the deployed version, e.g. 'v2.14.0'.")],
+        repo: Annotated[str | None, Field(description=repo_help)] = None,
+        path: Annotated[
+            str | None, Field(description="Only changes under this file or directory, e.g. 'config/'.")
+        ] = None,
+    ) -> str:
+        """See what changed between two versions of a service's code: the changed files with +/- line counts,
+        the commit subjects, then the diff. Use it right after finding a deploy event: base is the version
+        before, head the deployed one. Refs are tags, branches or commit SHAs (not ranges like 'a..b'). Long
+        diffs are cut per file, config and migration files first, but every changed file is listed; pass path
+        to see one file or directory in full, or read the whole file with read_repo_file(path, ref=head)."""
+        return (await pick(repo).diff(base, head, path=path)).render()
+
+    return [
+        tool_from_function(
+            read_repo_file,
+            timeout=settings.tool_timeout_s,
+            returns="a line '<repo>:<path> at <ref>, <size> bytes', then the file's text (or the directory's entries).",
+        ),
+        tool_from_function(
+            compare_refs,
+            timeout=settings.tool_timeout_s,
+            returns=(
+                "a first line like 'v2.13.2..v2.14.0 in order-service: 3 files changed, +14 -5', the commits, "
+                "each changed file with its counts, then the patches."
+            ),
+        ),
+    ]

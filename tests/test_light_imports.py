@@ -1,0 +1,31 @@
+"""Light commands stay light: reading traces or the configuration loads no Slack app, store driver or service.
+
+Checked in a fresh interpreter through `sys.modules`, since this test process has imported everything already.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("slack_bolt", "slack_sdk", "aiohttp", "asyncpg", "bot.app", "bot.runs.service", "bot.store.sql")
+
+
+def loaded_after(module: str) -> set[str]:
+    probe = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout))
+
+
+@pytest.mark.parametrize("module", ["bot.cli.stats", "bot.settings"])
+def test_a_light_module_imports_nothing_heavy(module):
+    loaded = loaded_after(module)
+    assert module in loaded
+    assert not [name for name in HEAVY if name in loaded]
+
+
+def test_the_probe_sees_heavy_imports_where_there_are_some():
+    assert {"slack_bolt", "bot.runs.service"} <= loaded_after("bot.app")
