@@ -26,12 +26,13 @@ from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, 
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
 from kernel.prompt import INSTRUCTIONS, finish_spec
 from kernel.redaction import DEFAULT_REDACTOR, Redactor
-from kernel.state import PlannedStep, RunState, elided_stub, plan_turn
+from kernel.state import RunState, elided_stub
 from kernel.stop import StopReason
 from kernel.tokens import estimate_tokens
 from kernel.tool_errors import LOOP_GUARD_TEMPLATE, NOT_RUN_TEMPLATE, ErrorKind, StepError
 from kernel.tools import ToolRegistry
 from kernel.trace import RunResult, Step
+from kernel.turns import PlannedStep, plan_turn
 
 SALVAGE_REASONS = frozenset(
     {StopReason.MAX_STEPS, StopReason.LOOP_DETECTED, StopReason.TOOL_ERROR_EXHAUSTED, StopReason.UNPARSABLE_EXHAUSTED}
