@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from kernel import (
     Agent,
+    ApprovalRequest,
     Budget,
     ChatRequest,
     Deferred,
@@ -27,6 +28,7 @@ from kernel import (
 )
 
 FULL = SideEffectPolicy(mode=SideEffectMode.FULL)
+ROLLBACK = ("rollback_deployment", {"service": "order-service", "to_version": "v2.13.2"})
 
 
 def trail(result):
@@ -39,6 +41,17 @@ async def run(tools, script, **options):
     result = await react("order-service 5xx jumped to 12%", tools, llm=model, **options)
     model.assert_complete()
     return result
+
+
+class Deferring:
+    """A confirm hook that defers every side effect to a later decision, and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.requests: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> Deferred:
+        self.requests.append(request)
+        return Deferred(approval_id="apr-1")
 
 
 class HangingModel:
@@ -134,14 +147,8 @@ async def test_the_step_that_confirms_a_loop_carries_the_stop_in_its_checkpoint(
 
 
 async def test_a_deferred_call_lets_the_rest_of_its_turn_run_and_pauses_again_without_a_decision(tools, backend):
-    requests = []
-
-    async def defer(request):
-        requests.append(request)
-        return Deferred(approval_id="apr-1")
-
-    rollback = ("rollback_deployment", {"service": "order-service", "to_version": "v2.13.2"})
-    turn = native_turn(rollback, ("query_metrics", {"service": "order-service"}))
+    defer = Deferring()
+    turn = native_turn(ROLLBACK, ("query_metrics", {"service": "order-service"}))
     paused = await Agent(llm=ScriptedModel([turn]), tools=tools, policy=FULL, confirm=defer).run("roll back")
     assert trail(paused) == [("rollback_deployment", None), ("query_metrics", None)]
     assert [s.index for s in paused.pending_steps()] == [1]
@@ -155,6 +162,21 @@ async def test_a_deferred_call_lets_the_rest_of_its_turn_run_and_pauses_again_wi
         [("rollback_deployment", None), ("query_metrics", None)],
         [1],
     )
-    assert [r.step for r in requests] == [1, 1]
+    assert [r.step for r in defer.requests] == [1, 1]
     assert model.requests == []
     assert backend.rollbacks == []
+
+
+async def test_the_first_stop_holds_with_its_own_detail(tools):
+    """Step 9 confirms a loop after step 8 paused for approval in the same turn: the pause holds, and so does its
+    (empty) detail; the loop's account does not overwrite it."""
+    a = ("query_metrics", {"service": "order-service"})
+    others = [native_turn(("query_metrics", {"service": f"svc-{i}"}), start_id=3 + i) for i in range(5)]
+    script = [native_turn(a), native_turn(a, start_id=2), *others, native_turn(ROLLBACK, a, start_id=8)]
+    model = ScriptedModel(script)
+    paused = await Agent(llm=model, tools=tools, policy=FULL, confirm=Deferring()).run("roll back")
+    model.assert_complete()
+    ok, warned = ("query_metrics", None), ("query_metrics", ErrorKind.LOOP_GUARD)
+    assert trail(paused) == [ok, warned, *[ok] * 5, ("rollback_deployment", None), ok]
+    assert [s.index for s in paused.pending_steps()] == [8]
+    assert (paused.stop_reason, paused.detail) == (StopReason.AWAITING_APPROVAL, "")
