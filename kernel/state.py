@@ -101,17 +101,17 @@ class RunState:
         """Record a finished step: the observation the model will see, its error, and what it says of the run."""
         prompt, completion = self._turn_tokens
         index = self.next_index
+        verdict: Verdict | None
         match outcome:
-            case None:
-                fields: dict[str, Any] = {}
-                verdict: Verdict | None = None
-            case StepError():
-                fields = {"observation": outcome.render(), "error": outcome.kind}
-                verdict = self._count(index, planned.call, outcome)
             case DispatchResult():
                 fields, seen = self._dispatch_fields(index, planned.call, outcome)
                 counted = self._count(index, planned.call, outcome.error)
                 verdict = seen or counted
+            case StepError():
+                fields = {"observation": outcome.render(), "error": outcome.kind}
+                verdict = self._count(index, planned.call, outcome)
+            case None:
+                fields, verdict = {}, None
             case _:
                 assert_never(outcome)
         step = Step(
