@@ -26,12 +26,13 @@ from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, 
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
 from kernel.prompt import INSTRUCTIONS, finish_spec
 from kernel.redaction import DEFAULT_REDACTOR, Redactor
-from kernel.state import PlannedStep, RunState, elided_stub, plan_turn
+from kernel.state import AwaitingApproval, LoopConfirmed, RunState, StreakExhausted, Verdict, elided_stub
 from kernel.stop import StopReason
 from kernel.tokens import estimate_tokens
 from kernel.tool_errors import LOOP_GUARD_TEMPLATE, NOT_RUN_TEMPLATE, ErrorKind, StepError
 from kernel.tools import ToolRegistry
 from kernel.trace import RunResult, Step
+from kernel.turns import PlannedStep, plan_turn
 
 SALVAGE_REASONS = frozenset(
     {StopReason.MAX_STEPS, StopReason.LOOP_DETECTED, StopReason.TOOL_ERROR_EXHAUSTED, StopReason.UNPARSABLE_EXHAUSTED}
@@ -180,21 +181,25 @@ class Agent:
         return [p if i < room else _not_run(p, "the step budget ran out in this turn") for i, p in enumerate(planned)]
 
     async def _step(self, state: RunState, dispatcher: Dispatcher, planned: PlannedStep, control: RunControl) -> Step:
+        """Run (or refuse) one planned step, record it, and decide whether the run stops there."""
         call = planned.call
         if planned.error is not None or call is None:
-            return state.record(planned, planned.error)
-        if state.stop is not None and state.stop is not StopReason.AWAITING_APPROVAL:
-            return state.record(planned, _not_run(planned, f"the run is stopping ({state.stop})").error)
-        if call.name == FINISH_TOOL:
+            step, verdict = state.record(planned, planned.error)
+        elif state.stop is not None and state.stop is not StopReason.AWAITING_APPROVAL:
+            step, verdict = state.record(planned, _not_run(planned, f"the run is stopping ({state.stop})").error)
+        elif call.name == FINISH_TOOL:
             state.stop, state.answer = StopReason.FINISH, str(call.args["answer"])
-            return state.record(planned)
-        if (earlier := state.guard.check(call, state.next_index)) is not None:
-            return state.record(planned, _loop_warning(earlier))
-        ctx = CallContext(run_id=state.run_id, step=state.next_index, call=call, thought=planned.thought)
-        outcome = await dispatcher.dispatch(call, ctx)
-        if control.cancelled:
-            state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
-        return state.record(planned, outcome)
+            step, verdict = state.record(planned)
+        elif (earlier := state.guard.check(call, state.next_index)) is not None:
+            step, verdict = state.record(planned, _loop_warning(earlier))
+        else:
+            ctx = CallContext(run_id=state.run_id, step=state.next_index, call=call, thought=planned.thought)
+            outcome = await dispatcher.dispatch(call, ctx)
+            if control.cancelled:
+                state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
+            step, verdict = state.record(planned, outcome)
+        _stop_on(state, verdict)
+        return step
 
     async def _settle(
         self, state: RunState, dispatcher: Dispatcher, step: Step, decisions: Mapping[str, Approved | Denied]
@@ -205,7 +210,9 @@ class Agent:
         decision = decisions.get(step.approval.approval_id)
         ctx = CallContext(run_id=state.run_id, step=step.index, call=step.call, thought=step.thought)
         outcome = await dispatcher.dispatch(step.call, ctx, decision=decision)
-        return state.settle(step, outcome)
+        settled, verdict = state.settle(step, outcome)
+        _stop_on(state, verdict)
+        return settled
 
     async def _salvage(self, state: RunState, control: RunControl) -> None:
         """Ask once, told not to use tools, for the best account so far; it stays `ok=False`."""
@@ -281,6 +288,22 @@ async def _drain(events: AsyncIterable[Event]) -> RunResult:
             case _:
                 assert_never(event)
     raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+
+
+def _stop_on(state: RunState, verdict: Verdict | None) -> None:
+    """Stop the run for what the books saw in a step, unless a stop already stands (the first one holds)."""
+    if verdict is None or state.stop is not None:
+        return
+    match verdict:
+        case AwaitingApproval():
+            state.stop = StopReason.AWAITING_APPROVAL
+        case LoopConfirmed(step=index):
+            state.stop = StopReason.LOOP_DETECTED
+            state.detail = f"step {index} repeated a call the loop guard had warned about, with the same result"
+        case StreakExhausted(reason=reason, step=index, error=error):
+            state.stop, state.detail = reason, f"stuck after step {index}: {error.render()}"
+        case _:
+            assert_never(verdict)
 
 
 def _not_run(planned: PlannedStep, why: str) -> PlannedStep:

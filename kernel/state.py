@@ -1,91 +1,57 @@
 """The mutable state of one run, and how each kind of step is recorded into it.
 
-The loop (`kernel.loop`) decides what happens next; this module keeps the books: steps,
-turns, usage, the conversation, and the trace it all becomes.
+The loop (`kernel.loop`) decides what happens next, stops included; this module keeps the books
+(steps, turns, usage, the conversation, the trace) and reports what it saw as a `Verdict`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, assert_never
 
 from kernel.budget import Budget, Usage
-from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.calls import ToolCall
 from kernel.context import Conversation
 from kernel.dispatch import DispatchResult
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
 from kernel.observations import ObservationStore, fence, handle_for, truncate_observation
-from kernel.parsing import parse_output
 from kernel.policy import Approved, Deferred, Denied
 from kernel.prompt import render_task
 from kernel.stop import StopReason
-from kernel.streak import ErrorStreak
-from kernel.tool_errors import (
-    BAD_ARGS_JSON_TEMPLATE,
-    FINISH_NEEDS_ANSWER,
-    FINISH_NOT_ALONE,
-    ErrorKind,
-    StepError,
-    format_error,
-)
+from kernel.streak import ErrorStreak, StreakStop
+from kernel.tool_errors import ErrorKind, StepError
 from kernel.tools import ToolRegistry
 from kernel.trace import ApprovalRecord, RunResult, Step
+from kernel.turns import PlannedStep
 
 
 @dataclass(frozen=True, slots=True)
-class PlannedStep:
-    """One step a model turn asks for: a call, possibly already known to be invalid."""
-
-    thought: str
-    call: ToolCall | None
-    error: StepError | None = None
+class AwaitingApproval:
+    """The step's call waits for a human decision."""
 
 
-def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
-    """The steps a model turn asks for, and whether they came as native function calls."""
-    if response.tool_calls:
-        planned = []
-        for native in response.tool_calls:
-            try:
-                args = json.loads(native.arguments, parse_constant=_reject_constant) if native.arguments.strip() else {}
-                problem = "" if isinstance(args, dict) else f"got {type(args).__name__}, not an object"
-            except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-                args, problem = {"_raw": native.arguments}, str(exc) or type(exc).__name__
-            if problem:
-                call = ToolCall(name=native.name, args={"_raw": native.arguments}, id=native.id)
-                error = StepError(
-                    kind=ErrorKind.BAD_ARGS, message=BAD_ARGS_JSON_TEMPLATE.format(name=native.name, problem=problem)
-                )
-                planned.append(PlannedStep(response.text, call, error))
-            else:
-                planned.append(PlannedStep(response.text, ToolCall(name=native.name, args=args, id=native.id)))
-        return _check_finish(planned), True
-    parsed = parse_output(response.text)
-    if not parsed.calls:
-        return [PlannedStep(parsed.thought, None, format_error(parsed.problem))], False
-    return _check_finish([PlannedStep(parsed.thought, call) for call in parsed.calls]), False
+@dataclass(frozen=True, slots=True)
+class LoopConfirmed:
+    """The step repeated a call the loop guard had warned about, and got the same result again."""
+
+    step: int
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not valid JSON")
+@dataclass(frozen=True, slots=True)
+class StreakExhausted:
+    """The failed steps ending with this one show the model is stuck (`reason` says how)."""
+
+    reason: StreakStop
+    step: int
+    error: StepError
 
 
-def _check_finish(planned: list[PlannedStep]) -> list[PlannedStep]:
-    """`finish` must come alone and with an answer; otherwise it is an error the model can fix."""
-    for i, p in enumerate(planned):
-        if p.call is None or p.call.name != FINISH_TOOL or p.error is not None:
-            continue
-        answer = p.call.args.get("answer")
-        if len(planned) > 1:
-            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NOT_ALONE))
-        elif not isinstance(answer, str) or not answer.strip():
-            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NEEDS_ANSWER))
-    return planned
+Verdict = AwaitingApproval | LoopConfirmed | StreakExhausted
+"""What the books saw in a recorded step that may end the run; the loop decides whether it stops."""
 
 
 @dataclass(eq=False)
@@ -129,15 +95,25 @@ class RunState:
         """The number the next recorded step will get."""
         return len(self.steps) + 1
 
-    def record(self, planned: PlannedStep, outcome: DispatchResult | StepError | None = None) -> Step:
-        """Record a finished step: the observation the model will see, the error, the stop it implies."""
+    def record(
+        self, planned: PlannedStep, outcome: DispatchResult | StepError | None = None
+    ) -> tuple[Step, Verdict | None]:
+        """Record a finished step: the observation the model will see, its error, and what it says of the run."""
         prompt, completion = self._turn_tokens
         index = self.next_index
-        fields: dict[str, Any] = {}
-        if isinstance(outcome, StepError):
-            fields = {"observation": outcome.render(), "error": outcome.kind}
-        elif isinstance(outcome, DispatchResult):
-            fields = self._dispatch_fields(index, planned.call, outcome)
+        verdict: Verdict | None
+        match outcome:
+            case DispatchResult():
+                fields, seen = self._dispatch_fields(index, planned.call, outcome)
+                counted = self._count(index, planned.call, outcome.error)
+                verdict = seen or counted
+            case StepError():
+                fields = {"observation": outcome.render(), "error": outcome.kind}
+                verdict = self._count(index, planned.call, outcome)
+            case None:
+                fields, verdict = {}, None
+            case _:
+                assert_never(outcome)
         step = Step(
             index=index,
             turn=len(self.turns) - 1,
@@ -147,54 +123,50 @@ class RunState:
             completion_tokens=completion,
             **fields,
         )
-        if isinstance(outcome, StepError):
-            self._count(step, outcome)
-        elif isinstance(outcome, DispatchResult):
-            self._count(step, outcome.error)
         if not step.pending and step.error is not ErrorKind.NOT_RUN:
             self.usage.steps += 1
         self.steps.append(step)
         self._open.append(step)
-        return step
+        return step, verdict
 
-    def _dispatch_fields(self, index: int, call: ToolCall | None, outcome: DispatchResult) -> dict[str, Any]:
-        """The step fields for a dispatched call; keeps the full output and watches for loops."""
+    def _dispatch_fields(
+        self, index: int, call: ToolCall | None, outcome: DispatchResult
+    ) -> tuple[dict[str, Any], AwaitingApproval | LoopConfirmed | None]:
+        """The step fields for a dispatched call, keeping the full output; and a pause or a loop, if seen."""
         assert call is not None
         approval = _approval_record(outcome.decision)
         if isinstance(outcome.decision, Deferred):
-            self.stop = self.stop or StopReason.AWAITING_APPROVAL
-            return {"approval": approval, "ms": outcome.ms}
+            return {"approval": approval, "ms": outcome.ms}, AwaitingApproval()
         handle = handle_for(index)
         self.store.keep(handle, outcome.text)
         view = outcome.text if outcome.error else truncate_observation(outcome.text, self.obs_limit_tokens, handle)
-        if self.guard.record(call, index, outcome.text, ok=outcome.error is None):
-            self.stop = self.stop or StopReason.LOOP_DETECTED
-            self.detail = f"step {index} repeated a call the loop guard had warned about, with the same result"
-        return {
+        looped = self.guard.record(call, index, outcome.text, ok=outcome.error is None)
+        fields = {
             "observation": view,
             "error": outcome.error.kind if outcome.error else None,
             "ms": outcome.ms,
             "approval": approval,
         }
+        return fields, LoopConfirmed(index) if looped else None
 
-    def _count(self, step: Step, error: StepError | None) -> None:
+    def _count(self, index: int, call: ToolCall | None, error: StepError | None) -> StreakExhausted | None:
+        """Count a step's outcome into the error streak; the verdict when the streak shows the model is stuck."""
         if error is not None and error.kind is ErrorKind.CANCELLED:
-            return
-        fingerprint = f"{error.kind}:{step.call.key if step.call else _digest(self.turns[-1].text)}" if error else ""
+            return None
+        fingerprint = f"{error.kind}:{call.key if call else _digest(self.turns[-1].text)}" if error else ""
         reason = self.streak.observe(error, fingerprint)
-        if reason is not None and self.stop is None:
-            self.stop = reason
-            self.detail = f"stuck after step {step.index}: {error.render() if error else ''}"
+        return StreakExhausted(reason, index, error) if reason is not None and error is not None else None
 
-    def settle(self, step: Step, outcome: DispatchResult) -> Step:
-        """Replace a step that waited for approval with its outcome, once decided."""
-        settled = replace(step, **self._dispatch_fields(step.index, step.call, outcome))
-        self._count(settled, outcome.error)
+    def settle(self, step: Step, outcome: DispatchResult) -> tuple[Step, Verdict | None]:
+        """Replace a step that waited for approval with its outcome, once decided; and what it says of the run."""
+        fields, seen = self._dispatch_fields(step.index, step.call, outcome)
+        settled = replace(step, **fields)
+        counted = self._count(step.index, step.call, outcome.error)
         if not settled.pending:
             self.usage.steps += 1
         self.steps[step.index - 1] = settled
         self._open = [settled if s.index == step.index else s for s in self._open]
-        return settled
+        return settled, seen or counted
 
     def close_turn(self) -> None:
         """Append the turn and its observations to the conversation, once no step waits for approval."""

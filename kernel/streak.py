@@ -6,9 +6,14 @@ and only a long streak of them stops the run.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from kernel.budget import Budget
 from kernel.stop import StopReason
 from kernel.tool_errors import ErrorKind, StepError
+
+StreakStop = Literal[StopReason.UNPARSABLE_EXHAUSTED, StopReason.TOOL_ERROR_EXHAUSTED, StopReason.LOOP_DETECTED]
+"""The stops a streak of failed steps can call for."""
 
 
 class ErrorStreak:
@@ -21,7 +26,7 @@ class ErrorStreak:
         self._last = ""
         self._repeats = 0
 
-    def observe(self, error: StepError | None, fingerprint: str) -> StopReason | None:
+    def observe(self, error: StepError | None, fingerprint: str) -> StreakStop | None:
         """Count one step's outcome; the stop reason if the streak shows the run is stuck."""
         if error is None:
             self._length = 0
@@ -40,7 +45,7 @@ class ErrorStreak:
         return None
 
 
-def _reason_for(kind: ErrorKind) -> StopReason:
+def _reason_for(kind: ErrorKind) -> StreakStop:
     match kind:
         case ErrorKind.FORMAT:
             return StopReason.UNPARSABLE_EXHAUSTED

@@ -1,0 +1,72 @@
+"""Turning one model response into the steps it asks for, from native calls or the text protocol.
+
+Native arguments are parsed here (text goes to `kernel.parsing`); a malformed call is a step carrying its error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.llm import LLMResponse
+from kernel.parsing import parse_output
+from kernel.tool_errors import (
+    BAD_ARGS_JSON_TEMPLATE,
+    FINISH_NEEDS_ANSWER,
+    FINISH_NOT_ALONE,
+    ErrorKind,
+    StepError,
+    format_error,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedStep:
+    """One step a model turn asks for: a call, possibly already known to be invalid."""
+
+    thought: str
+    call: ToolCall | None
+    error: StepError | None = None
+
+
+def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
+    """The steps a model turn asks for, and whether they came as native function calls."""
+    if response.tool_calls:
+        planned = []
+        for native in response.tool_calls:
+            try:
+                args = json.loads(native.arguments, parse_constant=_reject_constant) if native.arguments.strip() else {}
+                problem = "" if isinstance(args, dict) else f"got {type(args).__name__}, not an object"
+            except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+                args, problem = {"_raw": native.arguments}, str(exc) or type(exc).__name__
+            if problem:
+                call = ToolCall(name=native.name, args={"_raw": native.arguments}, id=native.id)
+                error = StepError(
+                    kind=ErrorKind.BAD_ARGS, message=BAD_ARGS_JSON_TEMPLATE.format(name=native.name, problem=problem)
+                )
+                planned.append(PlannedStep(response.text, call, error))
+            else:
+                planned.append(PlannedStep(response.text, ToolCall(name=native.name, args=args, id=native.id)))
+        return _check_finish(planned), True
+    parsed = parse_output(response.text)
+    if not parsed.calls:
+        return [PlannedStep(parsed.thought, None, format_error(parsed.problem))], False
+    return _check_finish([PlannedStep(parsed.thought, call) for call in parsed.calls]), False
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _check_finish(planned: list[PlannedStep]) -> list[PlannedStep]:
+    """`finish` must come alone and with an answer; otherwise it is an error the model can fix."""
+    for i, p in enumerate(planned):
+        if p.call is None or p.call.name != FINISH_TOOL or p.error is not None:
+            continue
+        answer = p.call.args.get("answer")
+        if len(planned) > 1:
+            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NOT_ALONE))
+        elif not isinstance(answer, str) or not answer.strip():
+            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NEEDS_ANSWER))
+    return planned
