@@ -40,8 +40,7 @@ from kernel import (
 
 # isort: split
 # tests/ is on the import path once bench.slack_bench is imported (it puts it there for SlackFake).
-from postgres_server import PostgresServer, running_postgres
-from slack_fake import (
+from fakes.slack_api import (
     BOT_USER_ID,
     SIGNING_SECRET,
     TEAM_ID,
@@ -51,7 +50,8 @@ from slack_fake import (
     signed_action,
     signed_event,
 )
-from slack_harness import ALICE, BOB, CHANNEL, USERS, approval_id_in
+from servers.postgres import PostgresServer, running_postgres
+from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, approval_id_in
 
 MODEL_LATENCY_S = 0.05
 """Every model call of every run sleeps this long (ScriptedModel's `latency`)."""

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The fake Slack lives with the tests, and tests/ is not a package: put that folder on the import path.
 if str(ROOT / "tests") not in sys.path:
     sys.path.append(str(ROOT / "tests"))
-from slack_fake import (  # noqa: E402
+from fakes.slack_api import (  # noqa: E402
     BOT_TOKEN,
     BOT_USER_ID,
     MAX_TEXT,

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import pytest
 from pydantic import Field
-from slack_harness import ALICE, temporary_store
-from wire_servers import FakeModelServer, SleepRecorder
 
 from bot.slack.settings import SlackSettings
+from fakes.model_server import FakeModelServer, SleepRecorder
 from kernel import ToolFailure, ToolRegistry
+from worlds.slack_bot import ALICE, temporary_store
 
 
 class Backend:

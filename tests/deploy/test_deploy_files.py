@@ -37,19 +37,19 @@ import kubernetes_validate
 import pytest
 import yaml
 from kubernetes_validate.utils import all_versions
-from local_server import free_port
 from packaging.specifiers import SpecifierSet
-from prometheus_server import binary
 from pydantic import BaseModel
-from slack_fake import BOT_TOKEN, SlackFake
 
 from bot.agent import build_llm
 from bot.cli.main import _parser, _serve
 from bot.serve import SHUTDOWN_TIMEOUT_S
 from bot.settings import Settings, load_settings
+from fakes.slack_api import BOT_TOKEN, SlackFake
 from opsagent_tools.toolset import build_tools
+from servers.local_server import free_port
+from servers.prometheus import binary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 COMPOSE_FILE = DEPLOY / "docker-compose.yml"

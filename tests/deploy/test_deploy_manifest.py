@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-DEPLOY = Path(__file__).parent.parent / "deploy"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 NEEDED_SCOPES = {"app_mentions:read", "chat:write", "reactions:write", "users:read", "usergroups:read", "files:write"}
 
 

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from alert_harness import ALERTNAME, TOKEN, AlertBot, running_alert_bot
-from alertmanager_server import running_alertmanager
-from prometheus_server import incident_prometheus
-from slack_fake import Message
-from slack_harness import FINISH
 
+from fakes.slack_api import Message
 from kernel import text_turn
+from servers.alertmanager import running_alertmanager
+from servers.prometheus import incident_prometheus
+from worlds.alert_bot import ALERTNAME, TOKEN, AlertBot, running_alert_bot
+from worlds.slack_bot import FINISH
 
 SLOW_RUN = [text_turn("slow", "Waiting for more data.", seconds=300), FINISH]
 """The run is still going when the alert resolves, so the resolve must stop it."""

@@ -9,15 +9,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
-from alert_harness import ALERTNAME, TOKEN, alert, notification
-from bot_process import serve, serve_env
-from demo_config import write_demo_config
-from local_server import free_port
-from slack_fake import SlackFake
-from slack_harness import CHANNEL
-from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 from bot.alerts.settings import TOKEN_ENV
+from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from fakes.slack_api import SlackFake
+from samples.demo_config import write_demo_config
+from servers.bot_process import serve, serve_env
+from servers.local_server import free_port
+from worlds.alert_bot import ALERTNAME, TOKEN, alert, notification
+from worlds.slack_bot import CHANNEL
 
 
 async def test_serve_refuses_to_start_the_receiver_without_a_token(tmp_path: Path) -> None:

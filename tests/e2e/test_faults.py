@@ -14,8 +14,17 @@ import json
 from pathlib import Path
 
 from aiohttp import web
-from bot_process import BotProcess
-from fault_incident import (
+
+from bot.slack.action_ids import APPROVE
+from bot.store.records import RunStatus
+from fakes.model_server import RecordedRequest, Reply
+from fakes.slack_api import SlackFake
+from kernel import RunResult, StopReason
+from opsagent_tools.actions.journal import SideEffectState
+from servers.bot_process import BotProcess
+from servers.local_server import LocalServer
+from servers.postgres import PostgresServer, postgres_fixture  # noqa: F401 - the `postgres` fixture
+from worlds.fault_incident import (
     ALICE,
     ANSWER,
     BOB,
@@ -36,15 +45,6 @@ from fault_incident import (
     turn,
     until,
 )
-from local_server import LocalServer
-from postgres_server import PostgresServer, postgres_fixture  # noqa: F401 - the `postgres` fixture
-from slack_fake import SlackFake
-from wire_servers import RecordedRequest, Reply
-
-from bot.slack.action_ids import APPROVE
-from bot.store.records import RunStatus
-from kernel import RunResult, StopReason
-from opsagent_tools.actions.journal import SideEffectState
 
 # --- kill -9, SQLite -------------------------------------------------------------------------------------
 

@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 
 import aiohttp
 from aiohttp import web
-from bot_process import serve, serve_env
-from demo_config import write_demo_config
-from exposition import parse_samples, sample
-from local_server import free_port
-from otlp_receiver import OtlpReceiver
-from slack_fake import (
+
+from bot.slack.action_ids import APPROVE
+from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from fakes.otlp_receiver import OtlpReceiver
+from fakes.prometheus_scrape import parse_samples, sample
+from fakes.slack_api import (
     BOT_USER_ID,
     SIGNING_SECRET,
     TEAM_ID,
@@ -27,9 +27,9 @@ from slack_fake import (
     signed_action,
     signed_event,
 )
-from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
-
-from bot.slack.action_ids import APPROVE
+from samples.demo_config import write_demo_config
+from servers.bot_process import serve, serve_env
+from servers.local_server import free_port
 
 CHANNEL, ALICE, BOB = "C0INCIDENT", "U0ALICE", "U0BOB"
 

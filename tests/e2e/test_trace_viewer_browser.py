@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, ConsoleMessage, async_playwright
-from slack_harness import save_run
-from trace_runs import INCIDENT_SCRIPT, TASK, approve
-from viewer_harness import ViewerBot
 
 from bot.cli.demo import run_demo
+from samples.trace_runs import INCIDENT_SCRIPT, TASK, approve
+from worlds.slack_bot import save_run
+from worlds.viewer_bot import ViewerBot
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -27,7 +27,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 """No sandbox (CI runs as root in a container), and nothing that reaches for the network on its own."""
-OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
+OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
-from demo_config import write_demo_config
-from local_server import free_port
-from slack_fake import BOT_TOKEN, SIGNING_SECRET, SlackFake
-from viewer_harness import VIEWER_SECRET
 
 from bot.viewer.server import SECRET_ENV, SECURITY_HEADERS, LinkSigner
+from fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, SlackFake
+from samples.demo_config import write_demo_config
+from servers.local_server import free_port
+from worlds.viewer_bot import VIEWER_SECRET
 
 
 def serve_env(config: str, slack_api_url: str) -> dict[str, str]:

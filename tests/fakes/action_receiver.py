@@ -15,9 +15,9 @@ from collections import Counter
 from typing import Any
 
 from aiohttp import web
-from local_server import LocalServer
 
 from opsagent_tools.actions.webhook import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
+from servers.local_server import LocalServer
 
 
 class ActionReceiver(LocalServer):

@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
-from local_server import LocalServer
 
 from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, SideEffectPolicy, ToolCall, ToolRegistry
 from opsagent_tools.logs.records import lookup, parse_timestamp
+from servers.local_server import LocalServer
 
 
 @dataclass(frozen=True)

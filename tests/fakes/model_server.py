@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
-from local_server import LocalServer
 
 from kernel.http_retry import RetryPolicy
+from servers.local_server import LocalServer
 
 
 @dataclass

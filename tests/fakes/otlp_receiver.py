@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from aiohttp import web
-from local_server import LocalServer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from servers.local_server import LocalServer
 
 
 class OtlpReceiver(LocalServer):

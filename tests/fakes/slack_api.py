@@ -21,11 +21,12 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import web
-from local_server import LocalServer
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
+
+from servers.local_server import LocalServer
 
 # --- Identities the fake and the payload builders agree on ---------------------------------------
 

@@ -15,9 +15,10 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import WSCloseCode, WSMsgType, web
-from local_server import LocalServer
-from slack_fake import APP_ID, SIGNING_SECRET, signed_event
 from slack_sdk.web.async_client import AsyncWebClient
+
+from fakes.slack_api import APP_ID, SIGNING_SECRET, signed_event
+from servers.local_server import LocalServer
 
 APP_TOKEN = "xapp-1-A0OPSAGENT-1-opsagent-test-app-token"
 HOST = "applink-fake"

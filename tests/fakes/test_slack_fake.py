@@ -13,7 +13,12 @@ from urllib.parse import parse_qs
 import pytest
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
-from slack_fake import (
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, AsyncServerErrorRetryHandler
+from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
+from slack_sdk.signature import SignatureVerifier
+
+from fakes.slack_api import (
     BOT_ID,
     BOT_USER_ID,
     SIGNING_SECRET,
@@ -26,10 +31,6 @@ from slack_fake import (
     signed_action,
     signed_event,
 )
-from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, AsyncServerErrorRetryHandler
-from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
-from slack_sdk.signature import SignatureVerifier
 
 C = "C0INCIDENT"
 ALICE, GUEST, EXTERNAL, FORMER = "U0ALICE", "U0GUEST", "U0EXTERNAL", "U0FORMER"

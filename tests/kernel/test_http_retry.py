@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from wire_servers import (
+
+from fakes.model_server import (
     Reply,
     anthropic_error,
     closed_port_url,
     fast_policy,
     openai_error,
 )
-
 from kernel.adapter_base import first_env, require_env
 from kernel.http_retry import RetryPolicy, api_error_message, post_json_with_retries, retry_after_seconds
 from kernel.llm import LLMError, LLMErrorKind

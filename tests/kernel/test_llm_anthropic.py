@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from wire_servers import (
+
+from fakes.model_server import (
     Reply,
     anthropic_error,
     anthropic_message,
@@ -13,7 +14,6 @@ from wire_servers import (
     anthropic_tool_use,
     fast_policy,
 )
-
 from kernel.anthropic import AnthropicLLM, alternating_messages
 from kernel.calls import ToolCall
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from wire_servers import (
+
+from fakes.model_server import (
     Reply,
     closed_port_url,
     fast_policy,
@@ -13,7 +14,6 @@ from wire_servers import (
     openai_error,
     openai_tool_call,
 )
-
 from kernel.calls import ToolCall
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
 from kernel.openai_compat import OpenAICompatibleLLM, tools_rejected

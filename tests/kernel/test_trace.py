@@ -10,7 +10,7 @@ import pytest
 
 from kernel import SCHEMA_VERSION, Agent, Budget, RunResult, ScriptedModel, StopReason, native_turn, text_turn
 
-CORPUS = sorted((Path(__file__).parent / "fixtures" / "traces").glob("*.json"))
+CORPUS = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "traces").glob("*.json"))
 
 
 async def test_round_trip_keeps_every_field(tools):
@@ -50,7 +50,7 @@ async def test_each_model_turn_records_when_it_was_asked_and_how_long_it_took(to
 
 def test_traces_from_before_turns_were_timed_load_without_times():
     trace = RunResult.from_json(
-        (Path(__file__).parent / "fixtures" / "traces" / "v1_demo_text_protocol.json").read_text()
+        (Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "v1_demo_text_protocol.json").read_text()
     )
     assert trace.turns
     assert all(t.started_at is None and t.ms == 0.0 for t in trace.turns)

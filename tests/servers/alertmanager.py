@@ -7,8 +7,8 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from local_server import free_port
-from prometheus_server import binary, served
+from servers.local_server import free_port
+from servers.prometheus import binary, served
 
 
 @contextlib.contextmanager

@@ -16,8 +16,9 @@ from typing import Any, Self
 
 import aiohttp
 import pytest
-from local_server import free_port
-from slack_fake import (
+
+from fakes.model_server import FakeModelServer
+from fakes.slack_api import (
     BOT_TOKEN,
     BOT_USER_ID,
     SIGNING_SECRET,
@@ -28,7 +29,7 @@ from slack_fake import (
     signed_action,
     signed_event,
 )
-from wire_servers import FakeModelServer
+from servers.local_server import free_port
 
 STARTUP_TIMEOUT_S = 60.0
 """How long a process may take to answer /healthz (imports and migrations on a busy 2-core machine)."""

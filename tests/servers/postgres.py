@@ -25,7 +25,8 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from local_server import free_port
+
+from servers.local_server import free_port
 
 SUPERUSER = "postgres"
 

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from local_server import free_port
+
+from servers.local_server import free_port
 
 SCRAPE_S = 15
 HISTORY_S = 2 * 3600

@@ -10,14 +10,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-from slack_fake import BOT_TOKEN, Message, SlackFake
-from slack_harness import CHANNEL, USERS, IncidentBot, ThreadWatcher, temporary_store
 
 from bot.alerts.receiver import PATH, alertmanager_routes
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings
 from bot.app import SlackServices, create_app
 from bot.serve import start_http
 from bot.slack.settings import SlackSecrets, SlackSettings
+from fakes.slack_api import BOT_TOKEN, Message, SlackFake
+from worlds.slack_bot import CHANNEL, USERS, IncidentBot, ThreadWatcher, temporary_store
 
 TOKEN = "alertmanager-test-token-0123456789abcdef"
 ALERTNAME = "OrderService5xxHigh"

@@ -10,8 +10,15 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
-from local_server import free_port
-from slack_fake import (
+
+from bot.app import SlackServices, create_app
+from bot.serve import start_http
+from bot.slack.action_ids import APPROVE
+from bot.slack.settings import SlackSecrets, SlackSettings
+from bot.store.factory import opened_store
+from bot.store.protocol import RunStore
+from bot.store.records import RunRecord, RunStatus, utc_now
+from fakes.slack_api import (
     BOT_TOKEN,
     BOT_USER_ID,
     SIGNING_SECRET,
@@ -22,14 +29,6 @@ from slack_fake import (
     signed_action,
     signed_event,
 )
-
-from bot.app import SlackServices, create_app
-from bot.serve import start_http
-from bot.slack.action_ids import APPROVE
-from bot.slack.settings import SlackSecrets, SlackSettings
-from bot.store.factory import opened_store
-from bot.store.protocol import RunStore
-from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import (
     Agent,
     ConfirmHook,
@@ -40,6 +39,7 @@ from kernel import (
     ToolRegistry,
     text_turn,
 )
+from servers.local_server import free_port
 
 CHANNEL = "C0INCIDENT"
 ALICE, BOB, GUEST = "U0ALICE", "U0BOB", "U0GUEST"

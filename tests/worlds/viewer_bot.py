@@ -8,9 +8,6 @@ import re
 from typing import Any, Self
 
 import aiohttp
-from local_server import free_port
-from slack_fake import BOT_TOKEN, SIGNING_SECRET, TEAM_ID, SlackFake, block_actions_payload, signed_action
-from slack_harness import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, temporary_store
 
 from bot.app import create_app
 from bot.serve import start_http
@@ -18,7 +15,10 @@ from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.viewer.server import SECRET_ENV, TraceViewer
 from bot.viewer.settings import ViewerSettings
+from fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, TEAM_ID, SlackFake, block_actions_payload, signed_action
 from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry
+from servers.local_server import free_port
+from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, temporary_store
 
 VIEWER_SECRET = "trace-viewer-test-secret-0123456789abcdef"
 LINK = re.compile(r"<(http[^|>]+)\|View trace>")

@@ -9,10 +9,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from slack_fake import TEAM_ID
-from slack_harness import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 from structlog.testing import capture_logs
-from test_approvals_broker import T0, Clock
 from test_slack_app import harness  # noqa: F401 - the Slack end-to-end fixture
 
 from bot.access.ledger import InMemoryRunLedger
@@ -20,7 +17,10 @@ from bot.access.policy import Allowed, RecentUse, RefusalReason, Refused, RunReq
 from bot.access.settings import AccessSettings
 from bot.settings import load_settings
 from bot.slack.refusals import refusal_text
+from fakes.clock import T0, ManualClock
+from fakes.slack_api import TEAM_ID
 from kernel import Agent, ConfirmHook, LLMResponse, Pricing, ScriptedModel, TokenUsage, text_turn
+from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 
 HOME = TEAM_ID
 PARTNER = "T0PARTNER"
@@ -211,7 +211,7 @@ def access_settings(request):
 
 @pytest.fixture
 def clock():
-    return Clock()
+    return ManualClock()
 
 
 @pytest.fixture

@@ -12,16 +12,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from alert_harness import ALERTNAME, GROUP_KEY, STARTED, TOKEN, AlertBot, alert, notification, running_alert_bot
-from slack_fake import check_blocks
-from slack_harness import CHANNEL, FINISH
 
 from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
 from bot.alerts.payload import AlertGroup
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.settings import Settings
 from bot.slack.blocks import FALLBACK_CHARS
+from fakes.slack_api import check_blocks
 from kernel import text_turn
+from worlds.alert_bot import ALERTNAME, GROUP_KEY, STARTED, TOKEN, AlertBot, alert, notification, running_alert_bot
+from worlds.slack_bot import CHANNEL, FINISH
 
 QUICK_RUN = [text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH]
 SLOW_RUN = [text_turn("slow", "Waiting for more data.", seconds=120), FINISH]

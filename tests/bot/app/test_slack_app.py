@@ -11,17 +11,17 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from slack_fake import (
+
+from bot.access.settings import AccessSettings
+from bot.slack.action_ids import APPROVE, DENY, STOP
+from fakes.slack_api import (
     SIGNING_SECRET,
     SlackFake,
     app_mention_event,
     signed_event,
 )
-from slack_harness import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, running_app
-
-from bot.access.settings import AccessSettings
-from bot.slack.action_ids import APPROVE, DENY, STOP
 from kernel import text_turn
+from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, running_app
 
 
 @pytest.fixture

@@ -11,16 +11,16 @@ import json
 
 import pytest
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_fake import BOT_TOKEN, BOT_USER_ID, SlackFake, app_mention_event
-from slack_harness import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher, click_payload
 from slack_sdk.errors import SlackApiError
-from socket_mode_fake import APP_TOKEN, SocketModeFake
 
 from bot.app import create_app
 from bot.serve import socket_mode_handler
 from bot.slack.action_ids import APPROVE, STOP
 from bot.slack.settings import SlackSecrets, SlackSettings
+from fakes.slack_api import BOT_TOKEN, BOT_USER_ID, SlackFake, app_mention_event
+from fakes.socket_mode import APP_TOKEN, SocketModeFake
 from kernel import text_turn
+from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher, click_payload
 
 
 class Harness(ThreadWatcher):

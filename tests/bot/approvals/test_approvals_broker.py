@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from structlog.testing import capture_logs
@@ -12,6 +12,7 @@ from bot.approvals.broker import ApprovalBroker, ApproverPolicy, expiry_reason
 from bot.approvals.directory import CachedDirectory, SlackUser
 from bot.approvals.outcomes import Decided, Refusal, Refused, slack_date
 from bot.approvals.store import ApprovalState, InMemoryApprovalStore, PendingApproval
+from fakes.clock import T0, ManualClock
 from kernel import (
     Agent,
     ApprovalRequest,
@@ -29,7 +30,6 @@ from kernel import (
     text_turn,
 )
 
-T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 T0_SLACK = "<!date^1796007600^{date_short_pretty} {time}|2026-11-30 03:00 UTC>"
 TEAM = "T_HOME"
 POLICY = ApproverPolicy(users={"U_ALICE", "U_BOB"}, groups={"S_ONCALL"}, team_id=TEAM)
@@ -40,16 +40,6 @@ ROLLBACK = text_turn("rollback_deployment", "Why: v2.14.0 broke checkout.", **AR
 FINISH = text_turn("finish", answer="done")
 FULL = SideEffectPolicy(mode=SideEffectMode.FULL)
 NOT_AN_APPROVER = "You are not an approver for OpsAgent actions. Approvers: <@U_ALICE>, <@U_BOB>, <!subteam^S_ONCALL>."
-
-
-class Clock:
-    """A wall clock that moves only when told."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 class FakeUI:
@@ -125,7 +115,7 @@ class Harness:
     def __init__(self, policy: ApproverPolicy = POLICY, *, recheck_s: float = 5.0) -> None:
         self.ui = FakeUI()
         self.directory = FakeDirectory()
-        self.clock = Clock()
+        self.clock = ManualClock()
         self.store = InMemoryApprovalStore()
         self.broker = ApprovalBroker(
             policy=policy, ui=self.ui, directory=self.directory, store=self.store, clock=self.clock, recheck_s=recheck_s

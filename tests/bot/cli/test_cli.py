@@ -9,12 +9,12 @@ import sys
 from datetime import UTC, datetime
 
 import pytest
-from demo_config import write_demo_config
-from local_server import free_port
-from prometheus_server import prometheus_fixture  # noqa: F401 - the session fixture
-from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 from bot.cli.main import main
+from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from samples.demo_config import write_demo_config
+from servers.local_server import free_port
+from servers.prometheus import prometheus_fixture  # noqa: F401 - the session fixture
 
 
 @pytest.fixture

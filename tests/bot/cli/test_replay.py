@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from demo_config import write_demo_config
 
 from bot.cli.demo import DemoDeploymentWebhook
 from bot.cli.main import main
@@ -31,8 +30,9 @@ from kernel import (
     text_turn,
 )
 from opsagent_tools.toolset import build_tools
+from samples.demo_config import write_demo_config
 
-FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 TASK = "order-service 5xx since the v2.14.0 deploy: what changed?"
 ROLLBACK = {"service": "order-service", "to_version": "v2.13.2"}
 ACTIONS = '[tools.actions.webhook]\nurl = "{url}"\n'

@@ -12,7 +12,7 @@ from bot.cli.main import main
 from bot.cli.stats import NO_ACTION, percentile, summarise
 from kernel import ApprovalRecord, ErrorKind, RunResult, Step, StopReason, ToolCall, Usage
 
-FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 
 
 def step(index: int, tool: str | None, error: ErrorKind | None = None, approval: str | None = None) -> Step:

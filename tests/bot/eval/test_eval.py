@@ -13,15 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from wire_servers import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 from bot.cli.main import main
 from bot.eval.run import run_scenario, script_turns, scripted_model
 from bot.eval.scenarios import Scenario, load_scenario, load_scenarios
 from bot.eval.tools import catalogue_names, production_tools, recorded_registry
+from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 from kernel import FINISH_TOOL, ScriptedModel, StopReason, text_turn
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "evals" / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "evals" / "scenarios"
 REQUIRED_KINDS = (
     "bad-deploy",
     "db-pool-exhaustion",

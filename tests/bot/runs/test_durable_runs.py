@@ -14,8 +14,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from slack_fake import SlackFake
-from slack_harness import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot, running_app, save_run
 
 from bot.access.settings import AccessSettings
 from bot.approvals.store import ApprovalState
@@ -23,7 +21,9 @@ from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSettings
 from bot.store.protocol import RunStore
 from bot.store.records import RunStatus, utc_now
+from fakes.slack_api import SlackFake
 from kernel import Agent, RunResult, ScriptedModel, StepCompleted, StopReason, text_turn
+from worlds.slack_bot import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot, running_app, save_run
 
 QUERY = text_turn("query_metrics", "Known: nothing yet.", service="order-service")
 SLOW = text_turn("slow", "5xx rose at t-10m (step 1); waiting on a slow check.", seconds=30)

@@ -10,7 +10,7 @@ from bot.agent import build_llm
 from bot.settings import load_settings
 from kernel import AnthropicLLM, OpenAICompatibleLLM, SideEffectMode
 
-EXAMPLE = Path(__file__).parent.parent / "opsagent.example.toml"
+EXAMPLE = Path(__file__).resolve().parents[3] / "opsagent.example.toml"
 
 
 def test_the_example_configuration_loads(monkeypatch):

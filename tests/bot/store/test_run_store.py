@@ -8,35 +8,23 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 
 import asyncpg
 import pytest
-from postgres_server import postgres_fixture  # noqa: F401 (the session's PostgreSQL)
 
-from bot.approvals.store import ApprovalState, PendingApproval
+from bot.approvals.store import ApprovalState
 from bot.audit.trail import AuditEvent
 from bot.store.factory import open_store, sqlite_path
 from bot.store.protocol import LeaseLostError, RunStore, SchemaVersionError, StoreConflictError, StoreUnavailableError
-from bot.store.records import AlertThread, RunRecord, RunStatus, SideEffectRecord
+from bot.store.records import AlertThread, RunStatus
 from bot.store.schema import LATEST_VERSION
+from fakes.clock import T0, ManualClock
 from opsagent_tools.actions.journal import SideEffectState
+from samples.store_records import a_run, a_side_effect, an_approval
+from servers.postgres import postgres_fixture  # noqa: F401 (the session's PostgreSQL)
 
-T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 RACES = 40
-
-
-class Clock:
-    """A clock the test moves by hand, shared by both stores."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -47,12 +35,12 @@ async def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> ManualClock:
+    return ManualClock()
 
 
 @pytest.fixture
-async def store(store_url: str, clock: Clock):
+async def store(store_url: str, clock: ManualClock):
     opened = open_store(store_url, clock=clock)
     await opened.migrate()
     yield opened
@@ -60,7 +48,7 @@ async def store(store_url: str, clock: Clock):
 
 
 @pytest.fixture
-async def replica(store: RunStore, store_url: str, clock: Clock):
+async def replica(store: RunStore, store_url: str, clock: ManualClock):
     """A second store on the same database: another replica."""
     opened = open_store(store_url, clock=clock)
     yield opened
@@ -80,52 +68,7 @@ async def raw_execute(url: str, sql: str) -> None:
         await connection.close()
 
 
-def a_run(run_id: str = "r1", *, thread_ts: str = "1700000000.000100", at: datetime = T0) -> RunRecord:
-    return RunRecord(
-        run_id=run_id,
-        channel="C1",
-        thread_ts=thread_ts,
-        requested_by="U1",
-        team_id="T1",
-        task="why is order-service failing?",
-        mention_ts=thread_ts,
-        status=RunStatus.RUNNING,
-        created_at=at,
-        updated_at=at,
-    )
-
-
-def an_approval(approval_id: str = "a1", run_id: str = "r1") -> PendingApproval:
-    return PendingApproval(
-        approval_id=approval_id,
-        run_id=run_id,
-        step=3,
-        tool="rollback_deployment",
-        args={"service": "order-service", "to_version": "v41"},
-        args_hash="h1",
-        thought="roll back",
-        channel="C1",
-        thread_ts="1700000000.000100",
-        requested_by="U1",
-        created_at=T0,
-        expires_at=T0 + timedelta(minutes=15),
-    )
-
-
-def a_side_effect(key: str = "k1", *, step: int = 3, at: datetime = T0) -> SideEffectRecord:
-    return SideEffectRecord(
-        key=key,
-        run_id="r1",
-        step=step,
-        tool="rollback_deployment",
-        args_hash="h1",
-        approval_id="a1",
-        state=SideEffectState.EXECUTING,
-        started_at=at,
-    )
-
-
-async def test_runs_round_trip_and_the_latest_run_of_a_thread(store: RunStore, clock: Clock) -> None:
+async def test_runs_round_trip_and_the_latest_run_of_a_thread(store: RunStore, clock: ManualClock) -> None:
     first = a_run("r1")
     await store.create_run(first)
     assert await store.get_run("r1") == first
@@ -163,7 +106,9 @@ async def test_timestamps_come_back_aware_utc_and_naive_ones_are_refused(store: 
         await store.add(naive)
 
 
-async def test_leases_acquire_expire_take_over_renew_release(store: RunStore, replica: RunStore, clock: Clock) -> None:
+async def test_leases_acquire_expire_take_over_renew_release(
+    store: RunStore, replica: RunStore, clock: ManualClock
+) -> None:
     await store.create_run(a_run("r1"))
     assert [run.run_id for run in await store.claimable_runs()] == ["r1"]
     assert await store.acquire_lease("r1", "replica-a", ttl_s=30)
@@ -210,7 +155,7 @@ async def test_only_one_replica_wins_a_lease(store: RunStore, replica: RunStore)
         assert sorted(won) == [False, True]
 
 
-async def test_remember_is_true_once_until_it_expires(store: RunStore, clock: Clock) -> None:
+async def test_remember_is_true_once_until_it_expires(store: RunStore, clock: ManualClock) -> None:
     assert await store.remember("Ev1", ttl_s=600)
     assert not await store.remember("Ev1", ttl_s=600)
     assert await store.remember("Ev2", ttl_s=600)
@@ -227,7 +172,7 @@ async def test_remember_races_have_one_winner(store: RunStore, replica: RunStore
         assert sorted(firsts) == [False, True]
 
 
-async def test_approvals_round_trip_and_compare_and_set(store: RunStore, clock: Clock) -> None:
+async def test_approvals_round_trip_and_compare_and_set(store: RunStore, clock: ManualClock) -> None:
     pending = an_approval("a1")
     await store.add(pending)
     await store.add(an_approval("a2"))
@@ -275,7 +220,7 @@ async def test_a_stop_request_is_kept_on_the_run_and_read_back_by_its_checkpoint
     assert await store.checkpoint("r1", status=RunStatus.RUNNING, trace_json="{}", owner="replica-a") == "<@U0BOB>"
 
 
-async def test_side_effects_begin_once_and_finish_only_from_executing(store: RunStore, clock: Clock) -> None:
+async def test_side_effects_begin_once_and_finish_only_from_executing(store: RunStore, clock: ManualClock) -> None:
     first = a_side_effect("k1")
     assert await store.begin_side_effect(first) is None  # new
     resend = a_side_effect("k1", step=9, at=T0 + timedelta(minutes=3))

@@ -11,13 +11,13 @@ import itertools
 
 import asyncpg
 import pytest
-from postgres_server import PostgresServer, postgres_fixture  # noqa: F401 (the session's PostgreSQL)
-from test_run_store import a_run
 
 from bot.store.factory import open_store
 from bot.store.postgres import PostgresRunStore
 from bot.store.protocol import StoreUnavailableError, Subscription
 from bot.store.records import RunStatus
+from samples.store_records import a_run
+from servers.postgres import PostgresServer, postgres_fixture  # noqa: F401 (the session's PostgreSQL)
 
 
 @pytest.fixture

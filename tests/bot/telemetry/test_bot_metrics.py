@@ -9,14 +9,14 @@ import json
 from dataclasses import replace
 
 import pytest
-from exposition import parse_samples, sample
-from slack_fake import SlackFake
-from slack_harness import CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, running_app
 
 from bot.runs.active import ActiveRun
 from bot.slack.action_ids import DENY, STOP
 from bot.telemetry.metrics import BotMetrics
+from fakes.prometheus_scrape import parse_samples, sample
+from fakes.slack_api import SlackFake
 from kernel import ConfirmHook, Event, Pricing, text_turn
+from worlds.slack_bot import CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, running_app
 
 PRICE = Pricing(input_per_mtok=3.0, output_per_mtok=15.0)
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 import structlog
-from test_redaction import GHP, NEAR_MISSES, SLACK_HOOK_PATH, XOXB
 
 from bot.telemetry.log_setup import configure_logging
+from samples.credentials import GHP, NEAR_MISSES, SLACK_HOOK_PATH, XOXB
 
 NEAR_MISS = next(text for text in NEAR_MISSES if "token_count" in text)
 SECRETS = (XOXB, GHP, SLACK_HOOK_PATH)

@@ -12,10 +12,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
-from otlp_receiver import OtlpReceiver
 
 from bot.runs.active import ActiveRun
 from bot.telemetry.spans import RunSpans, spans_from_env
+from fakes.otlp_receiver import OtlpReceiver
 from kernel import Agent, RunControl, ScriptedModel, ToolRegistry, native_turn, new_run_id
 
 

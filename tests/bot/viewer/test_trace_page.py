@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from trace_runs import HOSTILE, TASK, failed_run, incident_run
-
 from bot.viewer.page import notice_page, run_page
 from kernel import ErrorKind, StopReason
+from samples.trace_runs import HOSTILE, TASK, failed_run, incident_run
 
 
 class Elements(HTMLParser):

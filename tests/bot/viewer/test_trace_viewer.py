@@ -8,9 +8,6 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from slack_harness import save_run
-from trace_runs import INCIDENT_SCRIPT, TASK, incident_run
-from viewer_harness import VIEWER_SECRET, ViewerBot
 
 from bot.settings import load_settings
 from bot.slack.blocks import final_message
@@ -19,6 +16,9 @@ from bot.viewer.server import SECRET_ENV, SECURITY_HEADERS, LinkCheck, LinkSigne
 from bot.viewer.settings import ViewerSettings
 from bot.viewer.source import StoredTraces
 from kernel import RunResult, StopReason
+from samples.trace_runs import INCIDENT_SCRIPT, TASK, incident_run
+from worlds.slack_bot import save_run
+from worlds.viewer_bot import VIEWER_SECRET, ViewerBot
 
 NOW = 1_800_000_000
 signer = LinkSigner(VIEWER_SECRET)

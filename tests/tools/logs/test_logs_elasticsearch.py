@@ -5,9 +5,8 @@ from __future__ import annotations
 import base64
 from datetime import timedelta
 
-from log_servers import NOW, Failure, FakeElasticsearch, dispatch, es_error
-from wire_servers import closed_port_url
-
+from fakes.log_servers import NOW, Failure, FakeElasticsearch, dispatch, es_error
+from fakes.model_server import closed_port_url
 from opsagent_tools.logs.tools import LogsSettings, log_tools
 
 

@@ -7,8 +7,8 @@ import os
 from datetime import timedelta
 
 import pytest
-from log_servers import NOW, dispatch
 
+from fakes.log_servers import NOW, dispatch
 from kernel import ErrorKind, ScriptedModel, ToolRegistry, react, text_turn
 from opsagent_tools.logs.files import FileLogBackend, FileLogSettings, parse_line
 from opsagent_tools.logs.search import LogQuery

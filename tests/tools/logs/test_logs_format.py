@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from log_servers import NOW, dispatch
 
+from fakes.log_servers import NOW, dispatch
 from kernel import ErrorKind, ToolFailure
 from opsagent_tools.logs.records import guess_level
 from opsagent_tools.logs.search import (

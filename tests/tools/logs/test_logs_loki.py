@@ -6,9 +6,9 @@ import json
 from datetime import timedelta
 
 import pytest
-from log_servers import NOW, Failure, FakeLoki, LokiEntry, dispatch
-from wire_servers import closed_port_url
 
+from fakes.log_servers import NOW, Failure, FakeLoki, LokiEntry, dispatch
+from fakes.model_server import closed_port_url
 from opsagent_tools.logs.loki import LokiSettings, build_logql
 from opsagent_tools.logs.search import LogQuery
 from opsagent_tools.logs.tools import LogsSettings, log_tools

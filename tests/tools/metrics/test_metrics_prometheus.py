@@ -11,10 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
-from prometheus_server import PrometheusServer, binary, prometheus_fixture  # noqa: F401  (provides `prometheus`)
 from pydantic import ValidationError
-from wire_servers import FakeModelServer, Reply, closed_port_url
 
+from fakes.model_server import FakeModelServer, Reply, closed_port_url
 from kernel import (
     DEFAULT_REDACTOR,
     CallContext,
@@ -28,6 +27,7 @@ from kernel import (
 )
 from opsagent_tools.metrics.prometheus import LONG_QUERY_CHARS, PrometheusClient
 from opsagent_tools.metrics.tools import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
+from servers.prometheus import PrometheusServer, binary, prometheus_fixture  # noqa: F401  (provides `prometheus`)
 
 SPIKE_QUERY = (
     'query: (sum(rate(http_requests_total{service="order-service",code=~"5.."}[75s])) or vector(0)) '

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from git_fixtures import (
+
+from kernel import Tool, ToolFailure
+from opsagent_tools.repos.git import GitRepo
+from opsagent_tools.repos.sandbox import close_paths
+from opsagent_tools.repos.shapes import PathIsDirectory
+from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
+from samples.git_repos import (
     APP_YAML_V1,
     APP_YAML_V2,
     BIG_FILE_BYTES,
@@ -22,12 +28,6 @@ from git_fixtures import (
     make_wide_change,
     write,
 )
-
-from kernel import Tool, ToolFailure
-from opsagent_tools.repos.git import GitRepo
-from opsagent_tools.repos.sandbox import close_paths
-from opsagent_tools.repos.shapes import PathIsDirectory
-from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
 
 
 @pytest.fixture(scope="module")

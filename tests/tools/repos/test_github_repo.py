@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from wire_servers import FakeModelServer, Reply, closed_port_url
 
+from fakes.model_server import FakeModelServer, Reply, closed_port_url
 from kernel import ToolFailure
 from opsagent_tools.repos.github import GitHubRepo
 from opsagent_tools.repos.tools import RepoSettings, repo_tools
