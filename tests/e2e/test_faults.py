@@ -23,7 +23,7 @@ from kernel import RunResult, StopReason
 from opsagent_tools.actions.journal import SideEffectState
 from servers.bot_process import BotProcess
 from servers.local_server import LocalServer
-from servers.postgres import PostgresServer, postgres_fixture  # noqa: F401 - the `postgres` fixture
+from servers.postgres import PostgresServer
 from worlds.fault_incident import (
     ALICE,
     ANSWER,

@@ -5,7 +5,7 @@
 - PostgreSQL refuses to run as root, so when the tests run as root the cluster is made and run by the
   `postgres` user (`runuser -u postgres --`), in a directory it owns (not under pytest's root-only tmp dir).
 - The server listens on 127.0.0.1 only, with its socket in the same directory; trust authentication, fsync off.
-- Test modules use `from postgres_server import postgres_fixture` and a `postgres` argument; `new_database()`
+- Tests take the session's server as a `postgres` argument (the fixture is in tests/conftest.py); `new_database()`
   gives each test its own database. `stop()`, `start()` and `restart()` are for the restart tests.
 - `running_postgres()` is the same server outside pytest (the benchmark's); a missing binary raises pytest's `Failed`.
 """
@@ -137,10 +137,3 @@ def running_postgres() -> Iterator[PostgresServer]:
             timeout=120,
         )
         shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture(scope="session", name="postgres")
-def postgres_fixture() -> Iterator[PostgresServer]:
-    """The session's PostgreSQL (`running_postgres`)."""
-    with running_postgres() as server:
-        yield server

@@ -12,9 +12,9 @@ How it works, and the time caveat:
   the newest block, so nothing is deleted. Checked with Prometheus 2.42 (Debian 12).
 - Querying "now" from the wall clock would make the last points depend on when a test runs (and after 5 minutes
   of lookback the newest samples go stale); hence the injected clock, pinned to `anchor`.
-- Test modules use it with `from prometheus_server import prometheus_fixture` and a `prometheus` argument;
+- Tests take the session's server as a `prometheus` argument (the fixture is in tests/conftest.py);
   `incident_prometheus(root, config, flags)` starts another one with its own configuration (rules, an
-  Alertmanager: see tests/test_alerts_e2e.py), and `served` runs any server of the Prometheus family.
+  Alertmanager: see tests/e2e/test_alerts_e2e.py), and `served` runs any server of the Prometheus family.
 - Without the `prometheus` and `promtool` binaries the fixture fails (it does not skip): apt-get install prometheus.
 """
 
@@ -213,10 +213,3 @@ def incident_prometheus(
     ]
     with served("prometheus", command, url, root / "prometheus.log"):
         yield PrometheusServer(url=url, anchor=datetime.fromtimestamp(anchor, UTC))
-
-
-@pytest.fixture(scope="session", name="prometheus")
-def prometheus_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]:
-    """Backfill the incident data, start Prometheus on a free port, wait for /-/ready; stop it at the end."""
-    with incident_prometheus(tmp_path_factory.mktemp("prometheus")) as server:
-        yield server

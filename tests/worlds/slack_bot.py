@@ -32,6 +32,7 @@ from fakes.slack_api import (
 from kernel import (
     Agent,
     ConfirmHook,
+    Pricing,
     RunResult,
     ScriptedModel,
     SideEffectMode,
@@ -75,10 +76,12 @@ def click_payload(
 
 
 class IncidentBot:
-    """The tools the bot's runs use, and an agent factory that plays one script per run, in order."""
+    """The tools the bot's runs use, and an agent factory that plays one script per run, in order; with a
+    `price`, the scripted model's turns cost money (its reported tokens at that price)."""
 
-    def __init__(self, script: list[list[Any]]) -> None:
+    def __init__(self, script: list[list[Any]], *, price: Pricing | None = None) -> None:
         self.script = script
+        self.price = price
         self.executed: list[tuple[str, str]] = []
         self.models: list[ScriptedModel] = []
         self.tools = ToolRegistry()
@@ -103,10 +106,11 @@ class IncidentBot:
 
     def agent_for(self, confirm: ConfirmHook) -> Agent:
         """The agent of the next run: the next script, side effects allowed behind approvals."""
-        self.models.append(ScriptedModel(self.script.pop(0)))
-        return Agent(
-            llm=self.models[-1], tools=self.tools, policy=SideEffectPolicy(mode=SideEffectMode.FULL), confirm=confirm
-        )
+        model = ScriptedModel(self.script.pop(0))
+        self.models.append(model)
+        prices = {model.model: self.price} if self.price is not None else {}
+        policy = SideEffectPolicy(mode=SideEffectMode.FULL)
+        return Agent(llm=model, tools=self.tools, policy=policy, confirm=confirm, prices=prices)
 
 
 def approval_id_in(message: Any) -> str | None:
@@ -146,7 +150,7 @@ class ThreadWatcher:
         return name in self.slack.reactions.get((channel, ts), [])
 
 
-class Harness(ThreadWatcher):
+class HttpHarness(ThreadWatcher):
     """The app on a free port, the fake Slack, and helpers to send signed traffic and wait for results."""
 
     def __init__(self, slack: SlackFake, url: str, bot: IncidentBot) -> None:
@@ -192,7 +196,7 @@ async def running_app(
     start: bool = False,
     prepare: Callable[[SlackServices], None] | None = None,
     **options: Any,
-) -> AsyncIterator[Harness]:
+) -> AsyncIterator[HttpHarness]:
     """The Slack app in HTTP mode on a free port over `store`, as `opsagent serve --http` wires it; `prepare`
     sees the services before the server starts (to add routes), `start` resumes saved runs and starts the
     replica duties. Leaving the block shuts it down (saving its runs)."""
@@ -203,7 +207,7 @@ async def running_app(
         prepare(services)
     port = free_port()
     runner = await start_http(services, "127.0.0.1", port)
-    harness = Harness(slack, f"http://127.0.0.1:{port}", incident)
+    harness = HttpHarness(slack, f"http://127.0.0.1:{port}", incident)
     harness.services = services
     if start:
         await services.start()

@@ -1,8 +1,6 @@
 """Who may start a run: the decision function alone, then the real bot (signed events, fake Slack) refusing
 with an ephemeral reply that names the limit and when to try again, and starting nothing."""
 
-# ruff: noqa: F811 - the Slack end-to-end fixtures imported from test_slack_app are named as arguments
-
 from __future__ import annotations
 
 import json
@@ -10,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from structlog.testing import capture_logs
-from test_slack_app import harness  # noqa: F401 - the Slack end-to-end fixture
 
 from bot.access.ledger import InMemoryRunLedger
 from bot.access.policy import Allowed, RecentUse, RefusalReason, Refused, RunRequest, author_teams, decide
@@ -19,7 +16,7 @@ from bot.settings import load_settings
 from bot.slack.refusals import refusal_text
 from fakes.clock import T0, ManualClock
 from fakes.slack_api import TEAM_ID
-from kernel import Agent, ConfirmHook, LLMResponse, Pricing, ScriptedModel, TokenUsage, text_turn
+from kernel import LLMResponse, Pricing, TokenUsage, text_turn
 from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 
 HOME = TEAM_ID
@@ -196,14 +193,6 @@ def test_the_old_place_of_max_concurrent_runs_says_where_it_moved(tmp_path):
 # --- the real bot -------------------------------------------------------------------------------------------
 
 
-class PricedBot(IncidentBot):
-    """The harness's bot whose model is priced, so its turns' reported tokens cost money."""
-
-    def agent_for(self, confirm: ConfirmHook) -> Agent:
-        self.models.append(ScriptedModel(self.script.pop(0)))
-        return Agent(llm=self.models[-1], tools=self.tools, confirm=confirm, prices={"scripted": PRICE})
-
-
 @pytest.fixture
 def access_settings(request):
     return AccessSettings(**getattr(request, "param", {}))
@@ -216,7 +205,7 @@ def clock():
 
 @pytest.fixture
 def incident_bot(script):
-    return PricedBot(script)
+    return IncidentBot(script, price=PRICE)
 
 
 def ephemerals_to(harness, user: str) -> list:

@@ -33,11 +33,6 @@ def marker() -> dict:
 
 
 @pytest.fixture
-def script() -> list[list[Any]]:
-    return []
-
-
-@pytest.fixture
 async def bot(script: list[list[Any]]):
     async with running_alert_bot(script) as running:
         yield running

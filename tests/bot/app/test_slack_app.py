@@ -8,49 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
 
 import pytest
 
-from bot.access.settings import AccessSettings
 from bot.slack.action_ids import APPROVE, DENY, STOP
 from fakes.slack_api import (
     SIGNING_SECRET,
-    SlackFake,
     app_mention_event,
     signed_event,
 )
 from kernel import text_turn
-from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, USERS, IncidentBot, running_app
-
-
-@pytest.fixture
-def access_settings():
-    """The bot's [access] settings: room for every test's runs (tests/test_access.py tests the limits)."""
-    return AccessSettings(max_concurrent_runs=25, runs_per_user_per_hour=None, runs_per_channel_per_hour=None)
-
-
-@pytest.fixture
-def clock():
-    """The wall clock the access limits count by."""
-    return lambda: datetime.now(UTC)
-
-
-@pytest.fixture
-def incident_bot(script):
-    """The agent factory of the app's runs."""
-    return IncidentBot(script)
-
-
-@pytest.fixture
-async def harness(incident_bot, slack_settings, access_settings, clock, run_store):
-    async with (
-        SlackFake(users=USERS) as slack,
-        running_app(
-            slack, incident_bot, run_store, settings=slack_settings, access=access_settings, clock=clock
-        ) as harness,
-    ):
-        yield harness
+from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK
 
 
 async def test_a_mention_becomes_a_full_investigation_thread(harness, script):

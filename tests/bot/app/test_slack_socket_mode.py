@@ -23,7 +23,7 @@ from kernel import text_turn
 from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher, click_payload
 
 
-class Harness(ThreadWatcher):
+class SocketModeHarness(ThreadWatcher):
     """The app connected over Socket Mode, both fakes, and helpers to push envelopes and wait for results."""
 
     def __init__(self, slack: SlackFake, socket: SocketModeFake, bot: IncidentBot) -> None:
@@ -64,12 +64,7 @@ async def close_handler(handler: AsyncSocketModeHandler) -> None:
 
 
 @pytest.fixture
-def script():
-    return []
-
-
-@pytest.fixture
-async def harness(script, run_store):
+async def socket_harness(script, run_store):
     bot = IncidentBot(script)
     async with SlackFake(users=USERS) as slack, SocketModeFake() as socket:
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=APP_TOKEN, api_url=slack.api_url)
@@ -81,7 +76,7 @@ async def harness(script, run_store):
         handler = socket_mode_handler(services, APP_TOKEN, web_client=socket.web_client())
         await handler.connect_async()
         await socket.wait_connected()
-        h = Harness(slack, socket, bot)
+        h = SocketModeHarness(slack, socket, bot)
         h.services, h.handler = services, handler
         try:
             yield h
@@ -90,75 +85,77 @@ async def harness(script, run_store):
             await services.close(timeout_s=5)
 
 
-async def test_the_client_opens_a_connection_with_the_app_token_and_gets_hello(harness):
-    assert [call["ok"] for call in harness.socket.opened] == [True]
-    assert harness.socket.opened[0]["http_method"] == "POST"
-    assert len(harness.socket.connections) == 1
+async def test_the_client_opens_a_connection_with_the_app_token_and_gets_hello(socket_harness):
+    assert [call["ok"] for call in socket_harness.socket.opened] == [True]
+    assert socket_harness.socket.opened[0]["http_method"] == "POST"
+    assert len(socket_harness.socket.connections) == 1
     with pytest.raises(SlackApiError) as refused:
-        await harness.socket.web_client().apps_connections_open(app_token="xapp-1-wrong")
+        await socket_harness.socket.web_client().apps_connections_open(app_token="xapp-1-wrong")
     assert refused.value.response["error"] == "invalid_auth"
 
 
-async def test_a_mention_envelope_is_acked_and_becomes_an_investigation_thread(harness, script):
+async def test_a_mention_envelope_is_acked_and_becomes_an_investigation_thread(socket_harness, script):
     script.append([text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH])
-    ts, envelope_id = await harness.mention("order-service 5xx at 12%, find the root cause")
-    ack = await harness.socket.wait_ack(envelope_id)
+    ts, envelope_id = await socket_harness.mention("order-service 5xx at 12%, find the root cause")
+    ack = await socket_harness.socket.wait_ack(envelope_id)
     assert ack.payload is None
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
-    thread = harness.thread(ts)
-    assert harness.reacted(ts, "eyes")
+    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
+    thread = socket_harness.thread(ts)
+    assert socket_harness.reacted(ts, "eyes")
     assert "Investigating" in thread[1].text
     assert any(e.get("action_id") == STOP for b in thread[1].blocks for e in b.get("elements", []))
     assert "jumped from 0.10% to 12.0%" in json.dumps(thread[2].blocks)
     assert any("Root cause" in json.dumps(m.blocks) for m in thread[3:])
-    assert [a.envelope_id for a in harness.socket.acks] == [envelope_id]
+    assert [a.envelope_id for a in socket_harness.socket.acks] == [envelope_id]
 
 
-async def test_an_approve_click_over_the_socket_runs_the_action_exactly_once(harness, script):
+async def test_an_approve_click_over_the_socket_runs_the_action_exactly_once(socket_harness, script):
     script.append([ROLLBACK, FINISH])
-    ts, _ = await harness.mention("roll back order-service")
-    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
-    assert harness.executed == []
-    envelope_id = await harness.click(APPROVE, approval_id, message.ts, ts)
-    assert (await harness.socket.wait_ack(envelope_id)).payload is None
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
-    assert harness.executed == [("order-service", "v2.13.2")]
-    assert "Approved by" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks)
-    again = await harness.click(APPROVE, approval_id, message.ts, ts)
-    await harness.socket.wait_ack(again)
-    await harness.until(lambda: harness.slack.responses, "an ephemeral answer to the second click")
-    assert "Already approved" in json.dumps([r.body for r in harness.slack.responses])
-    assert harness.executed == [("order-service", "v2.13.2")]
+    ts, _ = await socket_harness.mention("roll back order-service")
+    message, approval_id = await socket_harness.until(
+        lambda: socket_harness.approval_message(ts), "an approval message"
+    )
+    assert socket_harness.executed == []
+    envelope_id = await socket_harness.click(APPROVE, approval_id, message.ts, ts)
+    assert (await socket_harness.socket.wait_ack(envelope_id)).payload is None
+    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert socket_harness.executed == [("order-service", "v2.13.2")]
+    assert "Approved by" in json.dumps(socket_harness.slack.message(CHANNEL, message.ts).blocks)
+    again = await socket_harness.click(APPROVE, approval_id, message.ts, ts)
+    await socket_harness.socket.wait_ack(again)
+    await socket_harness.until(lambda: socket_harness.slack.responses, "an ephemeral answer to the second click")
+    assert "Already approved" in json.dumps([r.body for r in socket_harness.slack.responses])
+    assert socket_harness.executed == [("order-service", "v2.13.2")]
 
 
-async def test_a_redelivered_envelope_starts_no_second_run(harness, script):
+async def test_a_redelivered_envelope_starts_no_second_run(socket_harness, script):
     script.append([FINISH])
-    ts, first = await harness.mention("why 5xx?", event_id="Ev0SAME")
-    _, retry = await harness.mention("why 5xx?", event_id="Ev0SAME", retry_attempt=1, ts=ts)
-    assert harness.socket.envelopes[-1].body["retry_attempt"] == 1
-    await harness.socket.wait_ack(first)
-    await harness.socket.wait_ack(retry)
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
-    assert len(harness.headers(ts)) == 1
-    assert len(harness.models) == 1
+    ts, first = await socket_harness.mention("why 5xx?", event_id="Ev0SAME")
+    _, retry = await socket_harness.mention("why 5xx?", event_id="Ev0SAME", retry_attempt=1, ts=ts)
+    assert socket_harness.socket.envelopes[-1].body["retry_attempt"] == 1
+    await socket_harness.socket.wait_ack(first)
+    await socket_harness.socket.wait_ack(retry)
+    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert len(socket_harness.headers(ts)) == 1
+    assert len(socket_harness.models) == 1
 
 
-async def test_after_a_dropped_socket_and_a_refresh_the_client_reconnects_and_events_still_work(harness, script):
+async def test_after_a_dropped_socket_and_a_refresh_the_client_reconnects_and_events_still_work(socket_harness, script):
     script.extend([[FINISH], [FINISH]])
-    dropped = await harness.socket.drop()
+    dropped = await socket_harness.socket.drop()
     assert [c.index for c in dropped] == [0]
-    second = await harness.socket.wait_connected(2)
-    ts, envelope_id = await harness.mention("why 5xx after the drop?")
-    assert (await harness.socket.wait_ack(envelope_id)).connection == second.index
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run after the drop ends")
+    second = await socket_harness.socket.wait_connected(2)
+    ts, envelope_id = await socket_harness.mention("why 5xx after the drop?")
+    assert (await socket_harness.socket.wait_ack(envelope_id)).connection == second.index
+    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run after the drop ends")
 
-    await harness.socket.disconnect("refresh_requested")
-    third = await harness.socket.wait_connected(3)
-    await harness.until(lambda: second.closed, "the client closes the refreshed session")
-    ts, envelope_id = await harness.mention("why 5xx after the refresh?")
-    assert (await harness.socket.wait_ack(envelope_id)).connection == third.index
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run after the refresh ends")
+    await socket_harness.socket.disconnect("refresh_requested")
+    third = await socket_harness.socket.wait_connected(3)
+    await socket_harness.until(lambda: second.closed, "the client closes the refreshed session")
+    ts, envelope_id = await socket_harness.mention("why 5xx after the refresh?")
+    assert (await socket_harness.socket.wait_ack(envelope_id)).connection == third.index
+    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run after the refresh ends")
 
-    assert [call["ok"] for call in harness.socket.opened] == [True, True, True]
-    assert len(harness.socket.open_connections) == 1
-    assert all(len(harness.headers(m.ts)) == 1 for m in harness.slack.messages(CHANNEL) if m.user == BOB)
+    assert [call["ok"] for call in socket_harness.socket.opened] == [True, True, True]
+    assert len(socket_harness.socket.open_connections) == 1
+    assert all(len(socket_harness.headers(m.ts)) == 1 for m in socket_harness.slack.messages(CHANNEL) if m.user == BOB)

@@ -8,18 +8,10 @@ import os
 import sys
 from datetime import UTC, datetime
 
-import pytest
-
 from bot.cli.main import main
 from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 from samples.demo_config import write_demo_config
 from servers.local_server import free_port
-from servers.prometheus import prometheus_fixture  # noqa: F401 - the session fixture
-
-
-@pytest.fixture
-def demo_config(tmp_path):
-    return write_demo_config(tmp_path, datetime.now(UTC))
 
 
 def cli(capsys, *argv):

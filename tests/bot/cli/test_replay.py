@@ -81,11 +81,6 @@ def replay_json(capsys, config: Path, trace: Path) -> tuple[int, dict]:
 
 
 @pytest.fixture
-def demo_config(tmp_path):
-    return write_demo_config(tmp_path, datetime.now(UTC))
-
-
-@pytest.fixture
 def recorded(tmp_path, demo_config):
     """A fresh trace over the demo backends, saved where the replay reads it."""
     result = asyncio.run(record(demo_config, script()))

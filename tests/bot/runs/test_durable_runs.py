@@ -23,7 +23,7 @@ from bot.store.protocol import RunStore
 from bot.store.records import RunStatus, utc_now
 from fakes.slack_api import SlackFake
 from kernel import Agent, RunResult, ScriptedModel, StepCompleted, StopReason, text_turn
-from worlds.slack_bot import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, Harness, IncidentBot, running_app, save_run
+from worlds.slack_bot import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, HttpHarness, IncidentBot, running_app, save_run
 
 QUERY = text_turn("query_metrics", "Known: nothing yet.", service="order-service")
 SLOW = text_turn("slow", "5xx rose at t-10m (step 1); waiting on a slow check.", seconds=30)
@@ -39,14 +39,14 @@ async def process(
     start: bool = True,
     ttl_s: float = 900,
     access: AccessSettings = NO_LIMITS,
-) -> AsyncIterator[Harness]:
+) -> AsyncIterator[HttpHarness]:
     """One life of the bot: the app on its own port over the shared store; leaving the block shuts it down."""
     settings = SlackSettings(approvers=[ALICE], post_interval_s=0, approval_ttl_s=ttl_s)
     async with running_app(slack, incident, store, settings=settings, start=start, access=access) as harness:
         yield harness
 
 
-def texts(harness: Harness, ts: str) -> list[str]:
+def texts(harness: HttpHarness, ts: str) -> list[str]:
     return [m.text for m in harness.thread(ts)]
 
 
@@ -138,7 +138,7 @@ async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_r
         assert next(e for e in audit if e.kind == "approval_decided").detail["decision"] == "approved"
 
 
-async def paused_for_approval(harness: Harness, store: RunStore, ts: str) -> tuple[Any, str]:
+async def paused_for_approval(harness: HttpHarness, store: RunStore, ts: str) -> tuple[Any, str]:
     """The approval message and id once the run's pause is saved (so that a shutdown now is not mid-step)."""
     message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
     for _ in range(500):

@@ -22,7 +22,6 @@ from bot.store.schema import LATEST_VERSION
 from fakes.clock import T0, ManualClock
 from opsagent_tools.actions.journal import SideEffectState
 from samples.store_records import a_run, a_side_effect, an_approval
-from servers.postgres import postgres_fixture  # noqa: F401 (the session's PostgreSQL)
 
 RACES = 40
 

@@ -17,7 +17,7 @@ from bot.store.postgres import PostgresRunStore
 from bot.store.protocol import StoreUnavailableError, Subscription
 from bot.store.records import RunStatus
 from samples.store_records import a_run
-from servers.postgres import PostgresServer, postgres_fixture  # noqa: F401 (the session's PostgreSQL)
+from servers.postgres import PostgresServer
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ Values are read with prometheus_client's own text parser from what the server se
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -14,19 +13,10 @@ from bot.runs.active import ActiveRun
 from bot.slack.action_ids import DENY, STOP
 from bot.telemetry.metrics import BotMetrics
 from fakes.prometheus_scrape import parse_samples, sample
-from fakes.slack_api import SlackFake
-from kernel import ConfirmHook, Event, Pricing, text_turn
-from worlds.slack_bot import CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, running_app
+from kernel import Event, Pricing, text_turn
+from worlds.slack_bot import CHANNEL, FINISH, ROLLBACK, IncidentBot
 
 PRICE = Pricing(input_per_mtok=3.0, output_per_mtok=15.0)
-
-
-class PricedBot(IncidentBot):
-    """The harness's bot, with a price for the scripted model so that cost is counted."""
-
-    def agent_for(self, confirm: ConfirmHook):
-        agent = super().agent_for(confirm)
-        return replace(agent, prices={agent.llm.model: PRICE})
 
 
 class ExplodingObserver:
@@ -41,18 +31,21 @@ class ExplodingObserver:
 
 
 @pytest.fixture
-async def harness(script, slack_settings, run_store):
-    bot = PricedBot(script)
-    exploding = ExplodingObserver()
+def incident_bot(script):
+    """The harness's bot, with a price for the scripted model so that cost is counted."""
+    return IncidentBot(script, price=PRICE)
+
+
+@pytest.fixture
+def exploding() -> ExplodingObserver:
+    return ExplodingObserver()
+
+
+@pytest.fixture
+def app_options(exploding):
+    """The app observed by the failing observer and by the metrics, whose `/metrics` route it serves."""
     metrics = BotMetrics()
-    async with (
-        SlackFake(users=USERS) as slack,
-        running_app(
-            slack, bot, run_store, settings=slack_settings, observers=[exploding, metrics], prepare=metrics.attach
-        ) as harness,
-    ):
-        harness.exploding = exploding
-        yield harness
+    return {"observers": [exploding, metrics], "prepare": metrics.attach}
 
 
 async def scrape(harness):
@@ -63,7 +56,7 @@ async def scrape(harness):
         return parse_samples(await response.text())
 
 
-async def test_a_run_with_a_tool_error_and_a_denied_action_is_counted(harness, script):
+async def test_a_run_with_a_tool_error_and_a_denied_action_is_counted(harness, script, exploding):
     script.append(
         [
             text_turn("query_metrics", "Known: nothing.", service="order-service"),
@@ -99,7 +92,7 @@ async def test_a_run_with_a_tool_error_and_a_denied_action_is_counted(harness, s
     assert sample(after, "opsagent_llm_tokens_total", model="scripted", type="completion") == usage["completion_tokens"]
     expected_cost = PRICE.cost(usage["prompt_tokens"], usage["completion_tokens"])
     assert sample(after, "opsagent_llm_cost_usd_total", model="scripted") == pytest.approx(expected_cost)
-    assert harness.exploding.calls > 0  # the failing observer saw every event and broke nothing
+    assert exploding.calls > 0  # the failing observer saw every event and broke nothing
 
 
 @pytest.mark.parametrize("slack_settings", [{"approval_ttl_s": 0.3}], indirect=True)

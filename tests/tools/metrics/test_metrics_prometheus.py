@@ -27,7 +27,7 @@ from kernel import (
 )
 from opsagent_tools.metrics.prometheus import LONG_QUERY_CHARS, PrometheusClient
 from opsagent_tools.metrics.tools import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
-from servers.prometheus import PrometheusServer, binary, prometheus_fixture  # noqa: F401  (provides `prometheus`)
+from servers.prometheus import PrometheusServer, binary
 
 SPIKE_QUERY = (
     'query: (sum(rate(http_requests_total{service="order-service",code=~"5.."}[75s])) or vector(0)) '
