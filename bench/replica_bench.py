@@ -40,16 +40,9 @@ from kernel import (
 
 # isort: split
 # tests/ is on the import path once bench.slack_bench is imported (it puts it there for SlackFake).
-from fakes.slack_api import (
-    BOT_USER_ID,
-    SIGNING_SECRET,
-    TEAM_ID,
-    SlackFake,
-    app_mention_event,
-    block_actions_payload,
-    signed_action,
-    signed_event,
-)
+from fakes.slack_api import SlackFake
+from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET, TEAM_ID
 from servers.postgres import PostgresServer, running_postgres
 from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, approval_id_in
 

@@ -44,7 +44,8 @@ from bot.agent import build_llm
 from bot.cli.main import _parser, _serve
 from bot.serve import SHUTDOWN_TIMEOUT_S
 from bot.settings import Settings, load_settings
-from fakes.slack_api import BOT_TOKEN, SlackFake
+from fakes.slack_api import SlackFake
+from fakes.slack_workspace import BOT_TOKEN
 from opsagent_tools.toolset import build_tools
 from servers.local_server import free_port
 from servers.prometheus import binary

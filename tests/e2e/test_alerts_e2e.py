@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fakes.slack_api import Message
+from fakes.slack_workspace import Message
 from kernel import text_turn
 from servers.alertmanager import running_alertmanager
 from servers.prometheus import incident_prometheus

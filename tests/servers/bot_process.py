@@ -18,17 +18,9 @@ import aiohttp
 import pytest
 
 from fakes.model_server import FakeModelServer
-from fakes.slack_api import (
-    BOT_TOKEN,
-    BOT_USER_ID,
-    SIGNING_SECRET,
-    TEAM_ID,
-    SlackFake,
-    app_mention_event,
-    block_actions_payload,
-    signed_action,
-    signed_event,
-)
+from fakes.slack_api import SlackFake
+from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
 from servers.local_server import free_port
 
 STARTUP_TIMEOUT_S = 60.0

@@ -18,17 +18,9 @@ from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.store.factory import opened_store
 from bot.store.protocol import RunStore
 from bot.store.records import RunRecord, RunStatus, utc_now
-from fakes.slack_api import (
-    BOT_TOKEN,
-    BOT_USER_ID,
-    SIGNING_SECRET,
-    TEAM_ID,
-    SlackFake,
-    app_mention_event,
-    block_actions_payload,
-    signed_action,
-    signed_event,
-)
+from fakes.slack_api import SlackFake
+from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
 from kernel import (
     Agent,
     ConfirmHook,

@@ -15,7 +15,9 @@ from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.viewer.server import SECRET_ENV, TraceViewer
 from bot.viewer.settings import ViewerSettings
-from fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, TEAM_ID, SlackFake, block_actions_payload, signed_action
+from fakes.slack_api import SlackFake
+from fakes.slack_requests import block_actions_payload, signed_action
+from fakes.slack_workspace import BOT_TOKEN, SIGNING_SECRET, TEAM_ID
 from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry
 from servers.local_server import free_port
 from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, temporary_store

@@ -15,7 +15,7 @@ from bot.access.settings import AccessSettings
 from bot.settings import load_settings
 from bot.slack.refusals import refusal_text
 from fakes.clock import T0, ManualClock
-from fakes.slack_api import TEAM_ID
+from fakes.slack_workspace import TEAM_ID
 from kernel import LLMResponse, Pricing, TokenUsage, text_turn
 from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 

@@ -18,7 +18,7 @@ from bot.alerts.payload import AlertGroup
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.settings import Settings
 from bot.slack.blocks import FALLBACK_CHARS
-from fakes.slack_api import check_blocks
+from fakes.block_kit import check_blocks
 from kernel import text_turn
 from worlds.alert_bot import ALERTNAME, GROUP_KEY, STARTED, TOKEN, AlertBot, alert, notification, running_alert_bot
 from worlds.slack_bot import CHANNEL, FINISH
