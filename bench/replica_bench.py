@@ -1,7 +1,7 @@
 """Suite (r), replicas on one PostgreSQL: investigations per minute and click-to-action latency, 1 and 2 replicas.
 
 Each replica is a process of its own (`python -m bench.replica_bench STORE_URL SLACK_API_URL`): the app in HTTP
-mode on its own port. This process runs PostgreSQL (tests/postgres_server.py), the fake Slack, the mentions and
+mode on its own port. This process runs PostgreSQL (tests/servers/postgres.py), the fake Slack, the mentions and
 the clicker. Action times are `time.perf_counter()` in the replica, click times the same clock here: on Linux
 it is CLOCK_MONOTONIC, one clock for every process on the machine.
 """

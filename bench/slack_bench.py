@@ -1,6 +1,6 @@
 """Suite (s), the Slack bot in HTTP mode: event-to-ack latency at 50 mentions/s, and Web API calls per agent step.
 
-Slack is `tests/slack_fake.SlackFake`, a real HTTP server; runs use a scripted model and an instant tool.
+Slack is `tests/fakes/slack_api.SlackFake`, a real HTTP server; runs use a scripted model and an instant tool.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the bot's `POST /alertmanager` with its bearer token, and the investigation thread appears in the fake Slack;
 Alertmanager's re-sends open no second thread, and when the alert resolves the thread says so and the run stops.
 
-How the rule sees the data: the incident series are backfilled up to "now" (tests/prometheus_server.py), and
+How the rule sees the data: the incident series are backfilled up to "now" (tests/servers/prometheus.py), and
 the rule takes the 5xx ratio over the last 10 minutes, all of it after order-service's jump to 12% (which
 began 10.5 minutes before the data ends). Rules are evaluated at the wall clock, so the rule holds for about
 9 minutes after the backfill, far longer than the test needs; `for: 2s` with 1 s evaluations makes it pass

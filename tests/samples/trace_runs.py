@@ -1,4 +1,4 @@
-"""Real kernel runs for the trace viewer's tests: the strict scripted model and conftest's tools.
+"""Real kernel runs for the trace viewer's tests: the strict scripted model and tests/conftest.py's tools.
 
 One run finishes after a truncated observation, a failed call and an approved rollback; one stops on
 its step budget with a partial answer. Hostile text rides along in thoughts, arguments and output.

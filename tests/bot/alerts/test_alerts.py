@@ -1,7 +1,7 @@
 """`POST /alertmanager` over real HTTP: firing groups open threads and runs, re-sends are ignored, new alerts
 get a note, resolved groups are closed and their runs stopped; bad tokens and bodies are refused.
 
-The bot is wired as `opsagent serve` wires it (tests/alert_harness.py), Slack is the fake Web API server and
+The bot is wired as `opsagent serve` wires it (tests/worlds/alert_bot.py), Slack is the fake Web API server and
 the model a strict scripted one. Notifications are handled one at a time in arrival order, so a later
 "marker" group whose thread has appeared proves an earlier notification was handled (no sleeping).
 """

@@ -1,6 +1,6 @@
 """The Slack bot end to end in HTTP mode: signed events and clicks in, a fake Slack Web API out.
 
-The model is a strict scripted one; Slack is `slack_fake.SlackFake`, a real HTTP server speaking the
+The model is a strict scripted one; Slack is `fakes.slack_api.SlackFake`, a real HTTP server speaking the
 Web API's JSON; requests reach the app exactly as Slack sends them, signed.
 """
 

@@ -1,6 +1,6 @@
 """The Slack bot end to end in Socket Mode: envelopes in over a real WebSocket, a fake Slack Web API out.
 
-Bolt's `AsyncSocketModeHandler` connects to `socket_mode_fake.SocketModeFake`; the app talks to `SlackFake`.
+Bolt's `AsyncSocketModeHandler` connects to `fakes.socket_mode.SocketModeFake`; the app talks to `SlackFake`.
 """
 
 from __future__ import annotations

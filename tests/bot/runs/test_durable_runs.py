@@ -1,7 +1,7 @@
 """Runs survive a restart: saved after every step and at every pause, resumed by the next process.
 
 Two app instances on one run store and one fake Slack stand for the bot before and after a restart
-(in-process, stopped gracefully); tests/test_faults.py kills real processes.
+(in-process, stopped gracefully); tests/e2e/test_faults.py kills real processes.
 """
 
 from __future__ import annotations

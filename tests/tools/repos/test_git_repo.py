@@ -1,4 +1,4 @@
-"""The local git backend and the repository tools, on real repositories built by `git_fixtures`.
+"""The local git backend and the repository tools, on real repositories built by `samples.git_repos`.
 
 Reads at tags, advice for unknown refs and paths, symlinks, binary and big files, capped diffs, injection.
 """
