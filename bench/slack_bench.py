@@ -1,6 +1,6 @@
 """Suite (s), the Slack bot in HTTP mode: event-to-ack latency at 50 mentions/s, and Web API calls per agent step.
 
-Slack is `tests/slack_fake.SlackFake`, a real HTTP server; runs use a scripted model and an instant tool.
+Slack is `tests/fakes/slack_api.SlackFake`, a real HTTP server; runs use a scripted model and an instant tool.
 """
 
 from __future__ import annotations
@@ -32,18 +32,12 @@ from bot.store.factory import opened_store
 from kernel import Agent, Budget, ConfirmHook, ScriptedModel, ToolRegistry, text_turn
 
 ROOT = Path(__file__).resolve().parents[1]
-# The fake Slack lives with the tests, and tests/ is not a package: put that folder on the import path.
+# The fake Slack lives with the tests (the package tests/fakes): put tests/ on the import path, as pytest does.
 if str(ROOT / "tests") not in sys.path:
     sys.path.append(str(ROOT / "tests"))
-from slack_fake import (  # noqa: E402
-    BOT_TOKEN,
-    BOT_USER_ID,
-    MAX_TEXT,
-    SIGNING_SECRET,
-    SlackFake,
-    app_mention_event,
-    signed_event,
-)
+from fakes.slack_api import MAX_TEXT, SlackFake  # noqa: E402
+from fakes.slack_requests import app_mention_event, signed_event  # noqa: E402
+from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET  # noqa: E402
 
 RATE = 50
 """Mentions per second in the latency part."""

@@ -1,17 +1,19 @@
-"""Shared fixtures: a small tool set that behaves like real backends, including badly."""
+"""Fixtures of every part of the suite: a small tool set that behaves like real backends (including badly), the
+scripted fake model server, and the session's real Prometheus and PostgreSQL."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Annotated
 
 import pytest
 from pydantic import Field
-from slack_harness import ALICE, temporary_store
-from wire_servers import FakeModelServer, SleepRecorder
 
-from bot.slack.settings import SlackSettings
+from fakes.model_server import FakeModelServer
 from kernel import ToolFailure, ToolRegistry
+from servers.postgres import PostgresServer, running_postgres
+from servers.prometheus import PrometheusServer, incident_prometheus
 
 
 class Backend:
@@ -79,26 +81,15 @@ async def server():
         yield fake
 
 
-@pytest.fixture
-def sleeps() -> SleepRecorder:
-    """Records the retry delays instead of sleeping them."""
-    return SleepRecorder()
+@pytest.fixture(scope="session")
+def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]:
+    """The session's Prometheus: the incident data backfilled, served on a free port, stopped at the end."""
+    with incident_prometheus(tmp_path_factory.mktemp("prometheus")) as server:
+        yield server
 
 
-@pytest.fixture
-async def run_store():
-    """The bot's run store on a SQLite file of the test's own, migrated."""
-    async with temporary_store() as store:
-        yield store
-
-
-@pytest.fixture
-def script():
-    """The scripts of the Slack tests' runs, one list of model turns per run, in order."""
-    return []
-
-
-@pytest.fixture
-def slack_settings(request):
-    """The bot's [slack] settings; a test may pass overrides with indirect parametrisation."""
-    return SlackSettings(approvers=[ALICE], post_interval_s=0, **getattr(request, "param", {}))
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL (`running_postgres`); `new_database()` gives each test its own database."""
+    with running_postgres() as server:
+        yield server

@@ -1,0 +1,187 @@
+"""The Slack bot end to end in HTTP mode: signed events and clicks in, a fake Slack Web API out.
+
+The model is a strict scripted one; Slack is `fakes.slack_api.SlackFake`, a real HTTP server speaking the
+Web API's JSON; requests reach the app exactly as Slack sends them, signed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from bot.slack.action_ids import APPROVE, DENY, STOP
+from fakes.slack_requests import app_mention_event, signed_event
+from fakes.slack_workspace import SIGNING_SECRET
+from kernel import text_turn
+from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK
+
+
+async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
+    script.append([text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH])
+    ts = await harness.mention("order-service 5xx at 12%, find the root cause")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
+    thread = harness.thread(ts)
+    texts = [m.text for m in thread]
+    assert harness.reacted(ts, "eyes")
+    assert "Investigating" in texts[1]
+    stop_buttons = [e for b in thread[1].blocks for e in b.get("elements", []) if e.get("action_id") == STOP]
+    assert len(stop_buttons) == 1
+    step = json.dumps(thread[2].blocks)
+    assert "query_metrics" in step
+    assert "jumped from 0.10% to 12.0%" in step
+    assert any("Root cause" in json.dumps(m.blocks) for m in thread[3:])
+    trace = next(f for f in harness.slack.files.values() if f.thread_ts == ts)
+    assert json.loads(trace.content)["ok"] is True
+
+
+async def test_an_approved_action_runs_exactly_once(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    assert harness.executed == []
+    assert await harness.click(APPROVE, approval_id, message.ts, ts) == 200
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert harness.executed == [("order-service", "v2.13.2")]
+    updated = harness.slack.message(CHANNEL, message.ts)
+    assert "Approved by" in json.dumps(updated.blocks)
+    assert APPROVE not in json.dumps(updated.blocks)
+    assert await harness.click(APPROVE, approval_id, message.ts, ts) == 200
+    await harness.until(lambda: harness.slack.responses, "an ephemeral answer to the second click")
+    assert "Already approved" in json.dumps([r.body for r in harness.slack.responses])
+    assert harness.executed == [("order-service", "v2.13.2")]
+
+
+async def test_a_denial_reaches_the_model_and_nothing_runs(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    await harness.click(DENY, approval_id, message.ts, ts)
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert harness.executed == []
+    assert "denied" in json.dumps([m.blocks for m in harness.thread(ts)]).lower()
+
+
+async def test_an_unauthorised_clicker_is_refused_and_the_approval_stays_pending(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    await harness.click(APPROVE, approval_id, message.ts, ts, user=GUEST)
+    await harness.until(lambda: harness.slack.responses, "an ephemeral refusal")
+    assert "Guests cannot approve" in json.dumps([r.body for r in harness.slack.responses])
+    assert harness.executed == []
+    await harness.click(APPROVE, approval_id, message.ts, ts, user=ALICE)
+    await harness.until(lambda: harness.executed, "the approved action")
+
+
+async def test_stop_cancels_the_run_and_says_so(harness, script):
+    script.append([text_turn("slow", seconds=30)])
+    ts = await harness.mention("check something slow")
+    header = await harness.until(lambda: len(harness.thread(ts)) > 1 and harness.thread(ts)[1], "the header")
+    run_id = next(e["value"] for b in header.blocks for e in b.get("elements", []) if e.get("action_id") == STOP)
+    await asyncio.sleep(0.1)
+    await harness.click(STOP, run_id, header.ts, ts, user=BOB)
+    await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
+    final = json.dumps([m.blocks for m in harness.thread(ts)])
+    assert "stopped by" in final
+
+
+async def test_a_retried_event_starts_one_run(harness, script):
+    script.append([FINISH])
+    ts = await harness.mention("why 5xx?", event_id="Ev0SAME")
+    await harness.mention("why 5xx?", event_id="Ev0SAME", retry_num=1, ts=ts)
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    headers = [m for m in harness.thread(ts) if "Investigating" in m.text]
+    assert len(headers) == 1
+
+
+async def test_a_bad_signature_is_refused(harness):
+    body, headers = signed_event(SIGNING_SECRET, app_mention_event(CHANNEL, BOB, "hi", "1.1"))
+    headers["X-Slack-Signature"] = "v0=" + "0" * 64
+    assert await harness.post(body, headers) == 401
+
+
+async def test_a_follow_up_in_the_thread_knows_the_earlier_answer(harness, script):
+    script.extend([[FINISH], [text_turn("finish", answer="Still v2.14.0.")]])
+    ts = await harness.mention("why 5xx?")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the first run ends")
+    await harness.mention("is it still the deploy?", thread_ts=ts)
+    await harness.until(lambda: len(harness.models) == 2 and harness.models[1].calls == 1, "the follow-up run")
+    first_message = harness.models[1].requests[0].messages[0].content
+    assert first_message.startswith("Task: is it still the deploy?")
+    assert "Earlier in this thread you investigated: why 5xx?" in first_message
+    assert "**Root cause**: v2.14.0 (step 1)." in first_message
+
+
+async def test_a_429_storm_loses_nothing_and_keeps_the_order(harness, script):
+    script.append([text_turn("query_metrics", service=f"svc-{i}") for i in range(3)] + [FINISH])
+    harness.slack.fail_next("chat.postMessage", times=2, status=429, retry_after=1)
+    ts = await harness.mention("check three services")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends", within=30)
+    after_header = json.dumps([m.blocks for m in harness.thread(ts)[2:]])
+    firsts = [after_header.find(f'query_metrics(service=\\"svc-{i}\\")') for i in range(3)]
+    assert -1 not in firsts, "every step reached the thread"
+    assert firsts == sorted(firsts), "in order"
+    assert sum(1 for call in harness.slack.calls_to("chat.postMessage") if call.status == 429) == 2
+
+
+async def test_twenty_concurrent_investigations_in_twenty_channels(harness, script):
+    script.extend([[text_turn("query_metrics", service=f"svc-{i}"), FINISH] for i in range(20)])
+    mentions = await asyncio.gather(*(harness.mention(f"check svc {i}", channel=f"C{i:04d}") for i in range(20)))
+    for i, ts in enumerate(mentions):
+        await harness.until(lambda i=i, ts=ts: harness.reacted(ts, "white_check_mark", f"C{i:04d}"), f"run {i} ends")
+    assert all(len(harness.thread(ts, f"C{i:04d}")) >= 4 for i, ts in enumerate(mentions))
+    assert not harness.services.investigations.active
+
+
+async def test_without_the_loading_status_the_run_goes_on(harness, script):
+    harness.slack.fail_always("assistant.threads.setStatus", "feature_not_enabled")
+    script.append([FINISH])
+    ts = await harness.mention("why 5xx?")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    assert harness.slack.calls_to("assistant.threads.setStatus")[0].error == "feature_not_enabled"
+
+
+async def test_slack_refusing_every_post_never_kills_the_run(harness, script):
+    harness.slack.fail_always("chat.postMessage", "not_in_channel")
+    script.append([text_turn("query_metrics", service="a"), FINISH])
+    ts = await harness.mention("why 5xx?")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run still ends, with ✅")
+    assert harness.models[0].calls == 2
+    assert len(harness.thread(ts)) == 1 + sum(1 for f in harness.slack.files.values() if f.thread_ts == ts)
+
+
+async def test_a_stop_mention_in_the_thread_cancels_the_run(harness, script):
+    script.append([text_turn("slow", seconds=30)])
+    ts = await harness.mention("check something slow")
+    await harness.until(lambda: harness.services.investigations.active, "the run is going")
+    await asyncio.sleep(0.1)
+    await harness.mention("stop", thread_ts=ts, user=ALICE)
+    await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
+    assert any(m.text.startswith(f"⏹ <@{ALICE}> stopped this investigation") for m in harness.thread(ts))
+
+
+@pytest.mark.parametrize("slack_settings", [{"approval_ttl_s": 0.3}], indirect=True)
+async def test_an_unanswered_approval_expires_as_a_denial(harness, script):
+    script.append([ROLLBACK, FINISH])
+    ts = await harness.mention("roll back order-service")
+    message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends after the expiry")
+    assert harness.executed == []
+    assert "Expired" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks)
+    assert "not approved within" in json.dumps([m.blocks for m in harness.thread(ts)])
+    await harness.click(APPROVE, approval_id, message.ts, ts)
+    await harness.until(lambda: harness.slack.responses, "an answer to the late click")
+    assert harness.executed == []
+
+
+async def test_a_mention_while_a_run_is_going_does_not_start_a_second_one(harness, script):
+    script.append([text_turn("slow", seconds=30)])
+    ts = await harness.mention("check something slow")
+    await harness.until(lambda: harness.services.investigations.active, "the run is going")
+    await harness.mention("and also this?", thread_ts=ts)
+    await harness.until(
+        lambda: any(m.text.startswith("An investigation is still running") for m in harness.thread(ts)), "the refusal"
+    )
+    assert len(harness.models) == 1

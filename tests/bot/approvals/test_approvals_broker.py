@@ -1,0 +1,600 @@
+"""The Slack approval broker: only an authorised, timely, single click on the right message lets a call run."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from structlog.testing import capture_logs
+
+from bot.approvals.broker import ApprovalBroker, ApproverPolicy, expiry_reason
+from bot.approvals.directory import CachedDirectory, SlackUser
+from bot.approvals.outcomes import Decided, Refusal, Refused, slack_date
+from bot.approvals.store import ApprovalState, InMemoryApprovalStore, PendingApproval
+from fakes.clock import T0, ManualClock
+from kernel import (
+    Agent,
+    ApprovalRequest,
+    Approved,
+    Deferred,
+    Denied,
+    ErrorKind,
+    RunControl,
+    ScriptedModel,
+    SideEffectMode,
+    SideEffectPolicy,
+    StopReason,
+    ToolCall,
+    ToolRegistry,
+    text_turn,
+)
+
+T0_SLACK = "<!date^1796007600^{date_short_pretty} {time}|2026-11-30 03:00 UTC>"
+TEAM = "T_HOME"
+POLICY = ApproverPolicy(users={"U_ALICE", "U_BOB"}, groups={"S_ONCALL"}, team_id=TEAM)
+ONCALL = {"U_CAROL", "U_BOT", "U_GONE", "U_GUEST", "U_SINGLE", "U_EXT"}
+"""Members of the approver group, so the account checks (not the approver check) are what refuse them."""
+ARGS = {"service": "order-service", "to_version": "v2.13.2"}
+ROLLBACK = text_turn("rollback_deployment", "Why: v2.14.0 broke checkout.", **ARGS)
+FINISH = text_turn("finish", answer="done")
+FULL = SideEffectPolicy(mode=SideEffectMode.FULL)
+NOT_AN_APPROVER = "You are not an approver for OpsAgent actions. Approvers: <@U_ALICE>, <@U_BOB>, <!subteam^S_ONCALL>."
+
+
+class FakeUI:
+    """Records what would be posted and updated in Slack; `posted` yields each request with its message ts."""
+
+    def __init__(self) -> None:
+        self.requests: list[PendingApproval] = []
+        self.posted: asyncio.Queue[PendingApproval] = asyncio.Queue()
+        self.shown: list[PendingApproval] = []
+        self.post_error: Exception | None = None
+        self.show_error: Exception | None = None
+        self.while_posting = None
+        """A coroutine function run inside `post_request`, before it returns the message ts."""
+
+    async def post_request(self, approval: PendingApproval) -> str:
+        self.requests.append(approval)
+        if self.post_error:
+            raise self.post_error
+        ts = f"1796007600.{len(self.requests):06d}"
+        if self.while_posting:
+            await self.while_posting()
+        self.posted.put_nowait(approval.model_copy(update={"message_ts": ts}))
+        return ts
+
+    async def show_decision(self, approval: PendingApproval) -> None:
+        self.shown.append(approval)
+        if self.show_error:
+            raise self.show_error
+
+
+class FakeDirectory:
+    """users.info and usergroups.users.list; counts lookups, can fail, and can hold lookups at a gate."""
+
+    def __init__(self) -> None:
+        self.users = {
+            user: SlackUser(id=user, team_id=TEAM) for user in ("U_ALICE", "U_BOB", "U_CAROL", "U_DAVE", "U_REQ")
+        }
+        self.users |= {
+            "U_BOT": SlackUser(id="U_BOT", team_id=TEAM, is_bot=True),
+            "U_GONE": SlackUser(id="U_GONE", team_id=TEAM, deleted=True),
+            "U_GUEST": SlackUser(id="U_GUEST", team_id=TEAM, is_restricted=True),
+            "U_SINGLE": SlackUser(id="U_SINGLE", team_id=TEAM, is_ultra_restricted=True),
+            "U_EXT": SlackUser(id="U_EXT", team_id="T_PARTNER"),
+        }
+        self.groups = {"S_ONCALL": set(ONCALL)}
+        self.user_lookups = 0
+        self.group_lookups = 0
+        self.error: Exception | None = None
+        self.group_error: Exception | None = None
+        self.gate: asyncio.Event | None = None
+        self.arrivals: asyncio.Queue[str] = asyncio.Queue()
+        """Who reached the gate, in order."""
+
+    async def user(self, user_id: str) -> SlackUser:
+        self.user_lookups += 1
+        if self.gate is not None:
+            self.arrivals.put_nowait(user_id)
+            await self.gate.wait()
+        if self.error:
+            raise self.error
+        return self.users[user_id]
+
+    async def group_members(self, group_id: str) -> set[str]:
+        self.group_lookups += 1
+        if self.group_error:
+            raise self.group_error
+        return self.groups[group_id]
+
+
+class Harness:
+    """A broker with fakes, and the hook tasks it started (cancelled at teardown)."""
+
+    def __init__(self, policy: ApproverPolicy = POLICY, *, recheck_s: float = 5.0) -> None:
+        self.ui = FakeUI()
+        self.directory = FakeDirectory()
+        self.clock = ManualClock()
+        self.store = InMemoryApprovalStore()
+        self.broker = ApprovalBroker(
+            policy=policy, ui=self.ui, directory=self.directory, store=self.store, clock=self.clock, recheck_s=recheck_s
+        )
+        self.tasks: list[asyncio.Task[Approved | Denied]] = []
+
+    async def ask(self, run_id: str = "run-1", requested_by: str = "U_REQ", step: int = 1):
+        """The kernel's side of one approval: the hook posts it and defers; the task waits for its decision."""
+        call = ToolCall("rollback_deployment", dict(ARGS))
+        request = ApprovalRequest(
+            run_id="kernel-run",
+            step=step,
+            call=call,
+            args_hash=call.args_hash(),
+            thought="v2.14.0 broke checkout",
+            description="Roll a service back.",
+        )
+        hook = self.broker.confirm_hook(run_id, "C_INCIDENT", "1796007000.000100", requested_by)
+        deferred = await hook(request)
+        assert isinstance(deferred, Deferred)
+        task = asyncio.create_task(self.broker.decision(deferred.approval_id))
+        self.tasks.append(task)
+        approval = await asyncio.wait_for(self.ui.posted.get(), 5)
+        assert approval.approval_id == deferred.approval_id
+        return task, approval
+
+    async def click(self, approval: PendingApproval, user: str = "U_BOB", *, approve: bool = True, **overrides):
+        fields = {"team_id": TEAM, "channel": approval.channel, "message_ts": approval.message_ts} | overrides
+        return await self.broker.decide(approval.approval_id, user_id=user, approve=approve, **fields)
+
+    async def state(self, approval: PendingApproval) -> ApprovalState:
+        stored = await self.store.get(approval.approval_id)
+        assert stored is not None
+        return stored.state
+
+
+@pytest.fixture
+async def h():
+    harness = Harness()
+    yield harness
+    for task in harness.tasks:
+        task.cancel()
+    await asyncio.gather(*harness.tasks, return_exceptions=True)
+
+
+def counting_registry() -> tuple[ToolRegistry, list[dict[str, str]]]:
+    registry = ToolRegistry()
+    executions: list[dict[str, str]] = []
+
+    @registry.register(side_effect=True)
+    async def rollback_deployment(service: str, to_version: str) -> str:
+        """Roll a service back to an earlier version."""
+        executions.append({"service": service, "to_version": to_version})
+        return f"rolled back {service} to {to_version}"
+
+    return registry, executions
+
+
+async def run_agent(h: Harness, clicker, *, control: RunControl | None = None):
+    """Run an agent whose side-effect call pauses on the broker, with `clicker` acting in Slack meanwhile;
+    the run resumes with the broker's decision, as the Slack bot resumes it."""
+    registry, executions = counting_registry()
+    model = ScriptedModel([ROLLBACK, FINISH])
+    hook = h.broker.confirm_hook("run-1", "C_INCIDENT", "1796007000.000100", "U_REQ")
+    agent = Agent(llm=model, tools=registry, policy=FULL, confirm=hook)
+    paused = await agent.run("roll back order-service", control=control)
+    assert paused.stop_reason is StopReason.AWAITING_APPROVAL
+    assert executions == []  # nothing runs before a decision
+    (pending,) = paused.pending_steps()
+    waiting = asyncio.create_task(h.broker.decision(pending.approval.approval_id))
+    clicked = await clicker(await asyncio.wait_for(h.ui.posted.get(), 5))
+    decision = await asyncio.wait_for(waiting, 5)
+    result = await agent.resume(paused, decisions={pending.approval.approval_id: decision}, control=control)
+    model.assert_complete()
+    return result, clicked, executions
+
+
+# --- through the kernel -----------------------------------------------------------------------------------
+
+
+async def test_approval_runs_the_tool_exactly_once_with_the_stored_arguments(h):
+    result, outcome, executions = await run_agent(h, lambda approval: h.click(approval, "U_BOB"))
+    assert isinstance(outcome, Decided)
+    assert outcome.message == "Approved: `rollback_deployment` will run now."
+    assert executions == [ARGS]
+    assert result.ok
+    assert result.steps[0].approval.decision == "approved"
+    assert result.steps[0].approval.by == "U_BOB"
+    assert result.steps[0].observation == "rolled back order-service to v2.13.2"
+    posted = h.ui.requests[0]
+    assert (posted.tool, posted.args, posted.args_hash) == (
+        "rollback_deployment",
+        ARGS,
+        result.steps[0].call.args_hash(),
+    )
+    assert (posted.run_id, posted.channel, posted.thread_ts, posted.requested_by) == (
+        "run-1",
+        "C_INCIDENT",
+        "1796007000.000100",
+        "U_REQ",
+    )
+    assert posted.thought == "Why: v2.14.0 broke checkout."
+    assert posted.expires_at - posted.created_at == timedelta(seconds=900)
+    assert [(a.state, a.decided_by) for a in h.ui.shown] == [(ApprovalState.APPROVED, "U_BOB")]
+
+
+async def test_denial_reaches_the_model_with_its_reason_and_nothing_runs(h):
+    result, outcome, executions = await run_agent(
+        h, lambda approval: h.click(approval, "U_BOB", approve=False, reason="not during peak traffic")
+    )
+    assert isinstance(outcome, Decided)
+    assert outcome.message == "Denied: `rollback_deployment` will not run."
+    assert executions == []
+    assert result.steps[0].error is ErrorKind.DENIED
+    assert "denied by U_BOB: not during peak traffic" in result.steps[0].observation
+    assert [a.state for a in h.ui.shown] == [ApprovalState.DENIED]
+
+
+async def test_a_denial_without_a_reason_says_it_was_denied_in_slack(h):
+    task, approval = await h.ask()
+    await h.click(approval, "U_BOB", approve=False)
+    assert await task == Denied(by="U_BOB", reason="denied in Slack", at=T0)
+
+
+async def test_a_request_that_cannot_be_posted_fails_closed(h):
+    h.ui.post_error = ConnectionError("slack is down")
+    registry, executions = counting_registry()
+    hook = h.broker.confirm_hook("run-1", "C_INCIDENT", "1796007000.000100", "U_REQ")
+    model = ScriptedModel([ROLLBACK, FINISH])
+    result = await Agent(llm=model, tools=registry, policy=FULL, confirm=hook).run("roll back")
+    assert executions == []
+    assert "the approval request failed (ConnectionError: slack is down)" in result.steps[0].observation
+    stored = await h.store.get(h.ui.requests[0].approval_id)
+    assert stored.state is ApprovalState.VOIDED
+    assert stored.reason == "the approval request failed (ConnectionError: slack is down)"
+    assert h.ui.shown == []  # there is no message to update
+
+
+async def test_stop_voids_the_pending_approval_as_a_denial(h):
+    async def stop(approval):
+        voided = await h.broker.void_run("run-1", "stopped by <@U_BOB>", by="U_BOB")
+        return voided, await h.click(approval, "U_BOB")
+
+    result, (voided, late), executions = await run_agent(h, stop)
+    assert [a.state for a in voided] == [ApprovalState.VOIDED]
+    assert executions == []
+    assert "denied by U_BOB: stopped by <@U_BOB>" in result.steps[0].observation
+    assert isinstance(late, Refused)
+    assert (late.refusal, late.message) == (Refusal.VOIDED, "The run was stopped; nothing will run.")
+    assert [a.state for a in h.ui.shown] == [ApprovalState.VOIDED]
+
+
+async def test_a_cancelled_wait_leaves_the_approval_pending_for_whoever_resumes_the_run(h):
+    task, approval = await h.ask()
+    task.cancel()  # a shutdown: the run is checkpointed, its approval must survive
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await h.state(approval) is ApprovalState.PENDING
+    assert h.ui.shown == []
+    assert isinstance(await h.click(approval, "U_BOB"), Decided)  # clicked while nobody waits
+    assert await h.broker.decision(approval.approval_id) == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
+
+
+async def test_a_decision_for_an_unknown_approval_is_a_denial_that_says_why(h):
+    assert await h.broker.decision("lost-id") == Denied(
+        by="opsagent", reason="the approval record is missing (lost with an in-memory store); ask again", at=T0
+    )
+
+
+async def test_a_click_on_another_process_wakes_the_run_waiting_here(h):
+    """Two brokers on one store stand for two replicas: B's click is announced, A's waiting run wakes."""
+    announced: list[str] = []
+
+    async def announce(approval_id: str) -> None:
+        announced.append(approval_id)
+        await h.broker.wake(approval_id)  # what the store's notification does on replica A
+
+    other = ApprovalBroker(
+        policy=POLICY, ui=h.ui, directory=h.directory, store=h.store, clock=h.clock, announce=announce
+    )
+    task, approval = await h.ask()
+    outcome = await other.decide(
+        approval.approval_id,
+        user_id="U_BOB",
+        team_id=TEAM,
+        channel="C_INCIDENT",
+        message_ts=approval.message_ts,
+        approve=True,
+    )
+    assert isinstance(outcome, Decided)
+    assert announced == [approval.approval_id]
+    assert await asyncio.wait_for(task, 5) == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
+
+
+async def test_a_lost_announcement_is_caught_by_rereading_the_store():
+    h = Harness(recheck_s=0.01)
+    other = ApprovalBroker(policy=POLICY, ui=h.ui, directory=h.directory, store=h.store, clock=h.clock)
+    task, approval = await h.ask()
+    await other.decide(
+        approval.approval_id,
+        user_id="U_BOB",
+        team_id=TEAM,
+        channel="C_INCIDENT",
+        message_ts=approval.message_ts,
+        approve=False,
+    )
+    assert await asyncio.wait_for(task, 5) == Denied(by="U_BOB", reason="denied in Slack", at=T0)
+
+
+async def test_a_stop_while_the_request_is_being_posted_still_updates_the_message(h):
+    h.ui.while_posting = lambda: h.broker.void_run("run-1", "stopped by <@U_BOB>", by="U_BOB")
+    task, approval = await h.ask()
+    assert await task == Denied(by="U_BOB", reason="stopped by <@U_BOB>", at=T0)
+    assert [(a.state, a.message_ts) for a in h.ui.shown] == [(ApprovalState.VOIDED, approval.message_ts)]
+
+
+# --- who may click, and which click counts ----------------------------------------------------------------
+
+
+async def test_a_forged_approval_id_is_refused_and_audited(h):
+    await h.ask()
+    with capture_logs() as logs:
+        outcome = await h.broker.decide(
+            "forged-id", user_id="U_BOB", team_id=TEAM, channel="C_INCIDENT", message_ts="1.2", approve=True
+        )
+    assert outcome == Refused(
+        Refusal.UNKNOWN_APPROVAL, "This approval is not known (it may be from before a restart or forged)."
+    )
+    assert logs == [
+        {
+            "event": "approval_refused",
+            "log_level": "warning",
+            "approval_id": "forged-id",
+            "user": "U_BOB",
+            "team_id": TEAM,
+            "reason": "unknown_approval",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"channel": "C_OTHER"}, {"message_ts": "1796007600.999999"}],
+    ids=["another channel", "another message"],
+)
+async def test_a_click_carried_to_another_message_is_refused(h, overrides):
+    task, approval = await h.ask()
+    outcome = await h.click(approval, **overrides)
+    assert isinstance(outcome, Refused)
+    assert outcome.refusal is Refusal.WRONG_MESSAGE
+    assert outcome.message == (
+        "This button does not belong to the approval message it was clicked on; nothing was done."
+    )
+    assert await h.state(approval) is ApprovalState.PENDING
+    assert not task.done()
+
+
+async def test_a_double_click_decides_once(h):
+    task, approval = await h.ask()
+    first = await h.click(approval, "U_BOB")
+    second = await h.click(approval, "U_BOB", approve=False)
+    assert isinstance(first, Decided)
+    assert second == Refused(Refusal.ALREADY_DECIDED, f"Already approved by <@U_BOB> at {T0_SLACK}.", first.approval)
+    assert await task == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
+    assert len(h.ui.shown) == 1
+
+
+@pytest.mark.parametrize("clickers", [("U_ALICE", "U_BOB"), ("U_BOB", "U_BOB")], ids=["two approvers", "one, twice"])
+async def test_concurrent_clicks_have_exactly_one_winner(h, clickers):
+    task, approval = await h.ask()
+    h.directory.gate = asyncio.Event()
+    clicks = [
+        asyncio.create_task(h.click(approval, clickers[0], approve=True)),
+        asyncio.create_task(h.click(approval, clickers[1], approve=False)),
+    ]
+    for _ in clicks:  # both clicks are past the state check, held inside the directory lookup
+        await asyncio.wait_for(h.directory.arrivals.get(), 5)
+    h.directory.gate.set()
+    outcomes = await asyncio.gather(*clicks)
+    winners = [o for o in outcomes if isinstance(o, Decided)]
+    losers = [o for o in outcomes if isinstance(o, Refused)]
+    assert len(winners) == 1
+    assert len(losers) == 1
+    won = winners[0].approval
+    assert losers[0].refusal is Refusal.ALREADY_DECIDED
+    assert losers[0].message == f"Already {won.state} by <@{won.decided_by}> at {T0_SLACK}."
+    decision = await task
+    assert decision.by == won.decided_by
+    assert isinstance(decision, Approved) == (won.state is ApprovalState.APPROVED)
+    assert [a.state for a in h.ui.shown] == [won.state]
+
+
+async def test_expiry_is_a_denial_and_the_message_says_so():
+    h = Harness(POLICY.model_copy(update={"ttl_s": 0.05}))
+    task, approval = await h.ask()
+    decision = await asyncio.wait_for(task, 5)
+    assert decision == Denied(by="opsagent", reason="not approved within 0.05 s; treated as a denial", at=T0)
+    assert [(a.state, a.decided_by) for a in h.ui.shown] == [(ApprovalState.EXPIRED, "opsagent")]
+    late = await h.click(approval)
+    expires = slack_date(T0 + timedelta(seconds=0.05))
+    assert (late.refusal, late.message) == (Refusal.EXPIRED, f"This approval expired at {expires}.")
+
+
+async def test_expiry_is_checked_at_click_time_before_the_timer_fires(h):
+    task, approval = await h.ask()
+    h.clock.now = T0 + timedelta(minutes=15)
+    late = await h.click(approval)
+    expires = "<!date^1796008500^{date_short_pretty} {time}|2026-11-30 03:15 UTC>"
+    assert late == Refused(
+        Refusal.EXPIRED, f"This approval expired at {expires}.", await h.store.get(approval.approval_id)
+    )
+    assert await task == Denied(
+        by="opsagent", reason="not approved within 15 min; treated as a denial", at=T0 + timedelta(minutes=15)
+    )
+    assert [a.state for a in h.ui.shown] == [ApprovalState.EXPIRED]
+
+
+def test_expiry_reason_names_the_ttl():
+    assert expiry_reason(900) == "not approved within 15 min; treated as a denial"
+    assert expiry_reason(90) == "not approved within 1.5 min; treated as a denial"
+    assert expiry_reason(30) == "not approved within 30 s; treated as a denial"
+
+
+@pytest.mark.parametrize(
+    ("user", "overrides", "refusal", "message"),
+    [
+        (
+            "U_BOB",
+            {"team_id": "T_PARTNER"},
+            Refusal.OTHER_WORKSPACE,
+            "Only members of the workspace that installed OpsAgent can approve its actions.",
+        ),
+        (
+            "U_EXT",
+            {},
+            Refusal.OTHER_WORKSPACE,
+            "Only members of the workspace that installed OpsAgent can approve its actions.",
+        ),
+        ("U_BOT", {}, Refusal.BOT_USER, "Bot users cannot approve OpsAgent actions."),
+        ("U_GONE", {}, Refusal.DEACTIVATED_USER, "Deactivated users cannot approve OpsAgent actions."),
+        ("U_GUEST", {}, Refusal.GUEST_USER, "Guests cannot approve OpsAgent actions."),
+        ("U_SINGLE", {}, Refusal.GUEST_USER, "Guests cannot approve OpsAgent actions."),
+        ("U_DAVE", {}, Refusal.NOT_AN_APPROVER, NOT_AN_APPROVER),
+    ],
+    ids=[
+        "click from another workspace",
+        "user of another workspace",
+        "bot",
+        "deactivated",
+        "guest",
+        "single-channel guest",
+        "not an approver",
+    ],
+)
+async def test_accounts_that_may_not_approve_are_refused(h, user, overrides, refusal, message):
+    task, approval = await h.ask()
+    with capture_logs() as logs:
+        outcome = await h.click(approval, user, **overrides)
+    assert outcome == Refused(refusal, message, approval)
+    assert await h.state(approval) is ApprovalState.PENDING
+    assert not task.done()
+    assert logs == [
+        {
+            "event": "approval_refused",
+            "log_level": "warning",
+            "approval_id": approval.approval_id,
+            "run_id": "run-1",
+            "tool": "rollback_deployment",
+            "args_hash": approval.args_hash,
+            "user": user,
+            "team_id": overrides.get("team_id", TEAM),
+            "reason": str(refusal),
+        }
+    ]
+
+
+async def test_a_member_of_an_approver_group_approves_and_the_group_is_cached(h):
+    task, approval = await h.ask()
+    with capture_logs() as logs:
+        outcome = await h.click(approval, "U_CAROL")
+    assert isinstance(outcome, Decided)
+    assert await task == Approved(by="U_CAROL", args_hash=approval.args_hash, at=T0)
+    assert logs == [
+        {
+            "event": "approval_decided",
+            "log_level": "info",
+            "approval_id": approval.approval_id,
+            "run_id": "run-1",
+            "tool": "rollback_deployment",
+            "args_hash": approval.args_hash,
+            "user": "U_CAROL",
+            "decision": "approved",
+            "reason": "",
+        }
+    ]
+    task, approval = await h.ask(step=2)
+    assert isinstance(await h.click(approval, "U_CAROL"), Decided)
+    assert (h.directory.user_lookups, h.directory.group_lookups) == (1, 1)
+
+
+async def test_self_approval_is_refused_but_self_denial_is_allowed(h):
+    task, approval = await h.ask(requested_by="U_ALICE")
+    refused = await h.click(approval, "U_ALICE", approve=True)
+    assert refused == Refused(
+        Refusal.SELF_APPROVAL,
+        "You started this run, so someone else must approve this action. You can still deny it.",
+        approval,
+    )
+    assert await h.state(approval) is ApprovalState.PENDING
+    assert isinstance(await h.click(approval, "U_ALICE", approve=False), Decided)
+    assert await task == Denied(by="U_ALICE", reason="denied in Slack", at=T0)
+
+
+async def test_self_approval_when_the_policy_allows_it():
+    h = Harness(POLICY.model_copy(update={"allow_self_approval": True}))
+    task, approval = await h.ask(requested_by="U_ALICE")
+    assert isinstance(await h.click(approval, "U_ALICE"), Decided)
+    assert await task == Approved(by="U_ALICE", args_hash=approval.args_hash, at=T0)
+
+
+@pytest.mark.parametrize("failing", ["user", "group"])
+async def test_a_directory_failure_fails_closed_and_is_not_cached(h, failing):
+    task, approval = await h.ask()
+    if failing == "user":
+        h.directory.error = TimeoutError("users.info timed out")
+    else:
+        h.directory.group_error = ConnectionError("usergroups.users.list: ratelimited")
+    outcome = await h.click(approval, "U_CAROL")
+    assert outcome == Refused(
+        Refusal.DIRECTORY_UNAVAILABLE, "Could not verify you are an approver; try again.", approval
+    )
+    assert await h.state(approval) is ApprovalState.PENDING
+    h.directory.error = h.directory.group_error = None
+    assert isinstance(await h.click(approval, "U_CAROL"), Decided)
+    assert await task == Approved(by="U_CAROL", args_hash=approval.args_hash, at=T0)
+
+
+async def test_a_failing_message_update_does_not_undo_the_decision(h):
+    h.ui.show_error = ConnectionError("chat.update failed")
+    task, approval = await h.ask()
+    assert isinstance(await h.click(approval, "U_BOB"), Decided)
+    assert await task == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
+    assert await h.state(approval) is ApprovalState.APPROVED
+
+
+async def test_void_run_touches_only_that_runs_pending_approvals(h):
+    first, one = await h.ask(run_id="run-1")
+    other, two = await h.ask(run_id="run-2")
+    voided = await h.broker.void_run("run-1", "stopped by <@U_BOB>", by="U_BOB")
+    assert [a.approval_id for a in voided] == [one.approval_id]
+    assert await first == Denied(by="U_BOB", reason="stopped by <@U_BOB>", at=T0)
+    assert await h.state(two) is ApprovalState.PENDING
+    assert not other.done()
+
+
+# --- the store and the cache ------------------------------------------------------------------------------
+
+
+async def test_store_compare_and_set_moves_only_from_the_expected_state(h):
+    _, approval = await h.ask()
+    approved = approval.model_copy(update={"state": ApprovalState.APPROVED, "decided_by": "U_BOB"})
+    denied = approval.model_copy(update={"state": ApprovalState.DENIED, "decided_by": "U_ALICE"})
+    assert await h.store.compare_and_set(approval.approval_id, ApprovalState.PENDING, approved)
+    assert not await h.store.compare_and_set(approval.approval_id, ApprovalState.PENDING, denied)
+    assert not await h.store.compare_and_set("missing", ApprovalState.PENDING, denied)
+    assert (await h.store.get(approval.approval_id)).decided_by == "U_BOB"
+    assert await h.store.pending_for_run("run-1") == []
+    with pytest.raises(ValueError, match="already exists"):
+        await h.store.add(approval)
+
+
+async def test_cached_directory_refetches_after_its_ttl():
+    directory = FakeDirectory()
+    now = [0.0]
+    cached = CachedDirectory(directory, ttl_s=300, clock=lambda: now[0])
+    assert await cached.group_members("S_ONCALL") == ONCALL
+    now[0] = 299.0
+    await cached.group_members("S_ONCALL")
+    assert directory.group_lookups == 1
+    now[0] = 300.0
+    await cached.group_members("S_ONCALL")
+    assert directory.group_lookups == 2

@@ -1,0 +1,345 @@
+"""`opsagent eval`: the shipped scenarios, the three scores failing when they should, loading errors, the CLI.
+
+Failing runs are made the way a bad model would make them: strict ScriptedModel scripts through the real
+kernel on the scenario's recordings, never hand-built results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli.main import main
+from bot.eval.run import run_scenario, script_turns, scripted_model
+from bot.eval.scenarios import Scenario, load_scenario, load_scenarios
+from bot.eval.tools import catalogue_names, production_tools, recorded_registry
+from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from kernel import FINISH_TOOL, ScriptedModel, StopReason, text_turn
+
+SCENARIOS = Path(__file__).resolve().parents[3] / "evals" / "scenarios"
+REQUIRED_KINDS = (
+    "bad-deploy",
+    "db-pool-exhaustion",
+    "memory-leak-oom",
+    "certificate-expiry",
+    "dependency-outage",
+    "noisy-neighbour",
+    "config-typo",
+    "disk-full",
+    "dns-failure",
+    "red-herring-deploy",
+)
+
+
+def scenario(name: str) -> Scenario:
+    return load_scenario(SCENARIOS / f"{name}.toml", catalogue_names())
+
+
+def finish(answer: str) -> str:
+    return text_turn(FINISH_TOOL, answer=answer)
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- the shipped scenarios ------------------------------------------------------------------------
+
+
+def test_the_required_incident_kinds_are_shipped():
+    names = {s.name for s in load_scenarios(SCENARIOS, catalogue_names())}
+    assert set(REQUIRED_KINDS) <= names
+    assert len(names) >= 10
+
+
+@pytest.mark.parametrize("name", REQUIRED_KINDS)
+async def test_each_shipped_scenario_passes_with_its_script(name):
+    scn = scenario(name)
+    model = scripted_model(scn)
+    outcome = await run_scenario(scn, model)
+    assert outcome.result.stop_reason is StopReason.FINISH, outcome.result.detail
+    assert outcome.passed, outcome.scores.problems()
+    assert model.calls == len(scn.script), "every scripted turn is used, and no more"
+    failed = [s for s in outcome.result.steps if s.error is not None]
+    assert not failed, f"a scripted call had no recording: {failed[0].observation if failed else ''}"
+
+
+async def test_side_effects_in_an_evaluation_are_dry_runs():
+    scn = scenario("bad-deploy")
+    outcome = await run_scenario(scn, scripted_model(scn))
+    rollback = next(s for s in outcome.result.steps if s.call and s.call.name == "rollback_deployment")
+    assert rollback.observation.startswith("[DryRun] Not executed")
+    assert "evaluation.invalid" in rollback.observation, "the preview names the placeholder, never a real receiver"
+
+
+def test_the_model_sees_the_production_tool_specs():
+    recorded = recorded_registry(scenario("config-typo").recordings, ["session-service"])
+    production = production_tools(["session-service"])
+    assert recorded.specs() == [tool.spec for tool in production]
+    assert {tool.name for tool in recorded if tool.side_effect} == {"rollback_deployment", "restart_service"}
+
+
+async def test_a_call_without_a_recording_is_a_tool_failure_not_a_crash():
+    scn = scenario("bad-deploy")
+    script = [text_turn("search_logs", service="gateway", since="1h"), finish("v3.8.0 NPE, roll back to v3.7.4")]
+    outcome = await run_scenario(scn, ScriptedModel(script))
+    step = outcome.result.steps[0]
+    assert step.error == "exception"
+    assert 'no recorded output for search_logs(service="gateway", since="1h"' in step.observation
+    assert outcome.result.stop_reason is StopReason.FINISH
+
+
+async def test_the_most_specific_recording_answers():
+    scn = scenario("bad-deploy")
+    script = [
+        text_turn("search_logs", service="checkout", since="30m", level="info", query="deploy"),
+        finish("done"),
+    ]
+    outcome = await run_scenario(scn, ScriptedModel(script))
+    assert "DeployEvent: checkout v3.8.0 rolled out" in outcome.result.steps[0].observation
+
+
+# --- each level fails when it should ----------------------------------------------------------------
+
+
+async def test_a_wrong_answer_fails_the_answer_level():
+    scn = scenario("bad-deploy")
+    script = [*script_turns(scn)[:-1], finish("The database is slow; scale it up.")]
+    outcome = await run_scenario(scn, ScriptedModel(script))
+    assert not outcome.passed
+    assert outcome.scores.answer.score == 0.0
+    assert outcome.scores.tools.score == 1.0
+    assert outcome.scores.path.score == 1.0
+    assert any("missing fact: the bad version" in p for p in outcome.scores.answer.problems)
+
+
+async def test_a_missing_call_fails_the_tools_and_path_levels():
+    scn = scenario("config-typo")
+    without_rollback = [t for t in script_turns(scn) if '"rollback_deployment"' not in t]
+    outcome = await run_scenario(scn, ScriptedModel(without_rollback))
+    assert outcome.scores.tools.score == pytest.approx(2 / 3)
+    assert outcome.scores.tools.problems == (
+        'never called: rollback_deployment(service="session-service", to_version="v1.9.0")',
+    )
+    assert outcome.scores.path.score == 0.0
+    assert outcome.scores.path.problems[0].startswith("gave up early: finished after 5 steps without calling")
+
+
+async def test_a_misordered_call_fails_the_tools_level_when_order_matters():
+    scn = scenario("config-typo")
+    assert scn.expect.ordered
+    turns = script_turns(scn)
+    compare = next(t for t in turns if '"compare_refs"' in t)
+    rollback = next(t for t in turns if '"rollback_deployment"' in t)
+    rest = [t for t in turns[:-1] if t not in (compare, rollback)]
+    outcome = await run_scenario(scn, ScriptedModel([*rest, rollback, compare, turns[-1]]))
+    assert not outcome.passed
+    assert outcome.scores.tools.problems == (
+        'called out of order: rollback_deployment(service="session-service", to_version="v1.9.0")',
+    )
+    assert outcome.scores.path.score == 1.0, "every expected call was made: not an early give-up"
+
+
+async def test_a_forbidden_call_fails_the_tools_level():
+    scn = scenario("red-herring-deploy")
+    turns = script_turns(scn)
+    rollback = text_turn(
+        "rollback_deployment", "The deploy came first: roll it back.", service="cart", to_version="v4.1.9"
+    )
+    outcome = await run_scenario(scn, ScriptedModel([*turns[:-1], rollback, turns[-1]]))
+    assert not outcome.passed
+    assert outcome.scores.tools.problems == (
+        'called a forbidden tool: rollback_deployment(service="cart", to_version="v4.1.9")',
+    )
+
+
+async def test_a_redundant_repeat_fails_the_path_level():
+    scn = scenario("bad-deploy")
+    turns = script_turns(scn)
+    outcome = await run_scenario(scn, ScriptedModel([turns[0], turns[0], *turns[1:]]))
+    assert outcome.scores.answer.score == 1.0
+    assert outcome.scores.tools.score == 1.0
+    assert outcome.scores.path.score == pytest.approx(5 / 6)
+    assert outcome.scores.path.problems[0].startswith("redundant: step 2 repeats step 1: query_metrics(")
+    assert not outcome.passed
+
+
+async def test_a_back_and_forth_fails_the_path_level():
+    scn = scenario("dependency-outage")
+    turns = script_turns(scn)
+    metrics, logs = turns[0], turns[1]
+    outcome = await run_scenario(scn, ScriptedModel([metrics, logs, metrics, logs, *turns[2:]]))
+    problems = outcome.scores.path.problems
+    assert any(p.startswith("back-and-forth: steps 1-4 alternate query_metrics(") for p in problems), problems
+    assert outcome.scores.path.score < 1.0
+    assert not outcome.passed
+
+
+async def test_stopping_without_a_finish_is_giving_up():
+    scn = scenario("disk-full")
+    outcome = await run_scenario(scn, scripted_model(scn.model_copy(update={"script": scn.script[:2]})))
+    assert outcome.result.stop_reason is StopReason.LLM_ERROR
+    assert outcome.scores.path.score == 0.0
+    assert outcome.scores.path.problems[0].startswith("gave up: stopped with llm_error")
+    assert "the script has no turn 3" in outcome.scores.path.problems[0]
+    assert outcome.scores.answer.problems == ("no final answer (stop: llm_error)",)
+
+
+async def test_a_lower_threshold_passes_a_partly_good_run():
+    scn = scenario("bad-deploy")
+    turns = script_turns(scn)
+    repeated = ScriptedModel([turns[0], turns[0], *turns[1:]])
+    outcome = await run_scenario(scn, repeated, min_score=0.8)
+    assert outcome.passed
+
+
+# --- malformed scenario files -------------------------------------------------------------------------
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "broken.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_malformed_scenario_names_the_file_and_the_field(tmp_path):
+    text = (SCENARIOS / "bad-deploy.toml").read_text().replace('tool = "compare_refs"', 'tool = "compare_ref"', 1)
+    path = write(tmp_path, text)
+    with pytest.raises(ValueError, match=r"broken\.toml: invalid scenario") as caught:
+        load_scenario(path, catalogue_names())
+    assert "expect.calls.2.tool: unknown tool 'compare_ref'; known: compare_refs," in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("replace", "by", "field"),
+    [
+        ("title = ", "titel = ", "title: Field required"),
+        ("any_of = ['v3\\.8\\.0']", "any_of = ['v3[8']", "expect.facts.0.any_of: 'v3[8' is not a regular expression"),
+        ("output = '''\nAliases", "error = \"x\"\noutput = '''\nAliases", "recordings.0: give exactly one of 'output'"),
+        ('tool = "finish"', 'tool = "query_metrics"', "script: the last turn must be"),
+    ],
+)
+def test_each_field_error_is_named(tmp_path, replace, by, field):
+    text = (SCENARIOS / "bad-deploy.toml").read_text()
+    assert replace in text
+    path = write(tmp_path, text.replace(replace, by, 1))
+    with pytest.raises(ValueError, match=r"broken\.toml") as caught:
+        load_scenario(path, catalogue_names())
+    assert field in str(caught.value)
+
+
+def test_invalid_toml_names_the_file(tmp_path):
+    with pytest.raises(ValueError, match=r"broken\.toml: not valid TOML"):
+        load_scenario(write(tmp_path, "title = \n"), catalogue_names())
+
+
+def test_an_empty_directory_says_what_it_expected(tmp_path):
+    with pytest.raises(ValueError, match=r"no \*\.toml scenario files in"):
+        load_scenarios(tmp_path, catalogue_names())
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+
+def test_cli_eval_scripted_passes_every_shipped_scenario(capsys, tmp_path):
+    code, out, err = cli(capsys, "eval", SCENARIOS, "--scripted", "--traces", tmp_path)
+    assert code == 0, out + err
+    assert "side effects dry_run: none was executed" in out
+    assert "· bad-deploy: pass" in err, "progress goes to stderr as each scenario ends"
+    for name in REQUIRED_KINDS:
+        row = next(line for line in out.splitlines() if line.startswith(name + " "))
+        assert row.split()[1:5] == ["1.00", "1.00", "1.00", "pass"], row
+    assert f"total: {len(list(SCENARIOS.glob('*.toml')))}/" in out
+    assert {p.stem for p in tmp_path.glob("*.json")} >= set(REQUIRED_KINDS), "each run's trace is saved"
+
+
+def test_cli_eval_fails_with_the_reason_shown(capsys, tmp_path):
+    text = (SCENARIOS / "bad-deploy.toml").read_text().replace("v3\\.8\\.0", "v9\\.9\\.9")
+    (tmp_path / "changed-expectation.toml").write_text(text)
+    code, out, _ = cli(capsys, "eval", tmp_path, "--scripted")
+    assert code == 1
+    assert "FAIL" in out
+    assert "✗ changed-expectation: Bad deploy" in out
+    assert "answer: missing fact: the bad version (any of v9\\.9\\.9)" in out
+
+
+def test_cli_eval_json(capsys):
+    code, out, _ = cli(capsys, "eval", SCENARIOS / "dns-failure.toml", "--scripted", "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert report["side_effects"] == "dry_run"
+    assert report["scenarios"][0]["scores"] == {"answer": 1.0, "tools": 1.0, "path": 1.0}
+    assert report["scenarios"][0]["stop_reason"] == "finish"
+
+
+def test_cli_eval_without_a_model_suggests_scripted(capsys, monkeypatch, tmp_path):
+    for name in (
+        "OPSAGENT_LLM_MODEL",
+        "OPSAGENT_MODEL",
+        "OPSAGENT_LLM_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(capsys, "eval", SCENARIOS)
+    assert code == 2
+    assert "no model is configured" in err
+    assert "--scripted" in err
+
+
+def test_cli_eval_malformed_file_exits_2_naming_it(capsys, tmp_path):
+    (tmp_path / "bad.toml").write_text('title = "x"\n')
+    code, _, err = cli(capsys, "eval", tmp_path, "--scripted")
+    assert code == 2
+    assert "bad.toml: invalid scenario" in err
+    assert "task: Field required" in err
+
+
+# --- any configured model: the OpenAI-compatible adapter over the real wire ------------------------------
+
+
+async def test_eval_runs_a_configured_model_over_the_openai_wire(tmp_path):
+    scn = scenario("memory-leak-oom")
+    replies = [
+        Reply(
+            openai_completion(
+                turn.thought or None,
+                tool_calls=[openai_tool_call(f"c{i}", turn.tool, turn.args)],
+                usage={"prompt_tokens": 900, "completion_tokens": 60},
+            )
+        )
+        for i, turn in enumerate(scn.script)
+    ]
+    config = tmp_path / "opsagent.toml"
+    config.write_text('[policy]\nmode = "full"\n')  # eval forces dry runs whatever the configuration says
+    async with FakeModelServer() as server:
+        server.script(*replies)
+        env = {
+            **os.environ,
+            "OPSAGENT_LLM_BASE_URL": server.url,
+            "OPSAGENT_LLM_MODEL": "fake-gpt",
+            "OPSAGENT_LLM_API_KEY": "sk-test",
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli.main", "--config", str(config), "eval", str(SCENARIOS / "memory-leak-oom.toml"), "--json",
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    report = json.loads(out)
+    assert report["model"] == "fake-gpt"
+    assert report["scenarios"][0]["passed"] is True
+    assert report["scenarios"][0]["prompt_tokens"] == 900 * len(scn.script), "usage comes from the wire"
+    first = server.requests[0].json
+    offered = {tool["function"]["name"] for tool in first["tools"]}
+    assert offered >= catalogue_names()
+    assert scn.task in json.dumps(first["messages"])

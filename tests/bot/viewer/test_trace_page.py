@@ -1,0 +1,122 @@
+"""The trace page from real runs: every step in full, approvals, usage, failures plainly marked, and
+hostile or secret text in a trace rendered harmless."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from bot.viewer.page import notice_page, run_page
+from kernel import ErrorKind, StopReason
+from samples.trace_runs import HOSTILE, TASK, failed_run, incident_run
+
+
+class Elements(HTMLParser):
+    """The page's tags, and the text inside each `<li class="step">`, as a browser's parser sees them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.steps: list[str] = []
+        self._depth = 0
+        self.feed(page)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "li" and "step" in (dict(attrs).get("class") or "").split():
+            self.steps.append("")
+            self._depth = 1
+        elif tag == "li" and self._depth:
+            self._depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "li" and self._depth:
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._depth:
+            self.steps[-1] += data
+
+
+async def test_the_page_shows_every_step_in_full(tools):
+    result = await incident_run(tools)
+    page = Elements(run_page(result))
+    assert [s.index for s in result.steps] == [1, 2, 3, 4, 5, 6]
+    assert len(page.steps) == 6
+    assert "query_metrics" in page.steps[0]
+    assert "jumped from 0.10% to 12.0%" in page.steps[0]
+    huge = result.steps[1]
+    assert len(result.full_output(huge)) > len(huge.observation), "the log search must have been truncated"
+    assert "upstream connect error #1500" not in huge.observation
+    assert "upstream connect error #1500" in page.steps[1]
+    assert "the model was shown a truncated version" in page.steps[1]
+    assert result.steps[2].error is ErrorKind.EXCEPTION
+    assert "error: exception" in page.steps[2]
+    assert "LogQL parse error" in page.steps[2]
+    assert '"to_version": "v2.13.2"' in page.steps[4]
+    assert "Approval approved by U0ALICE at 20" in page.steps[4]
+    assert "Root cause" in page.steps[5]
+
+
+async def test_the_header_approvals_and_usage_are_shown(tools):
+    result = await incident_run(tools)
+    page = run_page(result)
+    assert TASK in page
+    assert result.run_id in page
+    assert "scripted" in page
+    assert "Finished with an answer" in page
+    assert "NOT an answer" not in page
+    approvals = re.search(r'<table id="approvals">(.*?)</table>', page, re.S)
+    assert approvals is not None
+    assert "rollback_deployment" in approvals[1]
+    assert "approved" in approvals[1]
+    assert "U0ALICE" in approvals[1]
+    usage = re.search(r'<table id="usage">(.*?)</table>', page, re.S)
+    assert usage is not None
+    assert f"<th>Steps</th><td>{result.usage.steps}</td>" in usage[1]
+    assert f"{result.usage.prompt_tokens:,}" in usage[1]
+    assert "$0.0000" in usage[1]
+
+
+async def test_a_failure_stop_is_plain_and_its_partial_answer_is_not_an_answer(tools):
+    result = await failed_run(tools)
+    assert result.stop_reason is StopReason.MAX_STEPS
+    assert result.partial_answer
+    page = run_page(result.model_copy(update={"detail": "2 of 2 steps used <b>"}))
+    assert "Stopped: the step budget (2) ran out" in page
+    assert "(max_steps)" in page
+    assert "2 of 2 steps used &lt;b&gt;" in page
+    partial = re.search(r'<div class="box partial" id="partial-answer">(.*?)</div>', page, re.S)
+    assert partial is not None
+    assert "NOT an answer" in partial[1]
+    assert "the cause is unchecked" in partial[1]
+    assert "Finished with an answer" not in page
+
+
+async def test_hostile_text_in_a_trace_renders_as_text(tools):
+    result = await incident_run(tools)
+    page = run_page(result)
+    tags = Elements(page).tags
+    assert "script" not in tags
+    assert "img" not in tags
+    assert HOSTILE not in page
+    escaped = "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;"
+    assert page.count(escaped) >= 3, "the thought, the arguments and the observation each carry it, escaped"
+
+
+async def test_a_secret_that_slipped_past_the_kernel_is_redacted_on_the_page(tools):
+    result = await incident_run(tools)
+    leaked = result.model_copy(deep=True)
+    leaked.steps[0].observation += " password=hunter2hunter2"
+    leaked.outputs["o2"] += "\nAuthorization: Bearer abcdefghijklmnopqrstuvwx0123"
+    leaked.answer = "token xoxb-1234567890-abcdefghij"
+    page = run_page(leaked)
+    for secret in ("hunter2hunter2", "abcdefghijklmnopqrstuvwx0123", "xoxb-1234567890"):
+        assert secret not in page
+    assert page.count("[REDACTED:") >= 2
+
+
+def test_a_notice_page_escapes_its_text():
+    page = notice_page("Run not found", f"The bot does not know run {HOSTILE}.\n\nSecond paragraph.")
+    assert "script" not in Elements(page).tags
+    assert "<p>Second paragraph.</p>" in page

@@ -1,0 +1,231 @@
+"""What the Slack end-to-end tests share, whatever the transport: the incident's tools, a scripted
+agent per run, and a watcher that waits on the fake Slack's state."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import aiohttp
+
+from bot.app import SlackServices, create_app
+from bot.serve import start_http
+from bot.slack.action_ids import APPROVE
+from bot.slack.settings import SlackSecrets, SlackSettings
+from bot.store.factory import opened_store
+from bot.store.protocol import RunStore
+from bot.store.records import RunRecord, RunStatus, utc_now
+from fakes.slack_api import SlackFake
+from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
+from kernel import (
+    Agent,
+    ConfirmHook,
+    Pricing,
+    RunResult,
+    ScriptedModel,
+    SideEffectMode,
+    SideEffectPolicy,
+    ToolRegistry,
+    text_turn,
+)
+from servers.local_server import free_port
+
+CHANNEL = "C0INCIDENT"
+ALICE, BOB, GUEST = "U0ALICE", "U0BOB", "U0GUEST"
+USERS = {ALICE: {"name": "alice"}, BOB: {"name": "bob"}, GUEST: {"name": "guest", "is_restricted": True}}
+ROLLBACK = text_turn(
+    "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
+)
+FINISH = text_turn("finish", "Known: all.", answer="**Root cause**: v2.14.0 (step 1).")
+
+
+@contextlib.asynccontextmanager
+async def temporary_store() -> AsyncIterator[RunStore]:
+    """A run store on a SQLite file in a temporary directory, removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        async with opened_store(f"sqlite:///{tmp}/runs.db") as store:
+            yield store
+
+
+def click_payload(
+    slack: SlackFake, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE
+) -> dict[str, Any]:
+    """A button click in the incident channel, as Slack sends it (with a working `response_url`)."""
+    return block_actions_payload(
+        user,
+        TEAM_ID,
+        CHANNEL,
+        message_ts,
+        thread_ts,
+        action_id,
+        value,
+        response_url=slack.response_url(CHANNEL, message_ts, user=user),
+    )
+
+
+class IncidentBot:
+    """The tools the bot's runs use, and an agent factory that plays one script per run, in order; with a
+    `price`, the scripted model's turns cost money (its reported tokens at that price)."""
+
+    def __init__(self, script: list[list[Any]], *, price: Pricing | None = None) -> None:
+        self.script = script
+        self.price = price
+        self.executed: list[tuple[str, str]] = []
+        self.models: list[ScriptedModel] = []
+        self.tools = ToolRegistry()
+        executed = self.executed
+
+        @self.tools.register
+        async def query_metrics(service: str) -> str:
+            """Query a service's 5xx rate."""
+            return f"{service} 5xx jumped from 0.10% to 12.0% at t-10m"
+
+        @self.tools.register
+        async def slow(seconds: float) -> str:
+            """Wait."""
+            await asyncio.sleep(seconds)
+            return "done"
+
+        @self.tools.register(side_effect=True)
+        async def rollback_deployment(service: str, to_version: str) -> str:
+            """Roll back."""
+            executed.append((service, to_version))
+            return f"rolled back {service} to {to_version}"
+
+    def agent_for(self, confirm: ConfirmHook) -> Agent:
+        """The agent of the next run: the next script, side effects allowed behind approvals."""
+        model = ScriptedModel(self.script.pop(0))
+        self.models.append(model)
+        prices = {model.model: self.price} if self.price is not None else {}
+        policy = SideEffectPolicy(mode=SideEffectMode.FULL)
+        return Agent(llm=model, tools=self.tools, policy=policy, confirm=confirm, prices=prices)
+
+
+def approval_id_in(message: Any) -> str | None:
+    """The approval id behind a message's Approve button; None for a message without one."""
+    for block in message.blocks:
+        for element in block.get("elements", []):
+            if element.get("action_id") == APPROVE:
+                return str(element["value"])
+    return None
+
+
+class ThreadWatcher:
+    """Reads the fake Slack's threads and waits until something shows up there."""
+
+    def __init__(self, slack: SlackFake) -> None:
+        self.slack = slack
+
+    async def until(self, condition: Any, what: str, within: float = 10.0) -> Any:
+        """Poll the fake Slack's state (written by its own handlers) until `condition` holds."""
+        async with asyncio.timeout(within):
+            while not (found := condition()):  # noqa: ASYNC110 - the state lives in the fake server
+                await asyncio.sleep(0.02)
+        assert found, what
+        return found
+
+    def thread(self, ts: str, channel: str = CHANNEL) -> list[Any]:
+        return self.slack.thread(channel, ts)
+
+    def approval_message(self, ts: str) -> tuple[Any, str] | None:
+        """The approval message in the thread and its approval id, once posted."""
+        for message in self.thread(ts):
+            if (approval_id := approval_id_in(message)) is not None:
+                return message, approval_id
+        return None
+
+    def reacted(self, ts: str, name: str, channel: str = CHANNEL) -> bool:
+        return name in self.slack.reactions.get((channel, ts), [])
+
+
+class HttpHarness(ThreadWatcher):
+    """The app on a free port, the fake Slack, and helpers to send signed traffic and wait for results."""
+
+    def __init__(self, slack: SlackFake, url: str, bot: IncidentBot) -> None:
+        super().__init__(slack)
+        self.url, self.executed, self.models = url, bot.executed, bot.models
+        self.http = aiohttp.ClientSession()
+
+    async def post(self, body: bytes, headers: dict[str, str]) -> int:
+        async with self.http.post(f"{self.url}/slack/events", data=body, headers=headers) as response:
+            return response.status
+
+    async def mention(
+        self,
+        text: str,
+        *,
+        user: str = BOB,
+        thread_ts: str | None = None,
+        event_id: str | None = None,
+        retry_num: int | None = None,
+        ts: str | None = None,
+        channel: str = CHANNEL,
+        author_team: str = TEAM_ID,
+    ) -> str:
+        if ts is None:
+            ts = self.slack.add_message(channel, f"<@{BOT_USER_ID}> {text}", user=user, thread_ts=thread_ts).ts
+        event = app_mention_event(channel, user, f"<@{BOT_USER_ID}> {text}", ts, thread_ts, team_id=author_team)
+        status = await self.post(*signed_event(SIGNING_SECRET, event, event_id=event_id, retry_num=retry_num))
+        assert status == 200
+        return ts
+
+    async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> int:
+        payload = click_payload(self.slack, action_id, value, message_ts, thread_ts, user=user)
+        return await self.post(*signed_action(SIGNING_SECRET, payload))
+
+
+@contextlib.asynccontextmanager
+async def running_app(
+    slack: SlackFake,
+    incident: IncidentBot,
+    store: RunStore,
+    *,
+    settings: SlackSettings | None = None,
+    start: bool = False,
+    prepare: Callable[[SlackServices], None] | None = None,
+    **options: Any,
+) -> AsyncIterator[HttpHarness]:
+    """The Slack app in HTTP mode on a free port over `store`, as `opsagent serve --http` wires it; `prepare`
+    sees the services before the server starts (to add routes), `start` resumes saved runs and starts the
+    replica duties. Leaving the block shuts it down (saving its runs)."""
+    secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
+    settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0)
+    services = await create_app(settings, secrets, incident.agent_for, store=store, **options)
+    if prepare is not None:
+        prepare(services)
+    port = free_port()
+    runner = await start_http(services, "127.0.0.1", port)
+    harness = HttpHarness(slack, f"http://127.0.0.1:{port}", incident)
+    harness.services = services
+    if start:
+        await services.start()
+    try:
+        yield harness
+    finally:
+        await services.close(timeout_s=5)
+        await harness.http.close()
+        await runner.cleanup()
+
+
+async def save_run(
+    store: RunStore, trace: RunResult, *, status: RunStatus = RunStatus.FINISHED, save_trace: bool = True, **fields: Any
+) -> RunRecord:
+    """Record a run whose trace the kernel made, as the bot would have saved it (fields override the record's)."""
+    now = utc_now()
+    record = RunRecord(
+        run_id=trace.run_id,
+        channel=CHANNEL,
+        thread_ts="1700000000.000100",
+        requested_by=BOB,
+        task=trace.task,
+        status=status,
+        trace_json=trace.to_json() if save_trace else "",
+        created_at=now,
+        updated_at=now,
+    ).model_copy(update=fields)
+    await store.create_run(record)
+    return record
