@@ -75,6 +75,8 @@ async def test_a_resent_group_opens_no_second_thread_and_posts_nothing(bot: Aler
     threads = await opened(bot, 2)
     assert [m.text.split(" is firing")[0] for m in threads] == [f"🚨 {ALERTNAME}", "🚨 Marker"]
     assert [m.text for m in bot.thread(first.ts)] == before
+    # The marker's run builds its model when it starts: once it has ended, a run the re-send started would have too.
+    await bot.until(lambda: bot.trace(threads[1].ts), "the marker's run ends")
     assert len(bot.incident.models) == 2
 
 
