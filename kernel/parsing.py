@@ -33,7 +33,8 @@ from kernel.lenient_json import LenientJSONError, load_lenient, match_closing, s
 
 UNREADABLE_PROBLEM = "the reply could not be read"
 
-_CANONICAL = re.compile(r"(?P<thought>[^`<>\[\]{}|]*?)\s*```json\n(?P<body>\{[^`]*\})\n```\s*", re.S)
+_CANONICAL = re.compile(r"(?P<thought>[^`<>\[\]{}|]*)```json\n(?P<body>\{[^`]*\})\n```\s*", re.S)
+"""The thought group is exactly the text before the fence, as the full parser cuts it."""
 
 _THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>|<\|START_THINKING\|>", re.I)
 _THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>|<\|END_THINKING\|>", re.I)
@@ -60,6 +61,10 @@ _OBSERVATION = re.compile(_LINE_HEAD + r"Observation" + _LABEL_END, re.M | re.I)
 _REACT_LABEL = re.compile(
     _LINE_HEAD + r"(?:Observation|Thought|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer)" + _LABEL_END, re.M | re.I
 )
+_PROTOCOL_LABEL = re.compile(
+    _LINE_HEAD + r"(?:Observation|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer)" + _LABEL_END, re.M | re.I
+)
+"""The ReAct labels that change what a reply asks for; a `Thought:` label only names the thought."""
 _THOUGHT_LABEL = re.compile(
     _LINE_HEAD + r"(?:Thought|Final[ \t_\-]*Answer)" + _LABEL_END + r"[ \t]*\**[ \t]*", re.M | re.I
 )
@@ -93,10 +98,10 @@ def parse_output(text: str) -> ParsedOutput:
 
 def _canonical(text: str) -> ParsedOutput | None:
     """The fast path for the exact reply format the instructions ask for: plain prose, then one
-    ```json {"action": ..., "args": {...}} ``` block. Anything else goes to the full parser, which
-    gives the same result for this form (a property test holds the two together)."""
+    ```json {"action": ..., "args": {...}} ``` block; the prose may carry `Thought:` labels. Anything else goes to
+    the full parser, which gives the same result for this form (a property test holds the two together)."""
     found = _CANONICAL.fullmatch(text)
-    if found is None or _REACT_LABEL.search(found["thought"]):
+    if found is None or _PROTOCOL_LABEL.search(found["thought"]):
         return None
     try:
         value = json.loads(found["body"])

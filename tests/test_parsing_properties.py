@@ -207,10 +207,22 @@ _fast_values = st.recursive(
 )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+LABELS = st.sampled_from(
+    ["Thought: ", "**Thought:** ", "Thought 3: ", "> Thought: ", "thought:", "THOUGHT :", "Known: ", "Plan: ", ""]
+)
+labelled_thoughts = st.lists(st.tuples(LABELS, st.text(max_size=40)), min_size=1, max_size=3).map(
+    lambda parts: "\n".join(label + body for label, body in parts)
+)
+
+
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
 @given(
     thought=st.one_of(
-        st.text(max_size=80), st.sampled_from(["Thought: check it", "Known: a\nAction:", "Final Answer:"])
+        st.text(max_size=80),
+        labelled_thoughts,
+        st.sampled_from(
+            ["Thought: check it", "Known: a\nAction:", "Final Answer:", "all\n", "Thought: x\nObservation: y", "all"]
+        ),
     ),
     name=_fast_names,
     args=st.dictionaries(st.text(max_size=10), _fast_values, max_size=4),
@@ -222,3 +234,13 @@ def test_fast_path_agrees_with_the_full_parser(thought: str, name: str, args: di
     fast = _canonical(text)
     if fast is not None:
         assert fast == _parse(text)
+
+
+@settings(max_examples=200)
+@given(label=st.sampled_from(["Thought: ", "**Thought:** ", "Thought 2: ", "Thought:\n"]), text=word_prose)
+def test_a_labelled_thought_takes_the_fast_path(label: str, text: str) -> None:
+    """A `Thought:` label does not send our own reply format to the full parser (it costs ~7x as much)."""
+    reply = f"{label}{text}\n```json\n{json.dumps({'action': 'query_logs', 'args': {'service': 'a'}})}\n```"
+    fast = _canonical(reply)
+    assert fast is not None
+    assert fast.calls == (ToolCall(name="query_logs", args={"service": "a"}),)
