@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
+from kernel.call_markers import NAMED_MARKERS, PAYLOAD_MARKER, PAYLOAD_NEEDLES, PAYLOAD_STOP, XML_PARAM
 from kernel.call_shapes import (
     calls_from_python,
     calls_from_value,
@@ -43,78 +44,6 @@ _CALL_KEY_HINT = re.compile(
 )
 """Every call shape has one of these keys; spans without one are data and are not worth loading."""
 _SPACE = re.compile(r"\s*")
-_TAG_NAMES = r"tool_calls?|function_calls?|toolcall|tool_use"
-_PAYLOAD_MARKER = re.compile(
-    rf"<(?P<tag>{_TAG_NAMES})>|<\|(?:python_tag|python_start|tool_calls?|plugin|tool_call_start|start_action)\|>"
-    rf"|\bfunctools(?=\s*\[)|\[TOOL_CALLS\](?=\s*[\[{{])",
-    re.I,
-)
-_PAYLOAD_NEEDLES = ("<", "functools", "[tool_calls]")
-"""One of these is in every text `_PAYLOAD_MARKER` matches: a cheap test that skips the regex for most replies."""
-_PAYLOAD_STOP = re.compile(rf"<\||\[TOOL_CALLS\]|<(?:{_TAG_NAMES})>", re.I)
-_XML_CALL, _XML_ARG = "invoke", "parameter"
-_BAR, _SEP = "[|\uff5c]", "[\u2581_]"
-_DS_SEP = rf"<{_BAR}tool{_SEP}sep{_BAR}>"
-_DS_ARGS = rf"<{_BAR}tool{_SEP}call{_SEP}argument{_SEP}begin{_BAR}>"
-_NAMED_MARKERS = (  # (needles, one of which the text must hold; the marker that names the tool; what ends the call)
-    (("<function=",), re.compile(r"<function=(?P<name>[^<>\n]{1,200})>"), re.compile(r"</function>")),
-    (
-        (f"<{_XML_CALL}",),
-        re.compile(rf"<{_XML_CALL}\s+name=\"(?P<name>[^\"<>\n]{{1,200}})\"\s*>"),
-        re.compile(rf"</{_XML_CALL}>"),
-    ),
-    (
-        ("[tool_calls]",),
-        re.compile(r"\[TOOL_CALLS\]\s*(?P<name>[^\s\[\]{}<]{1,200})\s*(?:\[CALL_ID\][^\[\n]{0,100})?\[ARGS\]"),
-        re.compile(r"\[TOOL_CALLS\]|</s>"),
-    ),
-    (
-        ("tool\u2581call\u2581begin", "tool_call_begin"),
-        re.compile(
-            rf"<{_BAR}tool{_SEP}call{_SEP}begin{_BAR}>\s*"
-            rf"(?:function\s*{_DS_SEP}\s*(?P<name>[^\s<]{{1,200}})|(?P<alt>[^\s<]{{1,200}}?)\s*(?:{_DS_SEP}|{_DS_ARGS}))"
-        ),
-        re.compile(rf"<{_BAR}tool{_SEP}call{_SEP}end{_BAR}>"),
-    ),
-    (
-        ("<|message|>",),
-        re.compile(
-            r"\bto=(?P<name>[^\s<]{1,200}+)[^\n<]{0,40}+(?:<\|(?:channel|constrain)\|>[^\n<]{0,40}+){0,2}<\|message\|>"
-        ),
-        re.compile(r"<\|call\|>|<\|end\|>"),
-    ),
-    (  # Functionary v3.2: `>>>name\n{...}`; `>>>all` is content, not a call
-        (">>>",),
-        re.compile(r">>>(?!all\s)(?P<name>[A-Za-z_][\w.\-]{0,199})[ \t]*\n(?=\s*[{\[])"),
-        re.compile(r">>>|<\|"),
-    ),
-    (  # ... and its first call at the very start without `>>>` (the generation prompt ends in it), if snake_case
-        ("_",),
-        re.compile(r"\A\s*(?P<name>[a-z]+_[a-z0-9_]*)[ \t]*\n(?=\s*[{\[])"),
-        re.compile(r">>>|<\|"),
-    ),
-    (  # Functionary v2: `<|recipient|>name\n<|content|>{...}`; the `all` recipient is content
-        ("<|recipient|>",),
-        re.compile(r"<\|recipient\|>[ \t]*(?!all\s)(?P<name>[^\s<]{1,200})\s*<\|content\|>"),
-        re.compile(r"<\|(?:from|stop|recipient)\|>"),
-    ),
-    (  # FunctionGemma: `<start_function_call>call:name{key:<escape>value<escape>}<end_function_call>`
-        ("<start_function_call>",),
-        re.compile(r"<start_function_call>\s*(?:call\s*:)?\s*(?P<name>[^\s{}<>:]{1,200})"),
-        re.compile(r"<(?:end_function_call|start_function_call|start_function_response)>"),
-    ),
-    (
-        ("<arg_key>", "</tool_call>"),
-        re.compile(r"<tool_call>\s*(?P<name>[^\s<>{}\[\]\"']{1,200})\s*(?=<arg_key>|</tool_call>)", re.I),
-        re.compile(r"</tool_call>", re.I),
-    ),
-)
-_XML_PARAM = re.compile(
-    rf"<(?:{_XML_ARG}=(?P<k1>[^>\n]{{1,200}})|{_XML_ARG}\s+name=\"(?P<k2>[^\"\n]{{1,200}})\""
-    r"|arg_key>(?P<k3>[^<]{1,200})</arg_key>\s*<arg_value)>"
-    rf"(?P<value>.*?)(?:</(?:{_XML_ARG}|arg_value)>|(?=<{_XML_ARG}[\s=])|$)",
-    re.S,
-)
 _PYTHONIC_LIST = re.compile(r"\[\s*[^\W\d][\w.]*\s*\(.*\)\s*\]", re.S)
 
 
@@ -305,7 +234,7 @@ def markup_sites(body: str, diagnosis: Diagnosis) -> list[Site]:
     tool themselves, and a reply that is nothing but a Python list of calls. Where sites overlap, the first wins."""
     sites: list[Site] = []
     lowered = body.lower()
-    openers = _PAYLOAD_MARKER.finditer(body) if any(needle in lowered for needle in _PAYLOAD_NEEDLES) else ()
+    openers = PAYLOAD_MARKER.finditer(body) if any(needle in lowered for needle in PAYLOAD_NEEDLES) else ()
     for opener in islice(openers, 32):
         diagnosis.markup = True
         content_end, end = _payload_bounds(body, opener)
@@ -317,7 +246,7 @@ def markup_sites(body: str, diagnosis: Diagnosis) -> list[Site]:
         calls = calls or calls_from_python(content) or []
         if calls:
             sites.append(Site(opener.start(), end, tuple(calls), body[opener.start() : end].strip()))
-    for needles, pattern, closer in _NAMED_MARKERS:
+    for needles, pattern, closer in NAMED_MARKERS:
         if not any(needle in lowered for needle in needles):
             continue
         for marker in islice(pattern.finditer(body), 32):
@@ -346,7 +275,7 @@ def _payload_bounds(body: str, opener: re.Match[str]) -> tuple[int, int]:
         close = re.compile(rf"</{re.escape(tag)}>", re.I).search(body, opener.end())
         if close:
             return close.start(), close.end()
-    stop = _PAYLOAD_STOP.search(body, opener.end())
+    stop = PAYLOAD_STOP.search(body, opener.end())
     end = stop.start() if stop else len(body)
     return end, end
 
@@ -359,19 +288,21 @@ def args_in_region(body: str, lo: int, hi: int | None, diagnosis: Diagnosis) -> 
     start, _ = block_start(body, lo)
     if start < hi and body[start] in "{[":
         closing = match_closing(body, start)
-        try:
-            if closing is not None and closing <= hi:
-                return decode_args(load_lenient(body[start:closing])), closing
-            if closed:  # the call was closed after it: a brace missing, or braces inside `<escape>` strings
-                return decode_args(load_lenient(strip_fence(body[start:hi]).strip(), close_open=True)), hi
-        except LenientJSONError as error:
-            diagnosis.invalid = diagnosis.invalid or str(error)
-            return None, hi if closing is None else closing
-        diagnosis.truncated = True
-        return None, hi
+        readings = [(body[start:closing], closing, False)] if closing is not None and closing <= hi else []
+        if closed:  # the call was closed after it: a brace may be missing, or braces sit inside `<escape>` strings
+            readings.append((strip_fence(body[start:hi]).strip(), hi, True))
+        if not readings:
+            diagnosis.truncated = True
+            return None, hi
+        for text, end, close_open in readings:
+            try:
+                return decode_args(load_lenient(text, close_open=close_open)), end
+            except LenientJSONError as error:
+                diagnosis.invalid = diagnosis.invalid or str(error)
+        return None, readings[0][1]
     params = {
         (found.group("k1") or found.group("k2") or found.group("k3")).strip(): _param_value(found.group("value"))
-        for found in islice(_XML_PARAM.finditer(body, lo, hi), 200)
+        for found in islice(XML_PARAM.finditer(body, lo, hi), 200)
     }
     if params:
         return params, hi
