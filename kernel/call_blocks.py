@@ -57,6 +57,8 @@ class Site:
     raw: str
     thought: str = ""
     """A thought the model wrote inside the call object itself."""
+    as_code: bool = False
+    """Written as a line of code (`name({...})`), which after a `Final Answer:` label is part of the answer."""
 
 
 @dataclass

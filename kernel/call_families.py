@@ -86,7 +86,7 @@ def _pythonic_site(body: str, line: re.Match[str]) -> Site | None:
 
 
 def _site(body: str, start: int, end: int, calls: tuple[ToolCall, ...]) -> Site:
-    return Site(start, end, calls, body[start:end].strip())
+    return Site(start, end, calls, body[start:end].strip(), as_code=True)
 
 
 def _object(text: str) -> dict[str, Any] | None:

@@ -244,9 +244,9 @@ def _resolve(body: str, sites: list[Site], diagnosis: Diagnosis) -> tuple[list[T
 
 
 def _answers_label(body: str, final: re.Match[str], sites: list[Site]) -> bool:
-    """Whether the blocks after a `Final Answer:` label are the answer itself: they follow it directly, or
-    they are all `finish` calls (a summary, then the finish block)."""
-    directly = not body[final.end() : sites[0].lead].strip()
+    """Whether the blocks after a `Final Answer:` label are the answer itself: they follow it directly (and are
+    not code the answer shows), or they are all `finish` calls (a summary, then the finish block)."""
+    directly = not body[final.end() : sites[0].lead].strip() and not sites[0].as_code
     return directly or all(call.name == FINISH_TOOL for site in sites for call in site.calls)
 
 

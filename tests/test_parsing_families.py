@@ -274,6 +274,11 @@ class TestJsStyleCalls:
     def test_code_that_is_not_a_call(self, reply: str) -> None:
         assert parse_output(reply).calls == ()
 
+    def test_code_shown_in_a_final_answer_is_the_answer(self) -> None:
+        """After `Final Answer:` a line of code is what the answer recommends, not a call to run now."""
+        parsed = parse_output('Final Answer:\nrollback_deployment({service: "checkout"})')
+        assert calls_of(parsed) == [("finish", {"answer": 'rollback_deployment({service: "checkout"})'})]
+
 
 class TestLfm2:
     """`<|tool_call_start|>[name(key="value"), ...]<|tool_call_end|>`, Pythonic, or a JSON list — SGLang's LFM2
