@@ -189,10 +189,12 @@ def _blank_out(text: str, regions: list[tuple[int, int]]) -> str:
 
 def find_fences(body: str, scan: SpanScan) -> list[Fence]:
     """Markdown code fences. ``` inside a JSON string neither opens a fence (it lies inside a bare JSON span of
-    `scan`) nor closes one (a fence holding JSON closes after the JSON)."""
+    `scan`) nor closes one (a fence holding JSON closes after the JSON). A second block that never closes runs
+    to the end of the reply: it was cut off, and scanning on from each such block would cost quadratic time."""
     tops = scan.outermost()
     fences: list[Fence] = []
     pos = 0
+    unclosed_seen = False
     while len(fences) < 64:
         start = body.find("```", pos)
         if start < 0:
@@ -208,7 +210,10 @@ def find_fences(body: str, scan: SpanScan) -> list[Fence]:
         search_from = opener.end()
         if first < len(body) and body[first] in "{[":
             closing = match_closing(body, first)
-            search_from = opener.end() if closing is None else closing  # unclosed: maybe only its last brace is missing
+            if closing is None:  # the first block that never closes may only lack its last braces: its fence ends it
+                search_from, unclosed_seen = (len(body) if unclosed_seen else opener.end()), True
+            else:
+                search_from = closing
         close = body.find("```", search_from)
         if close < 0:
             fences.append(Fence(start, opener.end(), len(body), len(body), lang))
@@ -289,8 +294,8 @@ def args_in_region(body: str, lo: int, hi: int | None, diagnosis: Diagnosis) -> 
     closed, hi = hi is not None, len(body) if hi is None else hi
     start, _ = block_start(body, lo)
     if start < hi and body[start] in "{[":
-        closing = match_closing(body, start)
-        readings = [(body[start:closing], closing, False)] if closing is not None and closing <= hi else []
+        closing = match_closing(body, start, hi)
+        readings = [(body[start:closing], closing, False)] if closing is not None else []
         if closed:  # the call was closed after it: a brace may be missing, or braces sit inside `<escape>` strings
             readings.append((strip_fence(body[start:hi]).strip(), hi, True))
         if not readings:

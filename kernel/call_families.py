@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from kernel.call_blocks import Fence, Site, overlaps
@@ -27,6 +28,8 @@ _NOT_TOOLS = frozenset(
 )
 """Words that open a line of code like a call does, but are syntax or well-known functions, never tools."""
 _BLANK = re.compile(r"\s*")
+MAX_CODE_LINES = 32
+"""Lines that open like a call examined per reply: real replies hold a few; a code dump must stay cheap."""
 
 
 def js_arguments(text: str) -> dict[str, Any] | None:
@@ -58,22 +61,27 @@ def script_sites(body: str, fence: Fence) -> list[Site]:
 
 
 def _code_calls(body: str, lo: int, hi: int) -> list[Site]:
-    if "(" not in body[lo:hi]:
+    """The code calls in `body[lo:hi]`, at most `MAX_CODE_LINES` of each kind looked at."""
+    if body.find("(", lo, hi) < 0:
         return []
     found: list[Site] = []
     if "({" in body or "( {" in body:
-        found += filter(None, (_js_site(body, line, hi) for line in _JS_CALL.finditer(body, lo, hi)))
+        for line in islice(_JS_CALL.finditer(body, lo, hi), MAX_CODE_LINES):
+            closing = match_closing(body, line.end())
+            if closing is None:
+                break  # its object runs to the end of the reply: cut off, and every later line lies inside it
+            site = _js_site(body, line, closing, hi)
+            if site:
+                found.append(site)
     if "[" in body:
-        found += filter(None, (_pythonic_site(body, line) for line in _PYTHONIC_LINE.finditer(body, lo, hi)))
+        lines = islice(_PYTHONIC_LINE.finditer(body, lo, hi), MAX_CODE_LINES)
+        found += filter(None, (_pythonic_site(body, line) for line in lines))
     return sorted(found, key=lambda site: site.lead)
 
 
-def _js_site(body: str, line: re.Match[str], hi: int) -> Site | None:
+def _js_site(body: str, line: re.Match[str], closing: int, hi: int) -> Site | None:
     name = normalize_tool_name(line.group("name"))
-    if not name or name in _NOT_TOOLS:
-        return None
-    closing = match_closing(body, line.end())
-    end = _JS_CALL_END.match(body, closing) if closing is not None and closing < hi else None
+    end = _JS_CALL_END.match(body, closing) if closing < hi and name and name not in _NOT_TOOLS else None
     args = _object(body[line.end() : closing]) if end else None
     if end is None or args is None:
         return None

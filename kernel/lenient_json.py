@@ -110,14 +110,15 @@ def scan_spans(text: str) -> SpanScan:
     return SpanScan(tuple(spans), tuple(unclosed))
 
 
-def match_closing(text: str, start: int) -> int | None:
-    """The end (exclusive) of the JSON-ish value opening with `{` or `[` at `start`; None if it never closes."""
+def match_closing(text: str, start: int, stop: int | None = None) -> int | None:
+    """The end (exclusive) of the JSON-ish value opening with `{` or `[` at `start`; None if it never closes
+    (before `stop`, when given: the end of the region the value must lie in)."""
     if not 0 <= start < len(text) or text[start] not in "{[":
         return None
-    return _scan(text, start, single=True)[2]
+    return _scan(text, start, single=True, stop=stop)[2]
 
 
-def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int], int | None]:
+def _scan(text: str, start: int, *, single: bool, stop: int | None = None) -> tuple[list[Span], list[int], int | None]:
     """The bracket matcher: every span closed (near the top), the openers left open, and in `single` mode
     the end of the value opening at `start`. A flat object is matched whole by one regex, for speed."""
     stack: list[tuple[str, int]] = []
@@ -125,10 +126,10 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
     spans: list[Span] = []
     double_quotes_live = True
     single_quotes_off_until = -1
-    pos, size, events_left = start, len(text), MAX_EVENTS
+    pos, size, events_left = start, len(text) if stop is None else min(stop, len(text)), MAX_EVENTS
     top_search, inner_search, flat_match = _TOP_OPENER.search, _INNER_EVENT.search, _FLAT_OBJECT.match
     if single:
-        flat = flat_match(text, start)
+        flat = flat_match(text, start, size)
         if flat:
             return [(start, flat.end())], [], flat.end()
         stack.append((text[start], start))
@@ -136,13 +137,13 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
     while pos < size and events_left:
         events_left -= 1
         if stack:
-            event = inner_search(text, pos)
+            event = inner_search(text, pos, size)
             if event is None:
                 break
             i = event.start()
             char = text[i]
         else:
-            event = top_search(text, pos)
+            event = top_search(text, pos, size)
             if event is None:
                 break
             i = event.start()
@@ -152,7 +153,7 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
                 continue
         pos = i + 1
         if char == "{" or char == "[":
-            flat = flat_match(text, i) if char == "{" and double_quotes_live else None
+            flat = flat_match(text, i, size) if char == "{" and double_quotes_live else None
             if flat:
                 pos = flat.end()
                 if len(stack) < RECORDED_DEPTH and len(spans) < MAX_SPANS:
@@ -163,14 +164,14 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
                 untracked += 1
         elif char == '"':
             if double_quotes_live and text[i - 1] != "\\":  # `\"` opens no string: JSON written escaped
-                string = _DQ_STRING.match(text, i)
+                string = _DQ_STRING.match(text, i, size)
                 if string:
                     pos = string.end()
                 else:  # unterminated to the end: a prose quote; stop honouring quotes so the scan stays linear
                     double_quotes_live = False
         elif char == "'":
             if i > single_quotes_off_until and _previous_significant(text, i) in _SINGLE_QUOTE_CONTEXT:
-                string = _SQ_STRING.match(text, i)
+                string = _SQ_STRING.match(text, i, size)
                 if string:
                     pos = string.end()
                 else:
