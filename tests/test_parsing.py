@@ -665,7 +665,7 @@ def test_parsed_output_is_frozen():
         "[" + "f(" * 5000 + ")" * 5000 + "]",
         "Action: x\nAction Input: {" * 2000,
         "f({\n" * 5000,
-        "```json\n{\"a\": 1\n```\n" * 3000,
+        '```json\n{"a": 1\n```\n' * 3000,
         "<start_function_call>call:f{<escape>" * 5000,
         '{\\"' * 30000,
         "｛“" * 50000,
