@@ -260,7 +260,7 @@ def markup_sites(body: str, diagnosis: Diagnosis) -> list[Site]:
             diagnosis.markup = True
             name = normalize_tool_name(marker.group("name") or marker.groupdict().get("alt") or "")
             close = closer.search(body, marker.end())
-            args, end = args_in_region(body, marker.end(), close.start() if close else None, diagnosis)
+            args, end = _args_in_region(body, marker.end(), close.start() if close else None, diagnosis)
             if name and args is not None:
                 sites.append(Site(marker.start(), end, (make_call(name, args),), body[marker.start() : end].strip()))
     stripped = body.strip()
@@ -287,7 +287,7 @@ def _payload_bounds(body: str, opener: re.Match[str]) -> tuple[int, int]:
     return end, end
 
 
-def args_in_region(body: str, lo: int, hi: int | None, diagnosis: Diagnosis) -> tuple[dict[str, Any] | None, int]:
+def _args_in_region(body: str, lo: int, hi: int | None, diagnosis: Diagnosis) -> tuple[dict[str, Any] | None, int]:
     """Arguments after a marker that names the tool: a JSON object (maybe fenced), XML parameters, or text.
     `hi`: where the call's closing marker is, None when the reply ends first. Returns the arguments (None when
     unreadable) and where they end."""

@@ -58,13 +58,10 @@ _ACTION_INPUT = re.compile(
 )
 _FINAL_ANSWER = re.compile(_LINE_HEAD + r"Final[ \t_\-]*Answer" + _LABEL_END + r"[ \t]*\**", re.M | re.I)
 _OBSERVATION = re.compile(_LINE_HEAD + r"Observation" + _LABEL_END, re.M | re.I)
-_REACT_LABEL = re.compile(
-    _LINE_HEAD + r"(?:Observation|Thought|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer)" + _LABEL_END, re.M | re.I
-)
-_PROTOCOL_LABEL = re.compile(
-    _LINE_HEAD + r"(?:Observation|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer)" + _LABEL_END, re.M | re.I
-)
+_PROTOCOL_LABELS = r"Observation|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer"
 """The ReAct labels that change what a reply asks for; a `Thought:` label only names the thought."""
+_REACT_LABEL = re.compile(_LINE_HEAD + rf"(?:{_PROTOCOL_LABELS}|Thought)" + _LABEL_END, re.M | re.I)
+_PROTOCOL_LABEL = re.compile(_LINE_HEAD + rf"(?:{_PROTOCOL_LABELS})" + _LABEL_END, re.M | re.I)
 _THOUGHT_LABEL = re.compile(
     _LINE_HEAD + r"(?:Thought|Final[ \t_\-]*Answer)" + _LABEL_END + r"[ \t]*\**[ \t]*", re.M | re.I
 )
