@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from bench import chaos, replica_bench, report, slack_bench, suites
+from bench import chaos, parsing_bench, replica_bench, report, slack_bench, suites
 
 QUICK = {
     "overhead_reps": 3,
@@ -23,6 +23,7 @@ QUICK = {
     "slack_seconds": 2,
     "replica_runs": 20,
     "replica_reps": 1,
+    "parse_reps": 5,
 }
 FULL = {
     "overhead_reps": 30,
@@ -32,6 +33,7 @@ FULL = {
     "slack_seconds": 10,
     "replica_runs": replica_bench.RUNS,
     "replica_reps": replica_bench.REPS,
+    "parse_reps": 31,
 }
 
 
@@ -49,13 +51,15 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
         results["slack"] = await slack_bench.slack(cfg["slack_seconds"])
     if "r" in only:
         results["replicas"] = await replica_bench.replicas(cfg["replica_runs"], cfg["replica_reps"])
+    if "p" in only:
+        results["parsing"] = parsing_bench.parsing(cfg["parse_reps"])
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
-    parser.add_argument("--only", default="abcdsr", help="suites to run, e.g. 'ad' (default: all)")
+    parser.add_argument("--only", default="abcdsrp", help="suites to run, e.g. 'ad' (default: all)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     results = asyncio.run(run_all(QUICK if args.quick else FULL, set(args.only)))

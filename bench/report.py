@@ -273,10 +273,31 @@ def replicas(r: dict[str, Any]) -> str:
     return f"### (r) Replicas on one PostgreSQL\n{note}\n\n" + table(head, rows)
 
 
+def parsing(r: dict[str, Any]) -> str:
+    rows = [
+        [
+            row["reply"],
+            "yes" if row["fast_path"] else "no",
+            f"{row['parse_output_us']:.1f}",
+            f"{row['full_parser_us']:.1f}",
+            f"{row['vs_unlabelled']:.2f}",
+            f"≤ {r['label_ratio_target']:.2f}",
+            verdict(row["vs_unlabelled"] <= r["label_ratio_target"]),
+        ]
+        for row in r["rows"]
+    ]
+    head = ["reply", "fast path", "parse_output µs", "full parser µs", "vs unlabelled", "target", ""]
+    note = (
+        f"CPU time of one parse of our own reply format (a thought, then one fenced JSON action), median of "
+        f"{r['reps']} interleaved batches of {r['batch']}; the full parser is what a reply costs without the fast path."
+    )
+    return f"### (p) Text parser\n{note}\n\n" + table(head, rows)
+
+
 def markdown(results: dict[str, Any]) -> str:
     parts = [machine(results["machine"])]
     renderers = (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens))
-    for key, render in (*renderers, ("slack", slack), ("replicas", replicas)):
+    for key, render in (*renderers, ("slack", slack), ("replicas", replicas), ("parsing", parsing)):
         if key in results:
             parts.append(render(results[key]))
     return "\n\n".join(parts) + "\n"

@@ -6,6 +6,7 @@ Each found call is a `Site` (its position and calls); what went wrong on the way
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
+from kernel.call_markers import NAMED_MARKERS, PAYLOAD_MARKER, PAYLOAD_NEEDLES, PAYLOAD_STOP, XML_PARAM
 from kernel.call_shapes import (
     calls_from_python,
     calls_from_value,
@@ -37,58 +39,11 @@ _FENCE_OPEN = re.compile(r"```[ \t]*(?P<lang>[\w+.\-]*)[ \t]*\n?")
 _CALL_FENCE_LANGS = frozenset({"tool_code", "tool_call", "tool_calls", "function_call", "toolcall", "tool"})
 _JSONISH_START = re.compile(r"\{\s*(?:[\"']|$)|\[\s*\{")
 _SHORTEST_CALL = len("{tool:x}")
-_CALL_KEY_HINT = re.compile(r"(?:action|tool|name|function|command|call|answer)[\w -]{0,16}[\"']?\s*:", re.I)
+_CALL_KEY_HINT = re.compile(
+    r"(?:action|tool|name|function|command|call|answer)[\w -]{0,16}\\*[\"'“”‘’＂]?\s*[:：]", re.I
+)
 """Every call shape has one of these keys; spans without one are data and are not worth loading."""
 _SPACE = re.compile(r"\s*")
-_TAG_NAMES = r"tool_calls?|function_calls?|toolcall|tool_use"
-_PAYLOAD_MARKER = re.compile(
-    rf"<(?P<tag>{_TAG_NAMES})>|<\|(?:python_tag|python_start|tool_calls?|plugin)\|>|\bfunctools(?=\s*\[)|\[TOOL_CALLS\](?=\s*[\[{{])",
-    re.I,
-)
-_PAYLOAD_STOP = re.compile(rf"<\||\[TOOL_CALLS\]|<(?:{_TAG_NAMES})>", re.I)
-_XML_CALL, _XML_ARG = "invoke", "parameter"
-_BAR, _SEP = "[|\uff5c]", "[\u2581_]"
-_DS_SEP = rf"<{_BAR}tool{_SEP}sep{_BAR}>"
-_DS_ARGS = rf"<{_BAR}tool{_SEP}call{_SEP}argument{_SEP}begin{_BAR}>"
-_NAMED_MARKERS = (  # (needles, one of which the text must hold; the marker that names the tool; what ends the call)
-    (("<function=",), re.compile(r"<function=(?P<name>[^<>\n]{1,200})>"), re.compile(r"</function>")),
-    (
-        (f"<{_XML_CALL}",),
-        re.compile(rf"<{_XML_CALL}\s+name=\"(?P<name>[^\"<>\n]{{1,200}})\"\s*>"),
-        re.compile(rf"</{_XML_CALL}>"),
-    ),
-    (
-        ("[tool_calls]",),
-        re.compile(r"\[TOOL_CALLS\]\s*(?P<name>[^\s\[\]{}<]{1,200})\s*(?:\[CALL_ID\][^\[\n]{0,100})?\[ARGS\]"),
-        re.compile(r"\[TOOL_CALLS\]|</s>"),
-    ),
-    (
-        ("tool\u2581call\u2581begin", "tool_call_begin"),
-        re.compile(
-            rf"<{_BAR}tool{_SEP}call{_SEP}begin{_BAR}>\s*"
-            rf"(?:function\s*{_DS_SEP}\s*(?P<name>[^\s<]{{1,200}})|(?P<alt>[^\s<]{{1,200}}?)\s*(?:{_DS_SEP}|{_DS_ARGS}))"
-        ),
-        re.compile(rf"<{_BAR}tool{_SEP}call{_SEP}end{_BAR}>"),
-    ),
-    (
-        ("<|message|>",),
-        re.compile(
-            r"\bto=(?P<name>[^\s<]{1,200}+)[^\n<]{0,40}+(?:<\|(?:channel|constrain)\|>[^\n<]{0,40}+){0,2}<\|message\|>"
-        ),
-        re.compile(r"<\|call\|>|<\|end\|>"),
-    ),
-    (
-        ("<arg_key>", "</tool_call>"),
-        re.compile(r"<tool_call>\s*(?P<name>[^\s<>{}\[\]\"']{1,200})\s*(?=<arg_key>|</tool_call>)", re.I),
-        re.compile(r"</tool_call>", re.I),
-    ),
-)
-_XML_PARAM = re.compile(
-    rf"<(?:{_XML_ARG}=(?P<k1>[^>\n]{{1,200}})|{_XML_ARG}\s+name=\"(?P<k2>[^\"\n]{{1,200}})\""
-    r"|arg_key>(?P<k3>[^<]{1,200})</arg_key>\s*<arg_value)>"
-    rf"(?P<value>.*?)(?:</(?:{_XML_ARG}|arg_value)>|(?=<{_XML_ARG}[\s=])|$)",
-    re.S,
-)
 _PYTHONIC_LIST = re.compile(r"\[\s*[^\W\d][\w.]*\s*\(.*\)\s*\]", re.S)
 
 
@@ -102,6 +57,8 @@ class Site:
     raw: str
     thought: str = ""
     """A thought the model wrote inside the call object itself."""
+    as_code: bool = False
+    """Written as a line of code (`name({...})`), which after a `Final Answer:` label is part of the answer."""
 
 
 @dataclass
@@ -169,12 +126,14 @@ def json_sites(
     every_span: bool = False,
     blocked: Sequence[tuple[int, int]] = (),
     scan: SpanScan | None = None,
+    closed: bool = False,
 ) -> list[Site]:
     """Calls in the outermost balanced JSON spans of `text` (positions shifted by `offset`), outside `blocked`.
 
     `explicit`: the text is tool-call markup, so an object naming a tool is a call even without arguments.
     Spans without a call-like key are data and are skipped unread, unless `every_span` (a fence: its problem
-    is worth reporting) or `explicit`. `scan`: the text's scan, when the caller has it already.
+    is worth reporting) or `explicit`. `scan`: the text's scan, when the caller has it already. `closed`: a fence
+    or tag closed after the text, so a block left open in it was finished without its last brackets, not cut off.
     """
     if blocked:
         text, scan = _blank_out(text, [(lo - offset, hi - offset) for lo, hi in blocked]), None
@@ -194,15 +153,24 @@ def json_sites(
                 diagnosis.invalid = str(error)
             children = scan.outermost(start + 1, end - 1) if depth < 2 else []
             return [site for child in children for site in read(child, depth + 1)]
+        return sites_of(value, start, end)
+
+    def sites_of(value: Any, start: int, end: int) -> list[Site]:
         calls = calls_from_value(value, explicit)
         if not calls:
             diagnosis.no_tool = diagnosis.no_tool or isinstance(value, dict | list)
             return []
-        return [Site(offset + start, offset + end, tuple(calls), raw.strip(), carried_thought(value))]
+        quoted = start > 0 and text[start - 1] == '"' and text.startswith("\\", start + 1)  # `"{\"name\": ...}"`
+        lead = offset + start - quoted
+        return [Site(lead, offset + end, tuple(calls), text[start:end].strip(), carried_thought(value))]
 
     cut = next((pos for pos in scan.unclosed if _JSONISH_START.match(text, pos)), None)  # a block cut off here
     spans = scan.outermost(0, cut)  # nothing inside a cut-off block is a call of its own
     sites = [site for span in spans if span[1] - span[0] >= _SHORTEST_CALL for site in read(span, 0)]
+    unfinished = cut if cut is not None else next(iter(scan.unclosed), None)
+    if closed and unfinished is not None and not sites:
+        with contextlib.suppress(LenientJSONError):
+            sites = sites_of(load_lenient(text[unfinished:], close_open=True), unfinished, len(text))
     if not sites and cut is not None:
         diagnosis.truncated = True
     return sites
@@ -221,10 +189,12 @@ def _blank_out(text: str, regions: list[tuple[int, int]]) -> str:
 
 def find_fences(body: str, scan: SpanScan) -> list[Fence]:
     """Markdown code fences. ``` inside a JSON string neither opens a fence (it lies inside a bare JSON span of
-    `scan`) nor closes one (a fence holding JSON closes after the JSON)."""
+    `scan`) nor closes one (a fence holding JSON closes after the JSON). A second block that never closes runs
+    to the end of the reply: it was cut off, and scanning on from each such block would cost quadratic time."""
     tops = scan.outermost()
     fences: list[Fence] = []
     pos = 0
+    unclosed_seen = False
     while len(fences) < 64:
         start = body.find("```", pos)
         if start < 0:
@@ -240,7 +210,10 @@ def find_fences(body: str, scan: SpanScan) -> list[Fence]:
         search_from = opener.end()
         if first < len(body) and body[first] in "{[":
             closing = match_closing(body, first)
-            search_from = len(body) if closing is None else closing
+            if closing is None:  # the first block that never closes may only lack its last braces: its fence ends it
+                search_from, unclosed_seen = (len(body) if unclosed_seen else opener.end()), True
+            else:
+                search_from = closing
         close = body.find("```", search_from)
         if close < 0:
             fences.append(Fence(start, opener.end(), len(body), len(body), lang))
@@ -254,7 +227,8 @@ def fence_sites(body: str, fence: Fence, diagnosis: Diagnosis) -> list[Site]:
     """Calls in one fence; the first one's thought ends at the fence. A `tool_code` fence may hold Python calls."""
     content = body[fence.content_start : fence.content_end]
     explicit = fence.lang in _CALL_FENCE_LANGS
-    sites = json_sites(content, fence.content_start, diagnosis, explicit=explicit, every_span=True)
+    closed = fence.end > fence.content_end
+    sites = json_sites(content, fence.content_start, diagnosis, explicit=explicit, every_span=True, closed=closed)
     if not sites and explicit:
         calls = calls_from_python(content)
         if calls:
@@ -266,23 +240,27 @@ def markup_sites(body: str, diagnosis: Diagnosis) -> list[Site]:
     """Calls in chat-template markup: tags and tokens around a JSON (or Python) payload, markers that name the
     tool themselves, and a reply that is nothing but a Python list of calls. Where sites overlap, the first wins."""
     sites: list[Site] = []
-    for opener in islice(_PAYLOAD_MARKER.finditer(body), 32):
+    lowered = body.lower()
+    openers = PAYLOAD_MARKER.finditer(body) if any(needle in lowered for needle in PAYLOAD_NEEDLES) else ()
+    for opener in islice(openers, 32):
         diagnosis.markup = True
         content_end, end = _payload_bounds(body, opener)
         content = body[opener.end() : content_end]
-        calls = [call for site in json_sites(content, 0, diagnosis, explicit=True) for call in site.calls]
+        closed = content_end < len(body)
+        calls = [
+            call for site in json_sites(content, 0, diagnosis, explicit=True, closed=closed) for call in site.calls
+        ]
         calls = calls or calls_from_python(content) or []
         if calls:
             sites.append(Site(opener.start(), end, tuple(calls), body[opener.start() : end].strip()))
-    lowered = body.lower()
-    for needles, pattern, closer in _NAMED_MARKERS:
+    for needles, pattern, closer in NAMED_MARKERS:
         if not any(needle in lowered for needle in needles):
             continue
         for marker in islice(pattern.finditer(body), 32):
             diagnosis.markup = True
             name = normalize_tool_name(marker.group("name") or marker.groupdict().get("alt") or "")
             close = closer.search(body, marker.end())
-            args, end = _args_in_region(body, marker.end(), close.start() if close else len(body), diagnosis)
+            args, end = _args_in_region(body, marker.end(), close.start() if close else None, diagnosis)
             if name and args is not None:
                 sites.append(Site(marker.start(), end, (make_call(name, args),), body[marker.start() : end].strip()))
     stripped = body.strip()
@@ -304,28 +282,34 @@ def _payload_bounds(body: str, opener: re.Match[str]) -> tuple[int, int]:
         close = re.compile(rf"</{re.escape(tag)}>", re.I).search(body, opener.end())
         if close:
             return close.start(), close.end()
-    stop = _PAYLOAD_STOP.search(body, opener.end())
+    stop = PAYLOAD_STOP.search(body, opener.end())
     end = stop.start() if stop else len(body)
     return end, end
 
 
-def _args_in_region(body: str, lo: int, hi: int, diagnosis: Diagnosis) -> tuple[dict[str, Any] | None, int]:
+def _args_in_region(body: str, lo: int, hi: int | None, diagnosis: Diagnosis) -> tuple[dict[str, Any] | None, int]:
     """Arguments after a marker that names the tool: a JSON object (maybe fenced), XML parameters, or text.
-    Returns them (None when unreadable) and where they end."""
+    `hi`: where the call's closing marker is, None when the reply ends first. Returns the arguments (None when
+    unreadable) and where they end."""
+    closed, hi = hi is not None, len(body) if hi is None else hi
     start, _ = block_start(body, lo)
     if start < hi and body[start] in "{[":
-        closing = match_closing(body, start)
-        if closing is None:
+        closing = match_closing(body, start, hi)
+        readings = [(body[start:closing], closing, False)] if closing is not None else []
+        if closed:  # the call was closed after it: a brace may be missing, or braces sit inside `<escape>` strings
+            readings.append((strip_fence(body[start:hi]).strip(), hi, True))
+        if not readings:
             diagnosis.truncated = True
             return None, hi
-        try:
-            return decode_args(load_lenient(body[start:closing])), closing
-        except LenientJSONError as error:
-            diagnosis.invalid = diagnosis.invalid or str(error)
-            return None, closing
+        for text, end, close_open in readings:
+            try:
+                return decode_args(load_lenient(text, close_open=close_open)), end
+            except LenientJSONError as error:
+                diagnosis.invalid = diagnosis.invalid or str(error)
+        return None, readings[0][1]
     params = {
         (found.group("k1") or found.group("k2") or found.group("k3")).strip(): _param_value(found.group("value"))
-        for found in islice(_XML_PARAM.finditer(body, lo, hi), 200)
+        for found in islice(XML_PARAM.finditer(body, lo, hi), 200)
     }
     if params:
         return params, hi

@@ -1,6 +1,7 @@
 """Locating JSON-ish values in free text and loading them tolerantly.
 
-Models wrap, truncate and Python-ify their JSON; brace matching plus a forgiving loader recovers what a strict `json.loads` loses.
+Models wrap, truncate, Python-ify, typeset and escape their JSON; brace matching plus a forgiving loader recovers
+what a strict `json.loads` loses.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import ast
 import bisect
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,14 +38,23 @@ _SINGLE_QUOTE_CONTEXT = frozenset("{[,:")
 _TOKEN = re.compile(
     r"""(?P<dq>"(?:[^"\\]++|\\.)*+")
     |(?P<sq>'(?:[^'\\\n]++|\\.)*+')
-    |(?P<comment>//[^\n]*|\#[^\n]*)
+    |(?P<curly>[“”„＂](?:[^“”＂\\\n]++|\\.)*+[“”＂]|‘(?:[^‘’\n]|’(?![ \t]*(?:[:,}\]：，｝］]|$)))*+’)
+    |(?P<escaped><escape>.*?<escape>)
+    |(?P<comment>//[^\n]*|\#[^\n]*|/\*.*?\*/)
     |(?P<num>-?\d[\d.eE+\-]*)
     |(?P<word>[^\W\d][\w$.\-]*)
-    |(?P<close>[}\]])
+    |(?P<close>[}\]｝］])
     |(?P<space>\s+)
     |(?P<other>.)""",
     re.S | re.X,
 )
+"""`curly`: typographic and full-width quotes; a `’` inside `‘...’` is an apostrophe unless structure follows it.
+`escaped`: FunctionGemma's `<escape>` string delimiters."""
+_FULL_WIDTH = {"：": ":", "，": ",", "｛": "{", "｝": "}", "［": "[", "］": "]"}
+_OPENERS = {"{": "}", "[": "]"}
+_ESCAPED_START = re.compile(r'\s*[\[{]\s*\\+"')
+"""JSON whose own quotes are escaped (`{\\"name\\": ...}`): a string literal's content, written out."""
+MAX_UNESCAPES = 3
 _LITERAL_WORDS = {
     "true": "true",
     "True": "true",
@@ -99,14 +110,15 @@ def scan_spans(text: str) -> SpanScan:
     return SpanScan(tuple(spans), tuple(unclosed))
 
 
-def match_closing(text: str, start: int) -> int | None:
-    """The end (exclusive) of the JSON-ish value opening with `{` or `[` at `start`; None if it never closes."""
+def match_closing(text: str, start: int, stop: int | None = None) -> int | None:
+    """The end (exclusive) of the JSON-ish value opening with `{` or `[` at `start`; None if it never closes
+    (before `stop`, when given: the end of the region the value must lie in)."""
     if not 0 <= start < len(text) or text[start] not in "{[":
         return None
-    return _scan(text, start, single=True)[2]
+    return _scan(text, start, single=True, stop=stop)[2]
 
 
-def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int], int | None]:
+def _scan(text: str, start: int, *, single: bool, stop: int | None = None) -> tuple[list[Span], list[int], int | None]:
     """The bracket matcher: every span closed (near the top), the openers left open, and in `single` mode
     the end of the value opening at `start`. A flat object is matched whole by one regex, for speed."""
     stack: list[tuple[str, int]] = []
@@ -114,10 +126,10 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
     spans: list[Span] = []
     double_quotes_live = True
     single_quotes_off_until = -1
-    pos, size, events_left = start, len(text), MAX_EVENTS
+    pos, size, events_left = start, len(text) if stop is None else min(stop, len(text)), MAX_EVENTS
     top_search, inner_search, flat_match = _TOP_OPENER.search, _INNER_EVENT.search, _FLAT_OBJECT.match
     if single:
-        flat = flat_match(text, start)
+        flat = flat_match(text, start, size)
         if flat:
             return [(start, flat.end())], [], flat.end()
         stack.append((text[start], start))
@@ -125,13 +137,13 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
     while pos < size and events_left:
         events_left -= 1
         if stack:
-            event = inner_search(text, pos)
+            event = inner_search(text, pos, size)
             if event is None:
                 break
             i = event.start()
             char = text[i]
         else:
-            event = top_search(text, pos)
+            event = top_search(text, pos, size)
             if event is None:
                 break
             i = event.start()
@@ -141,7 +153,7 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
                 continue
         pos = i + 1
         if char == "{" or char == "[":
-            flat = flat_match(text, i) if char == "{" and double_quotes_live else None
+            flat = flat_match(text, i, size) if char == "{" and double_quotes_live else None
             if flat:
                 pos = flat.end()
                 if len(stack) < RECORDED_DEPTH and len(spans) < MAX_SPANS:
@@ -151,15 +163,15 @@ def _scan(text: str, start: int, *, single: bool) -> tuple[list[Span], list[int]
             else:
                 untracked += 1
         elif char == '"':
-            if double_quotes_live:
-                string = _DQ_STRING.match(text, i)
+            if double_quotes_live and text[i - 1] != "\\":  # `\"` opens no string: JSON written escaped
+                string = _DQ_STRING.match(text, i, size)
                 if string:
                     pos = string.end()
                 else:  # unterminated to the end: a prose quote; stop honouring quotes so the scan stays linear
                     double_quotes_live = False
         elif char == "'":
             if i > single_quotes_off_until and _previous_significant(text, i) in _SINGLE_QUOTE_CONTEXT:
-                string = _SQ_STRING.match(text, i)
+                string = _SQ_STRING.match(text, i, size)
                 if string:
                     pos = string.end()
                 else:
@@ -183,12 +195,14 @@ def _previous_significant(text: str, i: int) -> str:
     return text[j] if j >= 0 else ""
 
 
-def load_lenient(text: str) -> Any:
-    """`json.loads`, then the same text with Python-isms repaired; raises `LenientJSONError`.
+def load_lenient(text: str, *, close_open: bool = False, unescapes: int = 0) -> Any:
+    """`json.loads`, then the same text with the damage models do repaired; raises `LenientJSONError`.
 
-    Tolerated: single-quoted strings, True/False/None, trailing commas, unquoted keys and words,
-    `//` and `#` comments, raw control characters in strings, unescaped quotes inside a string
-    (`"{job="api"}"`). Never evaluates code.
+    Tolerated: single, typographic and full-width quotes, full-width `：，｛｝`, True/False/None, trailing commas,
+    unquoted keys and words, `//`, `#` and `/* */` comments, raw control characters in strings, unescaped quotes
+    inside a string (`"{job="api"}"`), FunctionGemma's `<escape>` strings, and JSON written as a string literal's
+    content (`{\\"name\\": ...}`). `close_open`: the text is known to be complete (its fence or tag closed after it),
+    so brackets left open at its end are closed. Never evaluates code.
     """
     try:
         return json.loads(text, strict=False)
@@ -197,14 +211,30 @@ def load_lenient(text: str) -> Any:
     except ValueError as exc:
         failure = exc
     if len(text) <= MAX_REPAIR_CHARS:
-        for repaired in (_as_strict_json(text), _as_strict_json(_escape_inner_quotes(text))):
-            if repaired is None:
-                continue
+        for repaired in _repairs(text, close_open):
             try:
                 return json.loads(repaired, strict=False)
             except (ValueError, RecursionError):
                 continue
+        if unescapes < MAX_UNESCAPES and _ESCAPED_START.match(text):
+            return load_lenient(_unescape(text), close_open=close_open, unescapes=unescapes + 1)
     raise LenientJSONError(_describe(failure)) from None
+
+
+def _repairs(text: str, close_open: bool) -> Iterator[str]:
+    """Rewrites of the text to try in turn, each made only if the one before did not load."""
+    for source in (text, _escape_inner_quotes(text)) if '"' in text else (text,):
+        repaired = _as_strict_json(source, close_open)
+        if repaired is not None:
+            yield repaired
+
+
+def _unescape(text: str) -> str:
+    """The text as the content of a JSON string literal: one level of `\\"`, `\\\\`, `\\n` escapes undone."""
+    try:
+        return json.loads(f'"{text}"', strict=False)
+    except ValueError:
+        return text.replace('\\"', '"')
 
 
 def _describe(error: ValueError) -> str:
@@ -213,19 +243,33 @@ def _describe(error: ValueError) -> str:
     return str(error)
 
 
-def _as_strict_json(text: str) -> str | None:
-    """Rewrite JSON-ish text token by token into strict JSON; None when a string cannot be re-quoted."""
+def _as_strict_json(text: str, close_open: bool = False) -> str | None:
+    """Rewrite JSON-ish text token by token into strict JSON; None when a string cannot be re-quoted, or when
+    `close_open` would have to close a string."""
     out: list[str] = []
+    open_brackets: list[str] = []
     for token in _TOKEN.finditer(text):
         kind, value = token.lastgroup, token.group()
         if kind == "dq" and "\\" in value:
             converted = value if _is_json_string(value) else _requote(value)
         elif kind == "sq":
             converted = _requote(value)
+        elif kind == "curly":
+            converted = json.dumps(value[1:-1], ensure_ascii=False)
+        elif kind == "escaped":
+            converted = json.dumps(value[len("<escape>") : -len("<escape>")], ensure_ascii=False)
         elif kind == "word":
             converted = _LITERAL_WORDS.get(value) or json.dumps(value)
         elif kind == "comment":
             continue
+        elif kind == "other" or kind == "close":
+            converted = _FULL_WIDTH.get(value, value)
+            if converted in _OPENERS:
+                open_brackets.append(_OPENERS[converted])
+            elif kind == "close" and open_brackets:
+                open_brackets.pop()
+            elif close_open and converted in "\"'“‘＂":
+                return None  # a quote that opens no string: the text ends inside one
         else:
             converted = value
         if converted is None:
@@ -233,6 +277,9 @@ def _as_strict_json(text: str) -> str | None:
         if kind == "close":
             _drop_trailing_comma(out)
         out.append(converted)
+    if close_open and open_brackets:
+        _drop_trailing_comma(out)
+        out.extend(reversed(open_brackets))
     return "".join(out)
 
 

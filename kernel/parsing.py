@@ -6,8 +6,10 @@ Native tool calling is often missing or leaks into content; one tolerant, never-
 from __future__ import annotations
 
 import bisect
+import html
 import json
 import re
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
@@ -15,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kernel.call_blocks import (
     Diagnosis,
+    Fence,
     Site,
     block_start,
     fence_sites,
@@ -23,21 +26,28 @@ from kernel.call_blocks import (
     markup_sites,
     overlaps,
 )
+from kernel.call_families import code_line_sites, js_arguments, script_sites
 from kernel.call_shapes import calls_from_python, calls_from_value, decode_args, make_call, normalize_tool_name
 from kernel.calls import FINISH_TOOL, ToolCall
 from kernel.lenient_json import LenientJSONError, load_lenient, match_closing, scan_spans
 
 UNREADABLE_PROBLEM = "the reply could not be read"
 
-_CANONICAL = re.compile(r"(?P<thought>[^`<>\[\]{}|]*?)\s*```json\n(?P<body>\{[^`]*\})\n```\s*", re.S)
+_CANONICAL = re.compile(r"(?P<thought>[^`<>\[\]{}|]*)```json\n(?P<body>\{[^`]*\})\n```\s*", re.S)
+"""The thought group is exactly the text before the fence, as the full parser cuts it."""
 
-_THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
-_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
-_THINK_TAG = re.compile(r"</?(?:think|thinking|reasoning)>", re.I)
+_THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>|<\|START_THINKING\|>", re.I)
+_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>|<\|END_THINKING\|>", re.I)
+_THINK_TAG = re.compile(r"</?(?:think|thinking|reasoning)>|<\|(?:START|END)_THINKING\|>", re.I)
 _HARMONY_ANALYSIS = re.compile(r"<\|channel\|>\s*analysis\s*<\|message\|>(.*?)(?:<\|end\|>|(?=<\|start\|>)|$)", re.S)
 _SPECIAL_TOKEN = re.compile(
-    r"<\|(?:start|channel)\|>[ \t]*\w*|<\|[\w\-./ ]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|</?s>"
+    r"<\|(?:start|channel|from|recipient)\|>[ \t]*\w*|<\|[\w\-./ ]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|</?s>"
+    r"|<start_of_turn>[ \t]*\w*|<end_of_turn>"
 )
+_FUNCTIONARY_CONTENT = re.compile(r">>>all[ \t]*\n")
+"""Functionary's `>>>all` recipient: what follows is the model's text, not a call."""
+_LEADING_CONTENT = re.compile(r"\s*all[ \t]*\n")
+"""The same recipient at the very start, where the generation prompt wrote the `>>>`."""
 _MARKUP_TAG = re.compile(r"</?(?:tool_calls?|function_calls?|toolcall|tool_use)>", re.I)
 _LINE_HEAD = r"^[ \t>*#_\-]*"
 _LABEL_END = r"(?:[ \t]*\d{1,3})?[ \t]*\**[ \t]*:"  # `Action 3:` (numbered ReAct), `**Action:**`
@@ -48,9 +58,10 @@ _ACTION_INPUT = re.compile(
 )
 _FINAL_ANSWER = re.compile(_LINE_HEAD + r"Final[ \t_\-]*Answer" + _LABEL_END + r"[ \t]*\**", re.M | re.I)
 _OBSERVATION = re.compile(_LINE_HEAD + r"Observation" + _LABEL_END, re.M | re.I)
-_REACT_LABEL = re.compile(
-    _LINE_HEAD + r"(?:Observation|Thought|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer)" + _LABEL_END, re.M | re.I
-)
+_PROTOCOL_LABELS = r"Observation|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer"
+"""The ReAct labels that change what a reply asks for; a `Thought:` label only names the thought."""
+_REACT_LABEL = re.compile(_LINE_HEAD + rf"(?:{_PROTOCOL_LABELS}|Thought)" + _LABEL_END, re.M | re.I)
+_PROTOCOL_LABEL = re.compile(_LINE_HEAD + rf"(?:{_PROTOCOL_LABELS})" + _LABEL_END, re.M | re.I)
 _THOUGHT_LABEL = re.compile(
     _LINE_HEAD + r"(?:Thought|Final[ \t_\-]*Answer)" + _LABEL_END + r"[ \t]*\**[ \t]*", re.M | re.I
 )
@@ -58,6 +69,8 @@ _DANGLING_LABEL = re.compile(
     r"[>*#_\-\s]*(?:action|action[ _]?input|final[ _]?answer|tool[ _]?calls?|function[ _]?calls?|calls?|json|```[\w+.\-]*)[ \t*]*:?[ \t*]*",
     re.I,
 )
+_HTML_ESCAPED = re.compile(r"&(?:quot|lt|gt|#0*34|#x0*22);", re.I)
+_FULL_WIDTH_BRACKETS = str.maketrans("｛｝［］", "{}[]")
 
 
 class ParsedOutput(BaseModel):
@@ -82,10 +95,10 @@ def parse_output(text: str) -> ParsedOutput:
 
 def _canonical(text: str) -> ParsedOutput | None:
     """The fast path for the exact reply format the instructions ask for: plain prose, then one
-    ```json {"action": ..., "args": {...}} ``` block. Anything else goes to the full parser, which
-    gives the same result for this form (a property test holds the two together)."""
+    ```json {"action": ..., "args": {...}} ``` block; the prose may carry `Thought:` labels. Anything else goes to
+    the full parser, which gives the same result for this form (a property test holds the two together)."""
     found = _CANONICAL.fullmatch(text)
-    if found is None or _REACT_LABEL.search(found["thought"]):
+    if found is None or _PROTOCOL_LABEL.search(found["thought"]):
         return None
     try:
         value = json.loads(found["body"])
@@ -100,6 +113,27 @@ def _canonical(text: str) -> ParsedOutput | None:
 
 
 def _parse(text: str) -> ParsedOutput:
+    """The full parser. A reply without a call is read again as it was before a layer escaped it, if one did."""
+    parsed = _read(text)
+    if parsed.calls:
+        return parsed
+    for view in _unescaped_views(text):
+        again = _read(view)
+        if again.calls:
+            return again
+    return parsed
+
+
+def _unescaped_views(text: str) -> Iterator[str]:
+    """The reply with HTML entities undone (`{&quot;name&quot;: ...}`, `&lt;tool_call&gt;`), and with full-width
+    brackets as ASCII (`｛“action”：...｝`), where it has them."""
+    if _HTML_ESCAPED.search(text):
+        yield html.unescape(text)
+    if "｛" in text or "［" in text:
+        yield text.translate(_FULL_WIDTH_BRACKETS)
+
+
+def _read(text: str) -> ParsedOutput:
     outside, thinking = _split_reasoning(text)
     from_thinking = not _SPECIAL_TOKEN.sub("", outside).strip()
     body = thinking if from_thinking else outside  # reasoning is read for calls only when nothing else was said
@@ -152,24 +186,31 @@ def _split_reasoning(text: str) -> tuple[str, str]:
 
 
 def _find_sites(body: str, diagnosis: Diagnosis) -> list[Site]:
-    """Tool-call markup wins outright; else ReAct `Action:` lines plus fenced JSON blocks, or bare JSON if no
-    fence holds a call. A JSON block a ReAct line consumed as its input is not read again."""
+    """Tool-call markup wins outright; else ReAct `Action:` lines and calls written as code on their own lines,
+    plus fenced blocks, or bare JSON if no fence holds a call. A block a ReAct line consumed as its input, or
+    JSON that is a code call's argument, is not read again."""
     markup = markup_sites(body, diagnosis)
     if markup:
         return markup
     react = _react_sites(body, diagnosis)
-    claimed = [(site.lead, site.end) for site in react]
     scan = scan_spans(body)
     fences = find_fences(body, scan)
+    fenced_ranges = [(fence.start, fence.end) for fence in fences]
+    code = code_line_sites(body, blocked=[*((site.lead, site.end) for site in react), *fenced_ranges])
+    claimed = [(site.lead, site.end) for site in (*react, *code)]
     fenced = [
         site
         for fence in fences
         if not overlaps(fence.start, fence.end, claimed)
-        for site in fence_sites(body, fence, diagnosis)
+        for site in _fenced_sites(body, fence, diagnosis)
     ]
-    blocked = [*claimed, *((fence.start, fence.end) for fence in fences)]
-    loose = fenced or json_sites(body, 0, diagnosis, blocked=blocked, scan=scan)
-    return sorted([*react, *loose], key=lambda site: site.lead)
+    loose = fenced or json_sites(body, 0, diagnosis, blocked=[*claimed, *fenced_ranges], scan=scan)
+    return sorted([*react, *code, *loose], key=lambda site: site.lead)
+
+
+def _fenced_sites(body: str, fence: Fence, diagnosis: Diagnosis) -> list[Site]:
+    """A fence of nothing but code calls is read as code; any other fence for the JSON (or tool code) in it."""
+    return script_sites(body, fence) or fence_sites(body, fence, diagnosis)
 
 
 def _resolve(body: str, sites: list[Site], diagnosis: Diagnosis) -> tuple[list[ToolCall], int, str]:
@@ -200,9 +241,9 @@ def _resolve(body: str, sites: list[Site], diagnosis: Diagnosis) -> tuple[list[T
 
 
 def _answers_label(body: str, final: re.Match[str], sites: list[Site]) -> bool:
-    """Whether the blocks after a `Final Answer:` label are the answer itself: they follow it directly, or
-    they are all `finish` calls (a summary, then the finish block)."""
-    directly = not body[final.end() : sites[0].lead].strip()
+    """Whether the blocks after a `Final Answer:` label are the answer itself: they follow it directly (and are
+    not code the answer shows), or they are all `finish` calls (a summary, then the finish block)."""
+    directly = not body[final.end() : sites[0].lead].strip() and not sites[0].as_code
     return directly or all(call.name == FINISH_TOOL for site in sites for call in site.calls)
 
 
@@ -237,7 +278,8 @@ def _react_site(body: str, line: re.Match[str], diagnosis: Diagnosis) -> Site | 
         args = decode_args(tail[1:].rstrip().removesuffix("]").strip())
     elif tail[0] == "(":
         calls = calls_from_python(f"_{tail}")
-        args = calls[0].args if calls else {"_raw": tail}
+        written_as_js = None if calls else js_arguments(tail)
+        args = calls[0].args if calls else {"_raw": tail} if written_as_js is None else written_as_js
     else:
         tail_start = line.start("rest") + line.group("rest").rindex(tail)
         closing = match_closing(body, tail_start)
@@ -282,8 +324,10 @@ def _action_input(body: str, pos: int, diagnosis: Diagnosis) -> tuple[dict[str, 
 
 def _clean_thought(text: str) -> str:
     """Reasoning text without `Thought:` labels, special tokens, or a dangling `Action:` before the block."""
-    for noise in (_SPECIAL_TOKEN, _MARKUP_TAG, _THINK_TAG, _THOUGHT_LABEL):
+    for noise in (_SPECIAL_TOKEN, _MARKUP_TAG, _THINK_TAG, _THOUGHT_LABEL, _FUNCTIONARY_CONTENT):
         text = noise.sub("", text)
+    leading = _LEADING_CONTENT.match(text)
+    text = text[leading.end() :] if leading else text
     lines = text.strip().split("\n")
     while lines and (not lines[-1].strip() or _DANGLING_LABEL.fullmatch(lines[-1])):
         lines.pop()

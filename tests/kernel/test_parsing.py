@@ -664,6 +664,11 @@ def test_parsed_output_is_frozen():
         "<tool_call>" * 5000 + "{",
         "[" + "f(" * 5000 + ")" * 5000 + "]",
         "Action: x\nAction Input: {" * 2000,
+        "f({\n" * 5000,
+        '```json\n{"a": 1\n```\n' * 3000,
+        "<start_function_call>call:f{<escape>" * 5000,
+        '{\\"' * 30000,
+        "｛“" * 50000,
     ],
     ids=[
         "open",
@@ -677,6 +682,11 @@ def test_parsed_output_is_frozen():
         "tags",
         "pythonic",
         "inputs",
+        "code-lines",
+        "unclosed-fences",
+        "function-gemma",
+        "escaped",
+        "full-width",
     ],
 )
 def test_pathological_input_never_raises(reply: str):
