@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parsing_corpus import CORPUS, Tier, failures, false_calls, score
+from samples.parsing_corpus import CORPUS, Tier, failures, false_calls, score
 
 STRETCH_TARGET = 95.0
 
