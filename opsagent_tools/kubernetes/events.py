@@ -174,7 +174,11 @@ async def events_text(
     warnings = sum(g.count for g in groups if g.type == "Warning")
     lines = [f"events in {where}{filters}, {window}: {total} in {len(groups)} groups ({warnings} Warning)"]
     if not groups:
-        seen = Counter(e.reason or "-" for e in events if (event_times(e)[1] or since) >= since)
+        seen: Counter[str] = Counter()
+        for event in events:
+            _, last, count = event_times(event)
+            if (last or since) >= since:
+                seen[event.reason or "-"] += count
         lines.append(
             "No events match. Events expire an hour after they last happened (the API server's default), so older "
             f"ones are gone. Reasons in this window without the filters: {listed(f'{r} ×{n}' for r, n in seen.most_common())}."

@@ -16,7 +16,7 @@ from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession
 from opsagent_tools.kubernetes.objects import did_you_mean, listed, pod_status, termination
 from opsagent_tools.logs.files import text_matcher
 from opsagent_tools.logs.records import record_from_line
-from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, format_result, parse_iso
+from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, describe_time, format_result, parse_iso
 
 DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 
@@ -29,7 +29,7 @@ async def container_logs_text(
     container: str,
     previous: bool,
     since: datetime | None,
-    window: str,
+    since_text: str,
     q: LogQuery,
     now: datetime,
 ) -> str:
@@ -63,7 +63,8 @@ async def container_logs_text(
             raise
     head = _state_line(found, name, choice, status, previous, now)
     lines = text.splitlines()
-    records = parse_log_lines(lines, service=f"{pod}/{name}", pod=pod)
+    service = f"{pod}/{name}" + (" previous run" if previous else "")
+    records = parse_log_lines(lines, service=service, pod=pod)
     if not records:
         empty = "in this window" if since is not None else "at all"
         hint = (
@@ -79,7 +80,11 @@ async def container_logs_text(
     )
     if result.total_is_lower_bound:
         result.notes.append(f"only the newest {settings.log_lines} lines were read (tools.kubernetes.log_lines)")
-    framed = LogQuery(q.service, since or records[-1].timestamp, now, q.level, q.query, q.limit, q.sample)
+    framed = LogQuery(service, since or records[-1].timestamp, now, q.level, q.query, q.limit, q.sample)
+    if since is not None:
+        window = f"{describe_time(since_text, since)}..now"
+    else:
+        window = f"the newest {settings.log_lines} lines" if result.total_is_lower_bound else "the whole log"
     return f"{head}\n{format_result(framed, result, window=window)}"
 
 
@@ -133,7 +138,8 @@ def parse_log_lines(lines: list[str], *, service: str, pod: str) -> list[LogReco
         if when is None or not rest.strip():
             continue
         records.append(record_from_line(when, rest, service, "", {"pod": pod}))
-    records.reverse()
+    records.reverse()  # newest first; the sort is stable, so lines of one instant stay newest first too
+    records.sort(key=lambda record: record.timestamp, reverse=True)
     return records
 
 

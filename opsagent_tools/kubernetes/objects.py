@@ -17,6 +17,7 @@ from lightkube.utils.quantity import parse_quantity
 from opsagent_tools.metrics.tools import similar_names
 
 _BINARY = (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+_SMALL = {"n": Decimal(10**9), "u": Decimal(10**6)}
 
 
 def age(when: datetime | None, now: datetime) -> str:
@@ -121,10 +122,15 @@ def selector_text(selector: LabelSelector | None) -> str:
 
 
 def quantity(text: str | None) -> Decimal | None:
-    """A Kubernetes quantity ("256Mi", "250m", "1.5") as a number, or None when absent or unreadable."""
+    """A Kubernetes quantity ("256Mi", "250m", "1.5", metrics-server's "429151n") as a number, or None when
+    absent or unreadable. lightkube reads every suffix but n and u (nano, micro), which are read here."""
+    if not text:
+        return None
     try:
-        return parse_quantity(text) if text else None
-    except ValueError:
+        if text[-1:] in _SMALL:
+            return Decimal(text[:-1]) / _SMALL[text[-1]]
+        return parse_quantity(text)
+    except (ArithmeticError, ValueError):
         return None
 
 
@@ -136,7 +142,7 @@ def format_bytes(value: Decimal | float | None) -> str:
     for unit, size in _BINARY:
         if amount >= size:
             shown = amount / size
-            return f"{shown:.0f}{unit}" if shown >= 10 or shown.is_integer() else f"{shown:.1f}{unit}"
+            return f"{shown:.0f}{unit}" if shown >= 100 or shown.is_integer() else f"{shown:.1f}{unit}"
     return f"{amount:.0f}B"
 
 

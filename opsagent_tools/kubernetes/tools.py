@@ -138,9 +138,8 @@ def kubernetes_tools(
         start = parse_time(since, current) if since.strip() else None
         if start is not None and start >= current:
             raise ToolFailure(f"since ({since!r}) is not in the past: use e.g. since='30m'")
-        window = f"{describe_time(since, start)}..now" if start is not None else f"newest {settings.log_lines} lines"
         q = LogQuery(
-            service=f"{pod.strip()}/{container.strip() or '…'}" + (" previous" if previous else ""),
+            service=pod.strip(),
             since=start or current,
             until=current,
             level=None if level == "any" else canonical_level(level),
@@ -155,7 +154,7 @@ def kubernetes_tools(
             container=container.strip(),
             previous=previous,
             since=start,
-            window=window,
+            since_text=since,
             q=q,
             now=current,
         )

@@ -72,10 +72,11 @@ async def find_workload(kube: KubeSession, namespace: str, ref: str) -> Workload
         if obj is not None:
             selector = selector_text(obj.spec.selector if obj.spec is not None else None)
             return Workload(ROUTES[model].kind, name, namespace, selector, obj)
-    kinds = " or ".join(ROUTES[model].kind for model in models)
+    kinds = [ROUTES[model].kind for model in models]
+    kinds_text = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
     known = await workload_names(kube, namespace, models)
     raise ToolFailure(
-        f"no {kinds} named '{name}' in namespace '{namespace}'.{did_you_mean(name, [n.split('/')[1] for n in known])} "
+        f"no {kinds_text} named '{name}' in namespace '{namespace}'.{did_you_mean(name, [n.split('/')[1] for n in known])} "
         f"Workloads there: {listed(known)}."
     )
 

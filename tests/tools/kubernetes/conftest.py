@@ -1,0 +1,20 @@
+"""The sample cluster on a fake API server, and the Kubernetes tools pointed at it through a kubeconfig file."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.kube_api import FakeKubeApi
+from fakes.kube_harness import tools_for
+from fakes.kube_objects import NOW, shop_cluster
+
+
+@pytest.fixture
+async def cluster():
+    objects, logs = shop_cluster()
+    async with FakeKubeApi(objects, now=NOW, logs=logs) as server:
+        yield server
+
+
+@pytest.fixture
+def tools(cluster, tmp_path):
+    return tools_for(cluster, tmp_path)
