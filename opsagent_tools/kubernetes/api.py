@@ -295,7 +295,7 @@ def _refusal(response: httpx2.Response, what: str, namespace: str | None) -> Kub
             where = f" in namespace '{namespace}'" if namespace else ""
             text = (
                 f"Kubernetes does not allow OpsAgent to {what} ({detail}). Its service account lacks the read-only "
-                f"RBAC role{where} (deploy/k8s/rbac.yaml): tell the user; other namespaces or tools may still work."
+                f"RBAC role{where} (the opsagent-read ClusterRole, deploy/k8s/clusterrole.yaml): tell the user; other namespaces or tools may still work."
             )
         case 404:
             text = f"Not found: {message or 'the server could not find the requested resource'} (trying to {what})."

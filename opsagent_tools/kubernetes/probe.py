@@ -40,7 +40,7 @@ async def check_kubernetes(
             readable.append(label)
     message = f"{kube_api.server}: pods readable in {', '.join(readable) or 'no allowed namespace'}"
     if refused:
-        message += f"; refused in {', '.join(refused)}: bind the read-only role there (deploy/k8s/rbac.yaml)"
+        message += f"; refused in {', '.join(refused)}: bind the read-only role there (deploy/k8s/clusterrole.yaml)"
     message += f"; metrics-server {metrics}"
     if refused:
         raise ToolFailure(message)

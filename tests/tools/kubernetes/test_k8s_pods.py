@@ -56,7 +56,7 @@ async def test_forbidden_by_rbac_says_which_namespace_and_what_to_do(tools, clus
     error = await error_of(tools, "k8s_pods")
     assert "Kubernetes does not allow OpsAgent to list pods in namespace 'shop'" in error
     assert 'HTTP 403 Forbidden: pods is forbidden: User "system:serviceaccount:opsagent:opsagent" cannot list' in error
-    assert "deploy/k8s/rbac.yaml" in error
+    assert "the opsagent-read ClusterRole, deploy/k8s/clusterrole.yaml" in error
 
 
 async def test_a_slow_api_server_times_out_with_advice(cluster, tmp_path):
