@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 import httpx2
 from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import DEFAULT_KUBECONFIG, KubeConfig, SingleConfig
+from lightkube.config.models import Cluster, User
 from lightkube.core.dictmixin import DictMixin
 from lightkube.core.exceptions import ConfigError
 from lightkube.resources.apps_v1 import DaemonSet, Deployment, ReplicaSet, StatefulSet
@@ -128,6 +129,11 @@ class KubeApi:
     def from_settings(cls, settings: KubernetesSettings, environ: Mapping[str, str] = os.environ) -> KubeApi:
         """The API of the cluster the settings name; a ValueError now, at start-up, if it cannot be set up."""
         return cls(settings, load_config(settings, environ))
+
+    @classmethod
+    def from_server(cls, settings: KubernetesSettings, url: str, token: str) -> KubeApi:
+        """The API at `url` with a bearer token, whatever the settings' kubeconfig says (evaluation, tests)."""
+        return cls(settings, KubeConfig.from_one(cluster=Cluster(server=url), user=User(token=token)).get())
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[KubeSession]:
