@@ -92,3 +92,13 @@ async def test_a_server_that_is_not_kubernetes_is_named(cluster, tmp_path):
         error = await error_of(tools_for(cluster, tmp_path, kubeconfig=path), "k8s_pods")
     assert f"The server at {login.url} answered the request to list pods" in error
     assert "not a Kubernetes object" in error
+
+
+async def test_a_list_cut_at_list_limit_says_so(cluster, tmp_path):
+    tools = tools_for(cluster, tmp_path, list_limit=2)
+    text = await text_of(tools, "k8s_pods")
+    assert "2+ pods:" in text
+    assert text.endswith("… more pods not shown: narrow with a selector")
+    assert cluster.requests[-1].query["limit"] == "2"
+    events = await text_of(tools, "k8s_events")
+    assert "note: more events exist than were read (list_limit)" in events
