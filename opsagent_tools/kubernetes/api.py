@@ -101,9 +101,13 @@ def load_config(settings: KubernetesSettings, environ: Mapping[str, str] = os.en
         where = "the pod's service account (in_cluster = true)" if settings.in_cluster else "the kubeconfig"
         raise ValueError(f"tools.kubernetes: cannot read {where}: {exc}") from None
     except KeyError as exc:
+        if settings.in_cluster:
+            raise ValueError(
+                f"tools.kubernetes: in_cluster = true, but {exc} is not set: this process does not run in a pod; "
+                "use kubeconfig (and context) instead"
+            ) from None
         raise ValueError(
-            f"tools.kubernetes: in_cluster = true, but {exc} is not set: this process does not run in a pod; "
-            "use kubeconfig (and context) instead"
+            f"tools.kubernetes: the kubeconfig's context refers to {exc}, which it does not define"
         ) from None
 
 

@@ -49,6 +49,13 @@ def test_the_registry_has_the_read_only_tools_and_a_bad_kubeconfig_fails_at_star
         build_tools(ToolsSettings(kubernetes=settings_for(cluster, tmp_path, context="prod")))
 
 
+def test_a_context_naming_an_undefined_cluster_is_named(cluster, tmp_path):
+    path = cluster.kubeconfig(tmp_path)
+    path.write_text(path.read_text().replace('"cluster": "fake"', '"cluster": "ghost"'))
+    with pytest.raises(ValueError, match="the kubeconfig's context refers to 'ghost', which it does not define"):
+        build_tools(ToolsSettings(kubernetes=settings_for(cluster, tmp_path, kubeconfig=path)))
+
+
 def test_in_cluster_outside_a_pod_says_to_use_a_kubeconfig(monkeypatch):
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     settings = KubernetesSettings(namespaces=("shop",), in_cluster=True)
