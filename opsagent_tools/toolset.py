@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.kubernetes import KubernetesSettings, check_kubernetes, kubernetes_tools
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.files import FileMetricsClient
@@ -37,7 +38,7 @@ class ActionsSettings(BaseModel):
 
 
 class ToolsSettings(BaseModel):
-    """The `[metrics]`, `[logs]`, `[repos]` and `[actions]` sections; each one left out disables its tools."""
+    """The `[metrics]`, `[logs]`, `[repos]`, `[kubernetes]` and `[actions]` sections; each one left out disables its tools."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -45,6 +46,8 @@ class ToolsSettings(BaseModel):
     """`url` is a Prometheus-compatible base URL, or `file:///path/series.jsonl` for recorded series."""
     logs: LogsSettings | None = None
     repos: RepoSettings | None = None
+    kubernetes: KubernetesSettings | None = None
+    """Read-only cluster access: an allowlist of namespaces, a kubeconfig context or the pod's service account."""
     actions: ActionsSettings | None = None
 
 
@@ -77,6 +80,10 @@ def build_tools(
     if settings.repos is not None:
         for tool in repo_tools(settings.repos):
             registry.add(tool)
+    if settings.kubernetes is not None:
+        kube_options = {"now": now} if now is not None else {}
+        for tool in kubernetes_tools(settings.kubernetes, environ=environ, **kube_options):
+            registry.add(tool)
     if settings.actions is not None:
         for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ, journal=journal)):
             registry.add(tool)
@@ -102,6 +109,8 @@ async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] 
     if settings.repos is not None:
         for name, backend in build_backends(settings.repos).items():
             results.append(await _probe(f"repo {name}", _check_repo(backend)))
+    if settings.kubernetes is not None:
+        results.append(await _probe("kubernetes", check_kubernetes(settings.kubernetes, environ)))
     if settings.actions is not None:
         results.append(_check_actions(settings.actions, environ))
     return results

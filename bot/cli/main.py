@@ -187,7 +187,9 @@ async def _tools_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([tool.spec.model_dump() for tool in registry], indent=2))
     elif not len(registry):
-        print("no tools are configured: add [tools.metrics], [tools.logs], [tools.repos] or [tools.actions]")
+        print(
+            "no tools are configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.kubernetes] or [tools.actions]"
+        )
     else:
         print(_render_tools(registry))
     return 0
@@ -250,7 +252,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _render_tools(registry: ToolRegistry) -> str:
     blocks = []
     for tool in registry:
-        flags = " [side effect: needs approval]" if tool.side_effect else ""
+        flags = " [side effect: needs approval]" if tool.side_effect else " [read-only]"
         schema = json.dumps(tool.spec.parameters.get("properties", {}), indent=2)
         blocks.append(f"{tool.name}{flags}\n  {tool.spec.description}\n  arguments: {schema}")
     return "\n\n".join(blocks)

@@ -17,6 +17,7 @@ from bot.eval.scenarios import Recording
 from bot.eval.scoring import args_match
 from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
 from opsagent_tools.actions.webhook import ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, kubernetes_tools
 from opsagent_tools.logs.tools import LogsSettings, log_tools
 from opsagent_tools.metrics.tools import MetricsSettings, metrics_tools
 from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
@@ -26,6 +27,8 @@ NEVER_CALLED_URL = "https://evaluation.invalid/never-called"
 NO_CLONE = Path("/nonexistent/evaluation-has-no-clone")
 CATALOGUE_LOGS = LogsSettings(backend="loki")
 """The log tool is described as for Loki, the most common production log store."""
+CATALOGUE_KUBERNETES = KubernetesSettings(all_namespaces=True)
+"""The Kubernetes tools are described as for a cluster whose every namespace may be read: scenarios name theirs."""
 
 
 def production_tools(repos: Sequence[str]) -> list[Tool]:
@@ -36,8 +39,15 @@ def production_tools(repos: Sequence[str]) -> list[Tool]:
         *metrics_tools(MetricsSettings(url=NEVER_CALLED_URL)),
         *log_tools(CATALOGUE_LOGS),
         *repo_tools(RepoSettings(repositories=repositories)),
+        *kubernetes_tools(CATALOGUE_KUBERNETES, api=_never_called_cluster()),
         *action_tools(webhook),
     ]
+
+
+@cache
+def _never_called_cluster() -> KubeApi:
+    """Made once: setting up its TLS context takes a fifth of a second, and no request is ever sent."""
+    return KubeApi.from_server(CATALOGUE_KUBERNETES, NEVER_CALLED_URL, "evaluation: never sent")
 
 
 @cache

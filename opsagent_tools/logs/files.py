@@ -73,7 +73,7 @@ class FileLogBackend:
                 f"The log directory {root} does not exist or is not a directory. "
                 "This is a configuration problem (logs.files.directory): tell the user, and use other evidence."
             )
-        scan = _Scan(q, _matcher(q.query))
+        scan = _Scan(q, text_matcher(q.query))
         files = 0
         for path, service in self._files(root.resolve(), scan.notes):
             files += 1
@@ -116,7 +116,8 @@ def _service_of(path: Path, root: Path) -> str:
     return stem
 
 
-def _matcher(query: str) -> Callable[[str], bool] | None:
+def text_matcher(query: str) -> Callable[[str], bool] | None:
+    """A predicate for `query` as QUERY_SYNTAX reads it, or None for an empty query (everything matches)."""
     if not query:
         return None
     if query.startswith("re:"):

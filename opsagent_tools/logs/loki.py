@@ -15,7 +15,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel import ToolFailure
-from opsagent_tools.logs.records import guess_level, record_from_document, structured_fields
+from opsagent_tools.logs.records import record_from_line
 from opsagent_tools.logs.search import (
     LEVELS,
     LogQuery,
@@ -191,7 +191,7 @@ class LokiBackend:
             fields = {k: v for k, v in labels.items() if k != self._settings.service_label}
             for entry in stream.get("values") or []:
                 when = datetime.fromtimestamp(int(entry[0]) / 1e9, UTC)
-                records.append(_record(when, str(entry[1]), own_service, label_level, fields))
+                records.append(record_from_line(when, str(entry[1]), own_service, label_level, fields))
         return records
 
     async def _nothing_found(
@@ -213,21 +213,6 @@ class LokiBackend:
         except ToolFailure as exc:
             result.notes.append(f"Could not list the services Loki knows: {exc}")
         return result
-
-
-def _record(when: datetime, line: str, service: str, label_level: str, labels: Mapping[str, str]) -> LogRecord:
-    """A record from one Loki entry: JSON and logfmt lines give their message, level and fields; labels fill in the rest."""
-    document = structured_fields(line)
-    parsed = record_from_document(document, service=service, timestamp=when) if document else None
-    if parsed is not None:
-        return LogRecord(
-            timestamp=when,
-            service=service,
-            level=parsed.level or label_level,
-            message=parsed.message or line,
-            fields={**labels, **parsed.fields},
-        )
-    return LogRecord(when, service, label_level or guess_level(line), line, dict(labels))
 
 
 def _vector_sum(data: Any) -> int:

@@ -140,3 +140,19 @@ def _unquote(value: str) -> str:
         return str(json.loads(value))
     except ValueError:
         return value[1:-1]
+
+
+def record_from_line(when: datetime, line: str, service: str, label_level: str, labels: Mapping[str, str]) -> LogRecord:
+    """A record from one line whose time the store knows (Loki, the kubelet): JSON and logfmt lines give their
+    message, level and fields; the store's labels and level fill in the rest."""
+    document = structured_fields(line)
+    parsed = record_from_document(document, service=service, timestamp=when) if document else None
+    if parsed is not None:
+        return LogRecord(
+            timestamp=when,
+            service=service,
+            level=parsed.level or label_level,
+            message=parsed.message or line,
+            fields={**labels, **parsed.fields},
+        )
+    return LogRecord(when, service, label_level or guess_level(line), line, dict(labels))

@@ -46,6 +46,7 @@ from bot.serve import SHUTDOWN_TIMEOUT_S
 from bot.settings import Settings, load_settings
 from fakes.slack_api import SlackFake
 from fakes.slack_workspace import BOT_TOKEN
+from opsagent_tools.kubernetes.api import METRICS_ROUTES, ROUTES
 from opsagent_tools.toolset import build_tools
 from servers.local_server import free_port
 from servers.prometheus import binary
@@ -471,6 +472,40 @@ def test_service_and_pdb_select_the_deployments_pods():
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert pdb["spec"]["minAvailable"] == 1
     assert pdb["spec"]["minAvailable"] < deployment["spec"]["replicas"]
+
+
+def test_the_read_only_role_grants_exactly_what_the_kubernetes_tools_read():
+    """get and list on the resources opsagent_tools/kubernetes/api.py can request (pods/log for logs), no more:
+    no other verb, no Secret, no ConfigMap; bound to the service account the deployment runs as."""
+    role = k8s("clusterrole.yaml")
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    routes = [*ROUTES.values(), *METRICS_ROUTES.values()]
+    groups = {route.prefix: "" if route.prefix == "api/v1" else route.prefix.split("/")[1] for route in routes}
+    read = {(groups[route.prefix], route.plural) for route in routes} | {("", "pods/log")}
+    assert granted == {(group, resource, verb) for group, resource in read for verb in ("get", "list")}
+    assert not {resource for _, resource, _ in granted} & {"secrets", "configmaps", "*"}
+    binding = k8s("clusterrolebinding.yaml")
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": role["metadata"]["name"],
+    }
+    (subject,) = binding["subjects"]
+    account = k8s("serviceaccount.yaml")["metadata"]
+    assert (subject["kind"], subject["name"], subject["namespace"]) == (
+        "ServiceAccount",
+        account["name"],
+        account["namespace"],
+    )
+    pod = k8s("deployment.yaml")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == account["name"]
+    assert pod["automountServiceAccountToken"] is True, "in_cluster = true reads the mounted token"
 
 
 def test_secret_template_holds_placeholders_only():

@@ -1,0 +1,50 @@
+"""The Kubernetes tools as a run calls them: settings for a fake API server, and calls through the kernel's dispatch.
+
+Dispatch is the real one (validation, timeout, redaction), so what a test reads is what the model would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fakes.kube_api import FakeKubeApi
+from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, SideEffectPolicy, Tool, ToolCall, ToolRegistry
+from kernel.dispatch import DispatchResult
+from opsagent_tools.kubernetes import KubernetesSettings, kubernetes_tools
+from samples.kube_objects import NOW
+
+
+def settings_for(server: FakeKubeApi, directory: Path, **overrides: Any) -> KubernetesSettings:
+    """Settings that reach `server` through a kubeconfig file, allowing shop and default unless told otherwise."""
+    fields: dict[str, Any] = {"namespaces": ("shop", "default")} | overrides
+    if "kubeconfig" not in fields and not fields.get("in_cluster"):
+        fields["kubeconfig"] = server.kubeconfig(directory)
+    return KubernetesSettings(**fields)
+
+
+def tools_for(server: FakeKubeApi, directory: Path, **overrides: Any) -> list[Tool]:
+    return kubernetes_tools(settings_for(server, directory, **overrides), now=lambda: NOW)
+
+
+async def call(tools: list[Tool], tool: str, /, **args: Any) -> DispatchResult:
+    """One call through the Dispatcher, as a run makes it."""
+    dispatcher = Dispatcher(
+        ToolRegistry(tools), policy=SideEffectPolicy(), confirm=None, redactor=DEFAULT_REDACTOR, control=RunControl()
+    )
+    tool_call = ToolCall(name=tool, args=args)
+    return await dispatcher.dispatch(tool_call, CallContext(run_id="test", step=1, call=tool_call))
+
+
+async def text_of(tools: list[Tool], tool: str, /, **args: Any) -> str:
+    """A call's output, which must not be an error."""
+    outcome = await call(tools, tool, **args)
+    assert outcome.error is None, outcome.text
+    return outcome.text
+
+
+async def error_of(tools: list[Tool], tool: str, /, **args: Any) -> str:
+    """A call's error message, which must be one."""
+    outcome = await call(tools, tool, **args)
+    assert outcome.error is not None, outcome.text
+    return outcome.text
