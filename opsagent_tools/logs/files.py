@@ -19,10 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernel import ToolFailure
 from opsagent_tools.logs.records import guess_level, parse_timestamp, record_from_document, structured_fields
 from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, MessageGrouper, canonical_level
+from opsagent_tools.model_regex import SYNTAX, compile_model_regex
 
 QUERY_SYNTAX = (
-    "a case-insensitive substring of the message or its fields (e.g. \"timeout\"), or 're:' and a Python regular "
-    "expression (case-sensitive unless it starts with (?i), e.g. 're:(?i)time(d)? ?out')"
+    "a case-insensitive substring of the message or its fields (e.g. \"timeout\"), or 're:' and a regular "
+    f"expression in {SYNTAX} (case-sensitive unless it starts with (?i), e.g. 're:(?i)time(d)? ?out')"
 )
 """How this backend reads `query`, for the tool description."""
 CONTINUATION_CHARS = 4000
@@ -116,17 +117,11 @@ def _service_of(path: Path, root: Path) -> str:
     return stem
 
 
-def _matcher(query: str) -> Callable[[str], bool] | None:
+def _matcher(query: str) -> Callable[[str], object] | None:
     if not query:
         return None
     if query.startswith("re:"):
-        try:
-            return re.compile(query[3:]).search  # type: ignore[return-value]
-        except re.error as exc:
-            raise ToolFailure(
-                f"The query {query!r} is not a valid regular expression ({exc}). "
-                "Fix the pattern, or drop 're:' to search for a plain substring."
-            ) from None
+        return compile_model_regex(query[3:], where=f"The query {query!r}").search
     needle = query.casefold()
     return lambda text: needle in text.casefold()
 
@@ -155,7 +150,7 @@ class _Scan:
     """One search's state: the count, the newest records, the groups, and what was seen on the way."""
 
     q: LogQuery
-    matches: Callable[[str], bool] | None
+    matches: Callable[[str], object] | None
     total: int = 0
     newest: list[tuple[float, int, LogRecord]] = field(default_factory=list)
     grouper: MessageGrouper = field(default_factory=MessageGrouper)
