@@ -376,12 +376,18 @@ class PatternRedactor:
     Markers and placeholders (`****`, `${VAR}`, `<redacted>`) are left alone, so `redact` is idempotent.
     """
 
-    __slots__ = ("_hints", "_patterns", "_steps")
+    __slots__ = ("_always", "_by_hint", "_patterns", "_steps")
 
     def __init__(self, patterns: Iterable[SecretPattern] = DEFAULT_PATTERNS) -> None:
         self._patterns = tuple(patterns)
-        self._steps = tuple((frozenset(p.hints), p.regex, _replacer(p)) for p in self._patterns)
-        self._hints = tuple({h for p in self._patterns for h in p.hints})
+        self._steps = tuple((p.regex, _replacer(p)) for p in self._patterns)
+        self._always = frozenset(i for i, p in enumerate(self._patterns) if not p.hints)
+        by_hint: dict[str, set[int]] = {}
+        for index, pattern in enumerate(self._patterns):
+            for hint in pattern.hints:
+                by_hint.setdefault(hint, set()).add(index)
+        self._by_hint = tuple((hint, frozenset(indices)) for hint, indices in by_hint.items())
+        """Each hint and the patterns that need it: text without a hint skips those patterns in one check."""
 
     @property
     def patterns(self) -> tuple[SecretPattern, ...]:
@@ -391,10 +397,13 @@ class PatternRedactor:
     def redact(self, text: str) -> str:
         """The text with every recognised secret replaced by its marker; the rest is unchanged."""
         lowered = text.lower()
-        present = {h for h in self._hints if h in lowered}
-        for hints, regex, replace in self._steps:
-            if not hints or not hints.isdisjoint(present):
-                text = regex.sub(replace, text)
+        chosen = set(self._always)
+        for hint, indices in self._by_hint:
+            if hint in lowered:
+                chosen |= indices
+        for index in sorted(chosen):
+            regex, replace = self._steps[index]
+            text = regex.sub(replace, text)
         return text
 
     def with_patterns(self, *extra: SecretPattern) -> PatternRedactor:
