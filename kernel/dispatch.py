@@ -1,7 +1,9 @@
 """Tool dispatch: the one safety boundary between the model and the world.
 
 Validation, policy, approvals, rate limits, timeouts, serialisation, redaction and the audit
-log all happen here, and `dispatch` never raises: every failure is a typed `StepError`.
+log all happen here, and `dispatch` never raises: every failure is a typed `StepError`. Redaction is here
+twice: a tool that reshapes raw text gets this redactor in its `CallContext` to redact before reshaping,
+and whatever any tool returns is redacted again here (idempotent) before anyone sees it.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -105,7 +107,7 @@ class Dispatcher:
         self._calls[tool.name] += 1
         kwargs = vars(args)  # the validated fields, without pydantic's slow __iter__
         if tool.context_param is not None:
-            kwargs = {**kwargs, tool.context_param: ctx}
+            kwargs = {**kwargs, tool.context_param: replace(ctx, redactor=self._redactor)}
         handler = tool.handler
         outcome: Approved | Denied | Deferred | None = None
         if tool.side_effect:

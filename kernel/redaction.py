@@ -165,11 +165,11 @@ def _cli_passwords() -> tuple[SecretPattern, ...]:
     )
 
 
-_PEM_HEADER = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_FOOTER = r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_RUN = r"(?:[A-Za-z0-9+/=]|\\/)++"
+PEM_HEADER = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+PEM_FOOTER = r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+PEM_RUN = r"(?:[A-Za-z0-9+/=]|\\/)++"
 r"""Base64 of a key body; `\/` is JSON's escape of `/`."""
-_PEM_SEPARATOR = r"(?:[ \t\r\n]|\\[rn]|⏎)++"
+PEM_SEPARATOR = r"(?:[ \t\r\n]|\\[rn]|⏎)++"
 r"""What people and loggers put between body lines: newlines, spaces, JSON's `\n` escape, or a formatter's ⏎."""
 _PEM_LABELS = ("", "RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ", "PGP ")
 
@@ -190,8 +190,8 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
     # or a separator.
     _pattern(
         "private_key",
-        rf"{_PEM_HEADER}(?:(?:(?!-----(?:BEGIN|END) )[\s\S]){{0,65536}}{_PEM_FOOTER}"
-        rf"|(?:(?:{_PEM_SEPARATOR})?{_PEM_RUN}(?:{_PEM_SEPARATOR}{_PEM_RUN})*+)?)",
+        rf"{PEM_HEADER}(?:(?:(?!-----(?:BEGIN|END) )[\s\S]){{0,65536}}{PEM_FOOTER}"
+        rf"|(?:(?:{PEM_SEPARATOR})?{PEM_RUN}(?:{PEM_SEPARATOR}{PEM_RUN})*+)?)",
         hints=("private key",),
     ),
     _pattern(

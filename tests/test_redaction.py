@@ -796,6 +796,7 @@ def _aws(draw: st.DrawFn) -> tuple[str, str]:
 
 def _cookie(draw: st.DrawFn) -> tuple[str, str]:
     value = draw(st.text(alphabet=ALNUM, min_size=8, max_size=30)) + draw(st.text(alphabet=ALNUM + "%-_.", max_size=30))
+    value += draw(st.sampled_from(string.digits))  # never a placeholder such as "undefined"
     form = draw(
         st.sampled_from(
             [

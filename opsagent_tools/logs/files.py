@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernel import ToolFailure
 from opsagent_tools.logs.records import guess_level, parse_timestamp, record_from_document, structured_fields
 from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, MessageGrouper, canonical_level
+from opsagent_tools.logs.source_redaction import RecordRedaction
 from opsagent_tools.model_regex import SYNTAX, compile_model_regex
 
 QUERY_SYNTAX = (
@@ -162,6 +163,7 @@ class _Scan:
     def read(self, path: Path, file_service: str, stop: threading.Event) -> None:
         pending: LogRecord | None = None
         extra: list[str] = []
+        redaction = RecordRedaction(self.q.redactor)  # a file is one stream, read in order
         with path.open(encoding="utf-8", errors="replace") as lines:
             for number, raw in enumerate(lines, 1):
                 if number % 5000 == 0 and stop.is_set():
@@ -171,7 +173,7 @@ class _Scan:
                     continue
                 record = parse_line(line, file_service)
                 if record is not None:
-                    self._consider(pending, extra, file_service)
+                    self._consider(pending, extra, file_service, redaction)
                     pending, extra = record, []
                 elif pending is not None:
                     if len(pending.message) + sum(map(len, extra)) < CONTINUATION_CHARS:
@@ -179,18 +181,26 @@ class _Scan:
                 else:
                     self.orphans += 1
                     self.first_orphan = self.first_orphan or f"{path.name}:{number}"
-        self._consider(pending, extra, file_service)
+        self._consider(pending, extra, file_service, redaction)
 
-    def _consider(self, record: LogRecord | None, extra: list[str], file_service: str) -> None:
+    def _consider(
+        self, record: LogRecord | None, extra: list[str], file_service: str, redaction: RecordRedaction
+    ) -> None:
+        """Count and keep one entry (with its continuation lines) if it matches; redacted before it is matched."""
         q = self.q
-        if record is None or not q.since <= record.timestamp <= q.until:
+        if record is None:
+            return
+        if extra:
+            record = replace(record, message="\n".join([record.message, *extra]))
+        if not q.since <= record.timestamp <= q.until:
+            redaction.skip(record)
             return
         self.services.add(record.service or file_service)
         wanted = q.service.casefold()
         if wanted not in (record.service.casefold(), file_service.casefold()) or not q.accepts(record.level):
+            redaction.skip(record)
             return
-        if extra:
-            record = replace(record, message="\n".join([record.message, *extra]))
+        record = redaction.redact(record)  # the query matches redacted text: it cannot probe for a secret
         if self.matches is not None:
             text = " ".join([record.message, *(f"{k}={v}" for k, v in record.fields.items())])
             if not self.matches(text):
