@@ -18,7 +18,7 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from kernel.call_context import CallContext
-from kernel.calls import ToolCall
+from kernel.calls import ToolCall, unseen_characters
 from kernel.clock import RunControl
 from kernel.policy import (
     ApprovalRequest,
@@ -41,6 +41,7 @@ from kernel.tool_errors import (
     RATE_LIMITED_TEMPLATE,
     TIMEOUT_TEMPLATE,
     UNKNOWN_TOOL_TEMPLATE,
+    UNSEEN_ARGS_TEMPLATE,
     ErrorKind,
     StepError,
     ToolFailure,
@@ -101,6 +102,9 @@ class Dispatcher:
             problems = "\n".join(f"- {'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors())
             message = BAD_ARGS_TEMPLATE.format(name=call.name, problems=problems, schema=render_signature(tool.spec))
             return self._fail(ErrorKind.BAD_ARGS, message)
+        if tool.side_effect and (unseen := list(unseen_characters(call.args))):
+            found = "; ".join(unseen[:5]) + (f"; and {len(unseen) - 5} more" if len(unseen) > 5 else "")
+            return self._fail(ErrorKind.BAD_ARGS, UNSEEN_ARGS_TEMPLATE.format(name=call.name, found=found))
         limit = tool.max_calls_per_run
         if limit is not None and self._calls[tool.name] >= limit:
             return self._fail(ErrorKind.RATE_LIMITED, RATE_LIMITED_TEMPLATE.format(name=tool.name, limit=limit))
