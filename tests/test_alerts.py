@@ -80,6 +80,8 @@ async def test_a_resent_group_opens_no_second_thread_and_posts_nothing(bot: Aler
     threads = await opened(bot, 2)
     assert [m.text.split(" is firing")[0] for m in threads] == [f"🚨 {ALERTNAME}", "🚨 Marker"]
     assert [m.text for m in bot.thread(first.ts)] == before
+    # the marker's thread opens a moment before its run asks for a model: wait for that run, then count
+    await bot.until(lambda: bot.trace(threads[1].ts), "the marker's run ends")
     assert len(bot.incident.models) == 2
 
 
