@@ -40,6 +40,7 @@ from kernel.policy import (
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
+from kernel.stream_redaction import StreamRedactor
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure
 from kernel.tools import Tool, ToolRegistry, tool_from_function
 from kernel.trace import SCHEMA_VERSION, ApprovalRecord, RunResult, Step, load_trace
@@ -94,6 +95,7 @@ __all__ = [
     "StepError",
     "StepStarted",
     "StopReason",
+    "StreamRedactor",
     "TokenUsage",
     "Tool",
     "ToolCall",

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import field
 from functools import cached_property
 from typing import Any
@@ -39,11 +41,61 @@ class ToolCall:
         return hashlib.sha256(self.key.encode()).hexdigest()
 
     def render(self) -> str:
-        """A compact, human-readable `name(k=v, ...)` form for logs and Slack."""
+        """A compact, human-readable `name(k=v, ...)` form for people (Slack, the terminal, the viewer, logs).
+
+        Characters nobody can see (zero-width, bidi controls, separators) are written as escapes such as `\\u202e`,
+        so what an approver reads is what the tool would receive.
+        """
         inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in self.args.items())
-        return f"{self.name}({inner})"
+        return visible_text(f"{self.name}({inner})")
 
 
 def canonical_args(args: dict[str, Any]) -> str:
     """Stable JSON for arguments: sorted keys, no whitespace, so equal calls compare equal."""
     return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+"""Controls, format characters (zero-width, bidi embeddings, overrides and isolates, tags), private use, lone
+surrogates, and the line and paragraph separators: none shows as what it is."""
+_BLANK_LETTERS = frozenset(
+    {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810), *range(0xFE00, 0xFE10)}
+    | set(range(0xE0100, 0xE01F0))
+)
+"""Letters and marks that draw nothing (fillers, variation selectors, the combining grapheme joiner)."""
+
+
+def unseen(char: str) -> bool:
+    """Whether a person reading the character would see nothing, or something other than it (a tab or a line
+    break is layout, and seen)."""
+    if char in "\t\n\r":
+        return False
+    return ord(char) in _BLANK_LETTERS or unicodedata.category(char) in _UNSEEN_CATEGORIES
+
+
+def visible_text(text: str) -> str:
+    """`text` with every character a person cannot see written as its escape (`\\u200b`, `\\U000e0041`)."""
+    if text.isprintable() and not any(ord(c) in _BLANK_LETTERS for c in text):
+        return text  # the usual case, checked fast: printable text holds no control or format character
+    return "".join(_escape(c) if unseen(c) else c for c in text)
+
+
+def unseen_characters(value: Any, where: str = "") -> Iterator[str]:
+    """Each unseen character in a JSON-like value (keys included), described with where it is: for errors."""
+    if isinstance(value, str):
+        for position, char in enumerate(value):
+            if unseen(char):
+                name = unicodedata.name(char, "unnamed")
+                yield f"U+{ord(char):04X} {name} at position {position} of {where or 'the arguments'}"
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from unseen_characters(str(key), f"the name {where + '.' if where else ''}{key}")
+            yield from unseen_characters(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from unseen_characters(item, f"{where}[{index}]")
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

@@ -1,7 +1,9 @@
 """Tool dispatch: the one safety boundary between the model and the world.
 
 Validation, policy, approvals, rate limits, timeouts, serialisation, redaction and the audit
-log all happen here, and `dispatch` never raises: every failure is a typed `StepError`.
+log all happen here, and `dispatch` never raises: every failure is a typed `StepError`. Redaction is here
+twice: a tool that reshapes raw text gets this redactor in its `CallContext` to redact before reshaping,
+and whatever any tool returns is redacted again here (idempotent) before anyone sees it.
 """
 
 from __future__ import annotations
@@ -9,14 +11,14 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 from pydantic import BaseModel, ValidationError
 
 from kernel.call_context import CallContext
-from kernel.calls import ToolCall
+from kernel.calls import ToolCall, unseen_characters
 from kernel.clock import RunControl
 from kernel.policy import (
     ApprovalRequest,
@@ -39,6 +41,7 @@ from kernel.tool_errors import (
     RATE_LIMITED_TEMPLATE,
     TIMEOUT_TEMPLATE,
     UNKNOWN_TOOL_TEMPLATE,
+    UNSEEN_ARGS_TEMPLATE,
     ErrorKind,
     StepError,
     ToolFailure,
@@ -99,13 +102,16 @@ class Dispatcher:
             problems = "\n".join(f"- {'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors())
             message = BAD_ARGS_TEMPLATE.format(name=call.name, problems=problems, schema=render_signature(tool.spec))
             return self._fail(ErrorKind.BAD_ARGS, message)
+        if tool.side_effect and (unseen := list(unseen_characters(call.args))):
+            found = "; ".join(unseen[:5]) + (f"; and {len(unseen) - 5} more" if len(unseen) > 5 else "")
+            return self._fail(ErrorKind.BAD_ARGS, UNSEEN_ARGS_TEMPLATE.format(name=call.name, found=found))
         limit = tool.max_calls_per_run
         if limit is not None and self._calls[tool.name] >= limit:
             return self._fail(ErrorKind.RATE_LIMITED, RATE_LIMITED_TEMPLATE.format(name=tool.name, limit=limit))
         self._calls[tool.name] += 1
         kwargs = vars(args)  # the validated fields, without pydantic's slow __iter__
         if tool.context_param is not None:
-            kwargs = {**kwargs, tool.context_param: ctx}
+            kwargs = {**kwargs, tool.context_param: replace(ctx, redactor=self._redactor)}
         handler = tool.handler
         outcome: Approved | Denied | Deferred | None = None
         if tool.side_effect:

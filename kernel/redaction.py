@@ -5,6 +5,7 @@ Tool output routinely carries credentials (env dumps, DSNs, headers, key files);
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ class SecretPattern:
     hints: tuple[str, ...] = ()
     """Lower-case substrings, one of which every match contains: text with none of them skips the
     regex (most tool output holds no secret, so this pre-check is most of the speed). Empty: always run."""
+    each: re.Pattern[str] | None = None
+    """Within the group, mask only the `value` group of each match of this (every cookie's value in a
+    `Cookie:` header, keeping the names); None: mask the whole group."""
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -59,8 +63,16 @@ class SecretPattern:
         return f"[REDACTED:{self.name}]"
 
 
-def _pattern(name: str, regex: str, group: int | str = 0, flags: int = 0, *, hints: tuple[str, ...]) -> SecretPattern:
-    return SecretPattern(name, re.compile(regex, flags), group, hints)
+def _pattern(
+    name: str,
+    regex: str,
+    group: int | str = 0,
+    flags: int = 0,
+    *,
+    hints: tuple[str, ...],
+    each: re.Pattern[str] | None = None,
+) -> SecretPattern:
+    return SecretPattern(name, re.compile(regex, flags), group, hints, each)
 
 
 # Every pattern starts with a literal or a character class so `re` can skip ahead quickly; word
@@ -112,16 +124,78 @@ def _assignments(name: str, key: str, hints: tuple[str, ...]) -> tuple[SecretPat
     )
 
 
-_PEM_HEADER = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_FOOTER = r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+_COOKIE_VALUE = re.compile(r"(?:^|;)[ \t]*[^=;\s]+=(?P<value>[^;]*)")
+"""One `name=value` of a cookie list; its value is what is masked."""
+
+
+def _cli_passwords() -> tuple[SecretPattern, ...]:
+    """Passwords and tokens given as command-line flags.
+
+    `--password VALUE` (and `--db-password`, `--token`, `--client-secret`, `--api-key` …, never `--no-…`) masks a
+    value that is quoted, or has a character other than a lower-case letter, or is 12 letters or more: prose such
+    as "use --password to log in" stays. `-pVALUE` only after mysql and MariaDB's tools (elsewhere `-p` is a port or
+    a path flag); `-p VALUE` after sshpass and `docker|podman … login`. The `=` forms are generic assignments.
+    """
+    value = (
+        r"(?P<vq>[\"'])?(?!\[REDACTED:|-|\s)(?P<secret>(?(vq)[^\"'\r\n]+|(?:(?=[^\s\"'`;&|]*[^a-z\s\"'`;&|])"
+        r"[^\s\"'`;&|]+|[a-z]{12,}(?![^\s\"'`;&|]))))"
+    )
+    flag = r"(?<![\w-])--(?![Nn]o-)(?:[A-Za-z0-9]+-)*"
+    return (
+        _pattern(
+            "password", rf"{flag}(?i:password|passwd|pass|pwd|passphrase)[ \t]+{value}", "secret", hints=("pass", "pwd")
+        ),
+        _pattern("token", rf"{flag}(?i:token)[ \t]+{value}", "secret", hints=("token",)),
+        _pattern("secret", rf"{flag}(?i:secret)[ \t]+{value}", "secret", hints=("secret",)),
+        _pattern("api_key", rf"{flag}(?i:api-?key|access-key|secret-key)[ \t]+{value}", "secret", hints=("key",)),
+        _pattern(
+            "password",
+            r"(?<![\w-])(?:mysql(?:dump|admin|import|check|show|pump|sh)?|mariadb(?:-dump|-admin)?)(?![\w-])"
+            rf"[^\n]{{0,512}}?[ \t]-p{_VALUE}",
+            "secret",
+            hints=("mysql", "mariadb"),
+        ),
+        _pattern(
+            "password",
+            r"(?<![\w-])(?:sshpass(?![\w-])|(?:docker|podman|nerdctl|buildah)[ \t]+login(?![\w-]))"
+            rf"[^\n]{{0,512}}?[ \t](?:-p[ \t]*|--password(?:[ \t]+|=))(?!-){_VALUE}",
+            "secret",
+            hints=("sshpass", "login"),
+        ),
+    )
+
+
+PEM_HEADER = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+PEM_FOOTER = r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+PEM_RUN = r"(?:[A-Za-z0-9+/=]|\\/)++"
+r"""Base64 of a key body; `\/` is JSON's escape of `/`."""
+PEM_SEPARATOR = r"(?:[ \t\r\n]|\\[rn]|⏎)++"
+r"""What people and loggers put between body lines: newlines, spaces, JSON's `\n` escape, or a formatter's ⏎."""
+_PEM_LABELS = ("", "RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ", "PGP ")
+
+
+def _base64_prefix(text: str) -> str:
+    """The base64 that every encoding of a text starting with `text` starts with (whole 3-byte groups only)."""
+    raw = text.encode()
+    return base64.b64encode(raw[: len(raw) // 3 * 3]).decode()
+
+
+_PEM_IN_BASE64 = "|".join(_base64_prefix(f"-----BEGIN {label}PRIVATE KEY") for label in _PEM_LABELS)
+"""A private key PEM, itself base64-encoded (a Kubernetes Secret's `tls.key`, a Helm value): `LS0tLS1CRUdJTi…`."""
 
 DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
-    # Whole PEM blocks first (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP, PKCS#8; real newlines or JSON
-    # `\n` escapes, as in GCP service-account files); a block cut off before its footer loses its body.
+    # Whole PEM blocks first (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP, PKCS#8; real newlines or JSON `\n` escapes,
+    # as in GCP service-account files, anything between when the footer is there). A block cut off before its
+    # footer (a truncated line, a log record per line) loses its body up to the first thing that is not base64
+    # or a separator.
     _pattern(
         "private_key",
-        rf"{_PEM_HEADER}(?:(?:(?!-----(?:BEGIN|END) )[\s\S]){{0,65536}}{_PEM_FOOTER}|(?:[A-Za-z0-9+/=\r\n\\]*[A-Za-z0-9+/=\\])?)",
+        rf"{PEM_HEADER}(?:(?:(?!-----(?:BEGIN|END) )[\s\S]){{0,65536}}{PEM_FOOTER}"
+        rf"|(?:(?:{PEM_SEPARATOR})?{PEM_RUN}(?:{PEM_SEPARATOR}{PEM_RUN})*+)?)",
         hints=("private key",),
+    ),
+    _pattern(
+        "private_key", rf"(?<![A-Za-z0-9+/])(?:{_PEM_IN_BASE64})[A-Za-z0-9+/]*+={{0,2}}", hints=("ls0tls1crudjt",)
     ),
     _pattern(
         "aws_access_key_id",
@@ -130,7 +204,8 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _pattern(
         "aws_secret_access_key",
-        r"[Ss](?i:ecret_?access_?key)[\"']?[ \t]*(?:=>|[:=])[ \t]*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        r"[Ss](?i:ecret_?access_?key)[\"']?(?:[ \t]*(?:=>|[:=])[ \t]*|[ \t]+)[\"']?(?P<secret>[A-Za-z0-9/+]{40})"
+        r"(?![A-Za-z0-9/+])",
         "secret",
         hints=("access",),
     ),
@@ -151,9 +226,13 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         "secret",
         hints=("hooks.slack.com",),
     ),
+    # Every xox?- kind (bot, user, app, config, refresh, the browser's xoxc- and its xoxd- cookie, URL-encoded).
     _pattern(
-        "slack_token", rf"x{_word(1)}(?:ox[abposr]|oxe\.xox[bp]|oxe|app)-[A-Za-z0-9-]{{10,}}", hints=("xox", "xapp-")
+        "slack_token",
+        rf"x{_word(1)}(?:ox[a-z]|oxe\.xox[a-z]|app)-(?=[A-Za-z0-9%-]*\d)[A-Za-z0-9%-]{{10,}}",
+        hints=("xox", "xapp-"),
     ),
+    _pattern("vault_token", rf"hv[sbr]\.{_word(4)}[A-Za-z0-9_-]{{20,}}{_END}", hints=("hvs.", "hvb.", "hvr.")),
     _pattern(
         "stripe_key",
         rf"[rsw](?:(?<=[rs])k_(?:live|test)_{_word(8)}[A-Za-z0-9]{{10,}}|(?<=w)hsec_{_word(6)}[A-Za-z0-9+/=]{{24,}})",
@@ -188,9 +267,16 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         "secret",
         hints=("bearer",),
     ),
-    # scheme://user:password@host keeps the user and the host.
+    # scheme://user:password@host keeps the user and the host. The password ends at the last `@` that a host
+    # follows (people do not percent-encode `@`, `/` or `#` in it; an `@` later in the path masks that much more);
+    # `host:8080/path@x` is a port, not a password.
     _pattern(
-        "url_password", r"://[^\s:/?#@\[\]\"'<>]{0,256}:(?P<secret>[^\s/?#@\[\]\"'<>]+)@", "secret", hints=("://",)
+        "url_password",
+        r"://[^\s:/?#@\[\]\"'<>]{0,256}:(?!\d{1,5}(?:[/?#]|$))(?P<secret>[^\s\"'<>]{1,256})@"
+        r"(?=[^\s@/?#\"'<>]*(?:[/?#\s\"'<>]|$))",
+        "secret",
+        re.MULTILINE,
+        hints=("://",),
     ),
     _pattern(
         "basic_auth",
@@ -205,6 +291,52 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         "secret",
         hints=("accountkey", "sharedaccesskey"),
     ),
+    *_cli_passwords(),
+    # Cookies: the whole `Cookie:` value (every cookie in it), a `Set-Cookie:` value up to its attributes.
+    _pattern(
+        "cookie",
+        r"^[ \t]*(?:[<>][ \t]+)?(?:-[ \t]+)?(?i:cookie)[ \t]*:[ \t]*(?P<c>[^\r\n]+)",
+        "c",
+        re.MULTILINE,
+        hints=("cookie",),
+        each=_COOKIE_VALUE,
+    ),
+    _pattern(
+        "cookie",
+        r"^[ \t]*(?:[<>][ \t]+)?(?:-[ \t]+)?(?i:set-cookie)[ \t]*:[ \t]*(?P<s>[^\r\n;]+)",
+        "s",
+        re.M,
+        hints=("cookie",),
+        each=_COOKIE_VALUE,
+    ),
+    _pattern(
+        "cookie",
+        r"(?:(?:-H|--header)[ \t]+[\"']?|[\"'])(?i:set-cookie|cookie)[\"']?[ \t]*:[ \t]*[\"']?(?P<secret>[^\"'\r\n]+)",
+        "secret",
+        hints=("cookie",),
+        each=_COOKIE_VALUE,
+    ),
+    _pattern(
+        "cookie",
+        r"curl(?<!\wcurl)\b(?:[^\nc]|c(?!url\b)){0,512}?[ \t](?:-b|--cookie)[ \t=]+[\"']?(?P<secret>[^\s\"'=;]+=[^\"'\r\n]+)",
+        "secret",
+        hints=("curl",),
+        each=_COOKIE_VALUE,
+    ),
+    # Docker's config.json (`"auth": base64(user:password)`, identity tokens) and the Secret that carries it.
+    _pattern(
+        "docker_auth",
+        r"[\"'](?i:auth|identitytoken|registrytoken)[\"'][ \t]*:[ \t]*[\"']"
+        r"(?P<secret>(?=[^\"']*[A-Z0-9+/=])[A-Za-z0-9+/=._-]{12,})[\"']",
+        "secret",
+        hints=("auth", "identitytoken", "registrytoken"),
+    ),
+    _pattern(
+        "docker_auth",
+        r"\.docker(?:configjson|cfg)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<secret>[A-Za-z0-9+/=]{16,})",
+        "secret",
+        hints=(".docker",),
+    ),
     # Generic assignments last; connection strings (`Password=...;`, `;PWD=...`, `PGPASSWORD=`) included.
     *_assignments("password", _PASSWORD_KEY, ("pass", "pwd")),
     *_assignments("secret", _SECRET_KEY, ("secret", "sig")),
@@ -215,15 +347,25 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
 
 
 def _replacer(pattern: SecretPattern) -> Callable[[re.Match[str]], str]:
-    marker, group = pattern.marker, pattern.group
+    marker, group, each = pattern.marker, pattern.group, pattern.each
+
+    def masked(text: str, start: int, end: int) -> str:
+        """`text[start:end]` masked, unless it is empty or plainly not a secret."""
+        if start == end or _NOT_A_SECRET.fullmatch(text, start, end):
+            return text[start:end]
+        return marker
 
     def replace(match: re.Match[str]) -> str:
-        whole = match.group(0)
-        start, end = match.span(group)
-        if start == end or _NOT_A_SECRET.fullmatch(match.string, start, end):
-            return whole
-        offset = match.start()
-        return whole[: start - offset] + marker + whole[end - offset :]
+        text, (start, end) = match.string, match.span(group)
+        if each is None:
+            inner = masked(text, start, end)
+        else:
+            group_text, pieces, position = text[start:end], [], 0
+            for value in each.finditer(group_text):
+                pieces += [group_text[position : value.start("value")], masked(group_text, *value.span("value"))]
+                position = value.end("value")
+            inner = "".join([*pieces, group_text[position:]])
+        return text[match.start() : start] + inner + text[end : match.end()]
 
     return replace
 
@@ -234,12 +376,18 @@ class PatternRedactor:
     Markers and placeholders (`****`, `${VAR}`, `<redacted>`) are left alone, so `redact` is idempotent.
     """
 
-    __slots__ = ("_hints", "_patterns", "_steps")
+    __slots__ = ("_always", "_by_hint", "_patterns", "_steps")
 
     def __init__(self, patterns: Iterable[SecretPattern] = DEFAULT_PATTERNS) -> None:
         self._patterns = tuple(patterns)
-        self._steps = tuple((frozenset(p.hints), p.regex, _replacer(p)) for p in self._patterns)
-        self._hints = tuple({h for p in self._patterns for h in p.hints})
+        self._steps = tuple((p.regex, _replacer(p)) for p in self._patterns)
+        self._always = frozenset(i for i, p in enumerate(self._patterns) if not p.hints)
+        by_hint: dict[str, set[int]] = {}
+        for index, pattern in enumerate(self._patterns):
+            for hint in pattern.hints:
+                by_hint.setdefault(hint, set()).add(index)
+        self._by_hint = tuple((hint, frozenset(indices)) for hint, indices in by_hint.items())
+        """Each hint and the patterns that need it: text without a hint skips those patterns in one check."""
 
     @property
     def patterns(self) -> tuple[SecretPattern, ...]:
@@ -249,10 +397,13 @@ class PatternRedactor:
     def redact(self, text: str) -> str:
         """The text with every recognised secret replaced by its marker; the rest is unchanged."""
         lowered = text.lower()
-        present = {h for h in self._hints if h in lowered}
-        for hints, regex, replace in self._steps:
-            if not hints or not hints.isdisjoint(present):
-                text = regex.sub(replace, text)
+        chosen = set(self._always)
+        for hint, indices in self._by_hint:
+            if hint in lowered:
+                chosen |= indices
+        for index in sorted(chosen):
+            regex, replace = self._steps[index]
+            text = regex.sub(replace, text)
         return text
 
     def with_patterns(self, *extra: SecretPattern) -> PatternRedactor:

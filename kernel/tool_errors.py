@@ -37,6 +37,10 @@ UNKNOWN_TOOL_TEMPLATE = "Unknown tool '{name}'. Available tools: {available}. Ca
 BAD_ARGS_TEMPLATE = (
     "Invalid arguments for '{name}':\n{problems}\nExpected arguments: {schema}\nFix the arguments and call again."
 )
+UNSEEN_ARGS_TEMPLATE = (
+    "Refused arguments for '{name}': {found}. A person approving this action could not see these characters, so "
+    "what they read would differ from what is sent. Call again with the arguments written without them."
+)
 BAD_ARGS_JSON_TEMPLATE = (
     "The arguments for '{name}' are not valid JSON ({problem}). Send the arguments as one JSON object."
 )

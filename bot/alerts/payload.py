@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from kernel import Redactor
 
@@ -91,23 +91,20 @@ class AlertGroup(BaseModel):
         return [alert for alert in self.alerts if alert.status is AlertStatus.FIRING]
 
     def redacted(self, redactor: Redactor) -> AlertGroup:
-        """The same group with secrets masked in every label and annotation: its text goes to Slack and the model."""
+        """The same group with secrets masked in every text it carries (labels, annotations, the generator and
+        external URLs, the group key, the receiver): all of it reaches Slack, the model, the trace or the store."""
+        return AlertGroup.model_validate(_redact_texts(self.model_dump(by_alias=True, mode="json"), redactor))
 
-        def clean(values: dict[str, str]) -> dict[str, str]:
-            return {key: redactor.redact(value) for key, value in values.items()}
 
-        alerts = [
-            alert.model_copy(update={"labels": clean(alert.labels), "annotations": clean(alert.annotations)})
-            for alert in self.alerts
-        ]
-        return self.model_copy(
-            update={
-                "alerts": alerts,
-                "group_labels": clean(self.group_labels),
-                "common_labels": clean(self.common_labels),
-                "common_annotations": clean(self.common_annotations),
-            }
-        )
+def _redact_texts(value: JsonValue, redactor: Redactor) -> JsonValue:
+    """Every string in a JSON value redacted (mapping keys, the label names, are kept)."""
+    if isinstance(value, str):
+        return redactor.redact(value)
+    if isinstance(value, dict):
+        return {key: _redact_texts(item, redactor) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_texts(item, redactor) for item in value]
+    return value
 
 
 def investigation_task(group: AlertGroup, alerts: list[Alert]) -> str:

@@ -29,7 +29,7 @@ from bot.slack.refusals import refusal_text
 from bot.slack.run_thread import RunThread, TraceLink
 from bot.store.protocol import RunStore, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
-from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, new_run_id
+from kernel import DEFAULT_REDACTOR, Agent, ConfirmHook, Redactor, RunControl, RunResult, StopReason, new_run_id
 
 log = structlog.get_logger("opsagent.investigations")
 
@@ -59,6 +59,7 @@ class InvestigationService:
         lease_ttl_s: float,
         observers: Sequence[RunObserver] = (),
         trace_link: TraceLink | None = None,
+        redactor: Redactor = DEFAULT_REDACTOR,
     ) -> None:
         self._agent_factory = agent_factory
         self._client = client
@@ -71,6 +72,8 @@ class InvestigationService:
         self.lease_ttl_s = lease_ttl_s
         self._observers = (access, *observers)
         self._trace_link = trace_link
+        self._redactor = redactor
+        """Masks secrets in a task where it enters, so the model, trace, store, audit and header all read it masked."""
         self._runs: dict[str, ActiveRun] = {}
         self._accepting = True
 
@@ -137,7 +140,9 @@ class InvestigationService:
         `asked` is what the header shows (default `text`); `mention_ts` is the message that asked, which gets
         the 👀/✅/❌ reactions (alerts have none). `teams`: the asking person's workspaces (`author_teams`);
         None for a run not asked by a person in Slack (an alert), which skips the workspace and per-user rules.
+        Both texts are redacted here, where every task enters: a secret typed in a mention goes no further.
         """
+        text, asked = self._redactor.redact(text), self._redactor.redact(asked or text)
         if not self._accepting:
             self._reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
             return None
@@ -173,7 +178,7 @@ class InvestigationService:
         except StoreConflictError:  # another mention in this thread, maybe on another replica, got there first
             self._reply(channel, thread_ts, STILL_RUNNING)
             return None
-        return self._launch(record, asked=asked or text)
+        return self._launch(record, asked=asked)
 
     def resume(self, record: RunRecord) -> ActiveRun | None:
         """Continue a saved run whose lease this replica has just taken (after a restart or a takeover)."""

@@ -17,6 +17,7 @@ from opsagent_tools.kubernetes.objects import did_you_mean, listed, pod_status, 
 from opsagent_tools.logs.files import text_matcher
 from opsagent_tools.logs.records import record_from_line
 from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, describe_time, format_result, parse_iso
+from opsagent_tools.logs.source_redaction import redact_in_order
 
 DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 
@@ -64,7 +65,7 @@ async def container_logs_text(
     head = _state_line(found, name, choice, status, previous, now)
     lines = text.splitlines()
     service = f"{pod}/{name}" + (" previous run" if previous else "")
-    records = parse_log_lines(lines, service=service, pod=pod)
+    records = redact_in_order(parse_log_lines(lines, service=service, pod=pod), q.redactor)
     if not records:
         empty = "in this window" if since is not None else "at all"
         hint = (

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from lightkube.resources.core_v1 import Pod
 from pydantic import Field
 
-from kernel import Tool, ToolFailure, tool_from_function
+from kernel import CallContext, Tool, ToolFailure, tool_from_function
 from opsagent_tools.kubernetes.api import KubeApi
 from opsagent_tools.kubernetes.describe import describe_text
 from opsagent_tools.kubernetes.events import events_text
@@ -133,6 +133,8 @@ def kubernetes_tools(
         limit: Annotated[
             int, Field(ge=1, le=MAX_LOG_LIMIT, description="Newest matching lines to show; counts cover all.")
         ] = 30,
+        *,
+        ctx: CallContext,
     ) -> str:
         current = now()
         start = parse_time(since, current) if since.strip() else None
@@ -146,6 +148,7 @@ def kubernetes_tools(
             query=query.strip(),
             limit=limit,
             sample=max(500, limit),
+            redactor=ctx.redactor,  # dispatch's: raw lines are redacted before they are grouped and cut
         )
         return await container_logs_text(
             kube,

@@ -13,9 +13,10 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernel import ToolFailure
+from kernel import Redactor, ToolFailure
 from opsagent_tools.logs.records import FieldNames, parse_timestamp, record_from_document
 from opsagent_tools.logs.search import LEVELS, LogQuery, LogRecord, LogSearchResult, MessageGroup, level_words
+from opsagent_tools.logs.source_redaction import redact_in_order
 
 QUERY_SYNTAX = (
     'Lucene query_string syntax over the message, words joined by AND (e.g. timeout, "connect error", '
@@ -115,9 +116,10 @@ class ElasticsearchBackend:
             total_field = hits.get("total", 0)
             total = total_field.get("value", 0) if isinstance(total_field, dict) else int(total_field)
             lower_bound = isinstance(total_field, dict) and total_field.get("relation") == "gte"
-            records = [r for hit in hits.get("hits") or [] if (r := self._record(hit, q.service)) is not None]
+            raw = [r for hit in hits.get("hits") or [] if (r := self._record(hit, q.service)) is not None]
+            records = redact_in_order(raw, q.redactor)
             result = LogSearchResult(total=total, records=records, total_is_lower_bound=lower_bound)
-            result.groups = _groups(answer.get("aggregations"), self._settings.group_field)
+            result.groups = _groups(answer.get("aggregations"), self._settings.group_field, q.redactor)
             result.notes += _partial_failures(answer)
             if total == 0:
                 result.services = await self._services(client, q)
@@ -196,13 +198,14 @@ class ElasticsearchBackend:
         return [str(bucket["key"]) for bucket in buckets if "key" in bucket]
 
 
-def _groups(aggregations: Any, group_field: str | None) -> list[MessageGroup] | None:
+def _groups(aggregations: Any, group_field: str | None, redactor: Redactor) -> list[MessageGroup] | None:
+    """The messages aggregation's buckets as groups, each message redacted (a bucket key is raw field text)."""
     if not group_field or not isinstance(aggregations, dict):
         return None
     buckets = (aggregations.get("messages") or {}).get("buckets") or []
     groups = [
         MessageGroup(
-            text=str(bucket.get("key")),
+            text=redactor.redact(str(bucket.get("key"))),
             count=int(bucket.get("doc_count", 0)),
             first=parse_timestamp((bucket.get("first") or {}).get("value")),
             last=parse_timestamp((bucket.get("last") or {}).get("value")),

@@ -19,10 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernel import ToolFailure
 from opsagent_tools.logs.records import guess_level, parse_timestamp, record_from_document, structured_fields
 from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, MessageGrouper, canonical_level
+from opsagent_tools.logs.source_redaction import RecordRedaction
+from opsagent_tools.model_regex import SYNTAX, compile_model_regex
 
 QUERY_SYNTAX = (
-    "a case-insensitive substring of the message or its fields (e.g. \"timeout\"), or 're:' and a Python regular "
-    "expression (case-sensitive unless it starts with (?i), e.g. 're:(?i)time(d)? ?out')"
+    "a case-insensitive substring of the message or its fields (e.g. \"timeout\"), or 're:' and a regular "
+    f"expression in {SYNTAX} (case-sensitive unless it starts with (?i), e.g. 're:(?i)time(d)? ?out')"
 )
 """How this backend reads `query`, for the tool description."""
 CONTINUATION_CHARS = 4000
@@ -116,18 +118,12 @@ def _service_of(path: Path, root: Path) -> str:
     return stem
 
 
-def text_matcher(query: str) -> Callable[[str], bool] | None:
-    """A predicate for `query` as QUERY_SYNTAX reads it, or None for an empty query (everything matches)."""
+def text_matcher(query: str) -> Callable[[str], object] | None:
+    """A predicate for `query` as QUERY_SYNTAX reads it (a truthy result is a match), or None for an empty query."""
     if not query:
         return None
     if query.startswith("re:"):
-        try:
-            return re.compile(query[3:]).search  # type: ignore[return-value]
-        except re.error as exc:
-            raise ToolFailure(
-                f"The query {query!r} is not a valid regular expression ({exc}). "
-                "Fix the pattern, or drop 're:' to search for a plain substring."
-            ) from None
+        return compile_model_regex(query[3:], where=f"The query {query!r}").search
     needle = query.casefold()
     return lambda text: needle in text.casefold()
 
@@ -156,7 +152,7 @@ class _Scan:
     """One search's state: the count, the newest records, the groups, and what was seen on the way."""
 
     q: LogQuery
-    matches: Callable[[str], bool] | None
+    matches: Callable[[str], object] | None
     total: int = 0
     newest: list[tuple[float, int, LogRecord]] = field(default_factory=list)
     grouper: MessageGrouper = field(default_factory=MessageGrouper)
@@ -168,6 +164,7 @@ class _Scan:
     def read(self, path: Path, file_service: str, stop: threading.Event) -> None:
         pending: LogRecord | None = None
         extra: list[str] = []
+        redaction = RecordRedaction(self.q.redactor)  # a file is one stream, read in order
         with path.open(encoding="utf-8", errors="replace") as lines:
             for number, raw in enumerate(lines, 1):
                 if number % 5000 == 0 and stop.is_set():
@@ -177,7 +174,7 @@ class _Scan:
                     continue
                 record = parse_line(line, file_service)
                 if record is not None:
-                    self._consider(pending, extra, file_service)
+                    self._consider(pending, extra, file_service, redaction)
                     pending, extra = record, []
                 elif pending is not None:
                     if len(pending.message) + sum(map(len, extra)) < CONTINUATION_CHARS:
@@ -185,18 +182,26 @@ class _Scan:
                 else:
                     self.orphans += 1
                     self.first_orphan = self.first_orphan or f"{path.name}:{number}"
-        self._consider(pending, extra, file_service)
+        self._consider(pending, extra, file_service, redaction)
 
-    def _consider(self, record: LogRecord | None, extra: list[str], file_service: str) -> None:
+    def _consider(
+        self, record: LogRecord | None, extra: list[str], file_service: str, redaction: RecordRedaction
+    ) -> None:
+        """Count and keep one entry (with its continuation lines) if it matches; redacted before it is matched."""
         q = self.q
-        if record is None or not q.since <= record.timestamp <= q.until:
+        if record is None:
+            return
+        if extra:
+            record = replace(record, message="\n".join([record.message, *extra]))
+        if not q.since <= record.timestamp <= q.until:
+            redaction.skip(record)
             return
         self.services.add(record.service or file_service)
         wanted = q.service.casefold()
         if wanted not in (record.service.casefold(), file_service.casefold()) or not q.accepts(record.level):
+            redaction.skip(record)
             return
-        if extra:
-            record = replace(record, message="\n".join([record.message, *extra]))
+        record = redaction.redact(record)  # the query matches redacted text: it cannot probe for a secret
         if self.matches is not None:
             text = " ".join([record.message, *(f"{k}={v}" for k, v in record.fields.items())])
             if not self.matches(text):

@@ -25,6 +25,7 @@ from opsagent_tools.logs.search import (
     join_names,
     level_words,
 )
+from opsagent_tools.logs.source_redaction import RecordRedaction
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LABEL_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -119,7 +120,7 @@ class LokiBackend:
         async with self._client() as client:
             params = {"query": logql, "limit": str(q.sample), "direction": "backward", **window}
             data = await self._get(client, "query_range", params, logql)
-            records = sorted(self._records(data, q.service), key=lambda r: r.timestamp, reverse=True)[: q.sample]
+            records = sorted(self._records(data, q), key=lambda r: r.timestamp, reverse=True)[: q.sample]
             if not records:
                 return await self._nothing_found(client, q, window)
             result = LogSearchResult(total=len(records), records=records)
@@ -180,18 +181,23 @@ class LokiBackend:
             raise ToolFailure(f"Loki at {url} answered with something that is not a Loki API response: {body!r}.")
         return payload.get("data")
 
-    def _records(self, data: Any, service: str) -> list[LogRecord]:
-        records: list[LogRecord] = []
+    def _records(self, data: Any, q: LogQuery) -> list[LogRecord]:
+        """Every entry as a record, redacted at the source: each Loki stream is read oldest first."""
+        service, records = q.service, []
         for stream in (data or {}).get("result") or []:
+            redaction = RecordRedaction(q.redactor)
             labels: dict[str, str] = stream.get("stream") or {}
             own_service = labels.get(self._settings.service_label) or service
             label_level = next(
                 (canonical_level(labels[k]) for k in (self._settings.level_label, "detected_level") if k in labels), ""
             )
             fields = {k: v for k, v in labels.items() if k != self._settings.service_label}
-            for entry in stream.get("values") or []:
+            entries = sorted(stream.get("values") or [], key=lambda entry: int(entry[0]))
+            for entry in entries:
                 when = datetime.fromtimestamp(int(entry[0]) / 1e9, UTC)
-                records.append(record_from_line(when, str(entry[1]), own_service, label_level, fields))
+                records.append(
+                    redaction.redact(record_from_line(when, str(entry[1]), own_service, label_level, fields))
+                )
         return records
 
     async def _nothing_found(

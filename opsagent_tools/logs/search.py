@@ -1,6 +1,7 @@
-"""The log search interface every backend shares: query, result, time parsing, message grouping and the text the model reads.
+"""The log search interface every backend shares: query, result, redaction, time parsing, message grouping and the text the model reads.
 
-Backends only fetch matching lines; everything the model sees is shaped here, so files, Loki and Elasticsearch answer alike.
+Backends only fetch matching lines and redact them as they arrive (`source_redaction`, with the query's redactor);
+everything the model sees is shaped here from redacted records, so files, Loki and Elasticsearch answer alike.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from kernel import ToolFailure
+from kernel import DEFAULT_REDACTOR, Redactor, ToolFailure
 
 LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
 """Canonical severities, lowest first; a query's level is a minimum."""
@@ -67,6 +68,9 @@ class LogQuery:
     """Newest lines shown to the model."""
     sample: int = SAMPLE_SIZE
     """Newest lines a backend returns (at least `limit`): the material for grouping."""
+    redactor: Redactor = DEFAULT_REDACTOR
+    """The run's redactor (dispatch's, from the tool's `CallContext`): backends redact each raw record with it
+    before grouping, matching or formatting can cut or join a secret."""
 
     def accepts(self, level: str) -> bool:
         """Whether a record at canonical `level` passes the level filter (unknown levels pass only any/trace)."""

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kernel import Tool, ToolFailure, tool_from_function
+from kernel import CallContext, Tool, ToolFailure, tool_from_function
 from opsagent_tools.logs.elasticsearch import QUERY_SYNTAX as ES_QUERY_SYNTAX
 from opsagent_tools.logs.elasticsearch import ElasticsearchBackend, ElasticsearchSettings
 from opsagent_tools.logs.files import QUERY_SYNTAX as FILES_QUERY_SYNTAX
@@ -107,6 +107,8 @@ def log_tools(
         limit: Annotated[
             int, Field(ge=1, le=MAX_LIMIT, description="Newest matching lines to show; the counts cover all of them.")
         ] = 20,
+        *,
+        ctx: CallContext,
     ) -> str:
         if not service.strip():
             raise ToolFailure("service is empty: name the service whose logs to search, e.g. service='checkout'.")
@@ -125,6 +127,7 @@ def log_tools(
             query=query.strip(),
             limit=limit,
             sample=max(sample, limit),
+            redactor=ctx.redactor,  # dispatch's: the backend redacts raw records before they are reshaped
         )
         result = await store.search(q)
         return format_result(q, result, window=f"{describe_time(since, start)}..{describe_time(until, end)}")

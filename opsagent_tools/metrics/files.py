@@ -17,6 +17,7 @@ from typing import Any
 
 from kernel.tool_errors import ToolFailure
 from opsagent_tools.metrics.series import Point, Series
+from opsagent_tools.model_regex import ModelRegex, compile_model_regex
 
 LOOKBACK_S = 300.0
 """A grid time takes the latest sample in (t - 5m, t], as Prometheus' default lookback delta does."""
@@ -42,7 +43,7 @@ class _Matcher:
     label: str
     op: str
     value: str
-    regex: re.Pattern[str] | None = None
+    regex: ModelRegex | None = None
 
     def __call__(self, labels: dict[str, str]) -> bool:
         actual = labels.get(self.label, "")
@@ -96,10 +97,9 @@ def _unquote(literal: str) -> str:
 def _matcher(label: str, op: str, value: str, promql: str) -> _Matcher:
     if op in ("=", "!="):
         return _Matcher(label, op, value)
-    try:
-        return _Matcher(label, op, value, re.compile(value))
-    except re.error as exc:
-        raise ToolFailure(f"invalid regular expression {value!r} for {label} ({exc}) in: {promql}") from exc
+    return _Matcher(
+        label, op, value, compile_model_regex(value, where=f"The regular expression {value!r} for {label} in {promql}")
+    )
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import random
 import re
 import string
@@ -13,12 +14,14 @@ from hypothesis import strategies as st
 
 from kernel.redaction import DEFAULT_PATTERNS, DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from samples.credentials import (
+    ALNUM,
     ANTHROPIC,
     AWS_ID,
     AWS_SECRET,
     AWS_SESSION,
     AWS_STS_ID,
     AZURE_KEY,
+    B64URL,
     GH_PAT,
     GHO,
     GHP,
@@ -677,3 +680,172 @@ def test_hints_only_skip_patterns_that_cannot_match(text: str) -> None:
 @pytest.mark.parametrize("text", [*SAMPLES, AWS_SECRET, AZURE_KEY])
 def test_hints_cover_every_sample(text: str) -> None:
     assert redact(f"x {text} y") == UNHINTED.redact(f"x {text} y")
+
+
+# --- credential classes: each masked wherever it sits, its near-misses untouched ------------------------------
+
+SURROUNDING = st.text(alphabet=string.ascii_lowercase + " .,()", max_size=40)
+"""Prose around a planted secret, on its own lines."""
+PASSWORD_CHARS = ALNUM + "!#$%^*()_+-@/&~"
+passwords = st.builds(
+    lambda head, body, digit: head + body + digit,
+    st.sampled_from(string.ascii_letters),
+    st.text(alphabet=PASSWORD_CHARS, min_size=6, max_size=30),
+    st.sampled_from(string.digits),
+)
+"""Passwords as people choose them: `@`, `/`, `#` and `&` included, unencoded."""
+b64_chars = st.text(alphabet=ALNUM + "+/", min_size=40, max_size=40)
+
+
+def base64_of(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+@st.composite
+def credential(draw: st.DrawFn) -> tuple[str, str]:
+    """One credential of a class the redactor must know, in one of the forms it is written in: (text, secret)."""
+    kind = draw(st.sampled_from(CREDENTIAL_FORMS))
+    return kind(draw)
+
+
+def _url(draw: st.DrawFn) -> tuple[str, str]:
+    pw = draw(passwords)
+    scheme = draw(st.sampled_from(["postgres", "mysql", "redis", "amqp", "https", "mongodb+srv"]))
+    return f"{scheme}://app:{pw}@db.internal:5432/orders", pw
+
+
+def _cli(draw: st.DrawFn) -> tuple[str, str]:
+    pw = draw(passwords.filter(lambda p: not set(p) & set("&;|()")))
+    form = draw(
+        st.sampled_from(
+            [
+                "mysql -h db -u root -p{pw} orders",
+                "mysqldump --single-transaction -uroot -p{pw} shop",
+                "mariadb -u app -p'{pw}' -e 'select 1'",
+                "app-server --password {pw} --port 8080",
+                "app-server --db-password '{pw}'",
+                "app-server --password={pw}",
+                "vault login --token {pw}",
+                "oauth2-proxy --client-secret {pw}",
+                "sshpass -p {pw} ssh deploy@web-1",
+                "docker login -u bob -p {pw} registry.example.com",
+            ]
+        )
+    )
+    return form.format(pw=pw), pw
+
+
+def _aws(draw: st.DrawFn) -> tuple[str, str]:
+    key = draw(b64_chars)
+    form = draw(
+        st.sampled_from(
+            ["aws configure set aws_secret_access_key {k}", "aws_secret_access_key    {k}", "aws_secret_access_key={k}"]
+        )
+    )
+    return form.format(k=key), key
+
+
+def _cookie(draw: st.DrawFn) -> tuple[str, str]:
+    value = draw(st.text(alphabet=ALNUM, min_size=8, max_size=30)) + draw(st.text(alphabet=ALNUM + "%-_.", max_size=30))
+    value += draw(st.sampled_from(string.digits))  # never a placeholder such as "undefined"
+    form = draw(
+        st.sampled_from(
+            [
+                "Cookie: theme=dark; session={v}",
+                "Set-Cookie: sessionid={v}; Path=/; HttpOnly; Secure",
+                "> Cookie: _gh_sess={v}",
+                "curl -H 'Cookie: sid={v}' https://app.example.com/",
+                "curl -s -b 'sid={v}' https://app.example.com/",
+                '{{"headers": {{"Cookie": "sid={v}"}}}}',
+            ]
+        )
+    )
+    return form.format(v=value), value
+
+
+def _slack(draw: st.DrawFn) -> tuple[str, str]:
+    kind = draw(st.sampled_from(string.ascii_lowercase))
+    token = f"xox{kind}-{draw(st.text(alphabet=string.digits, min_size=10, max_size=13))}-" + draw(
+        st.text(alphabet=ALNUM + "%-", min_size=10, max_size=60)
+    )
+    return f"SLACK_TOKEN {token}", token
+
+
+def _vault(draw: st.DrawFn) -> tuple[str, str]:
+    token = draw(st.sampled_from(["hvs.", "hvb.", "hvr."])) + draw(st.text(alphabet=B64URL, min_size=24, max_size=120))
+    return f"export VAULT_TOKEN_VALUE {token}", token
+
+
+def _base64_key(draw: st.DrawFn) -> tuple[str, str]:
+    label = draw(st.sampled_from(["PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY"]))
+    encoded = base64_of(pem(label))
+    form = draw(st.sampled_from(["  tls.key: {v}", "  ssh-privatekey: {v}", '"key.pem": "{v}"', "{v}"]))
+    return form.format(v=encoded), encoded
+
+
+def _docker(draw: st.DrawFn) -> tuple[str, str]:
+    auth = base64_of(f"bob:{draw(passwords)}")
+    config = '{"auths": {"registry.example.com": {"auth": "' + auth + '"}}}'
+    if draw(st.booleans()):
+        return config, auth
+    encoded = base64_of(config)
+    return f"  .dockerconfigjson: {encoded}", encoded
+
+
+def _pem_separated(draw: st.DrawFn) -> tuple[str, str]:
+    separator = draw(st.sampled_from([" ", "\\n", " ⏎ ", "\r\n", "\t"]))
+    footer = draw(st.booleans())
+    lines = [f"-----BEGIN {draw(st.sampled_from(['RSA PRIVATE KEY', 'PRIVATE KEY', 'EC PRIVATE KEY']))}-----"]
+    lines += PEM_BODY + (["-----END RSA PRIVATE KEY-----"] if footer else [])
+    cut = "" if footer else "…"  # a block without its footer swallows what looks like more of it: a cut line ends
+    return "loaded key " + separator.join(lines) + cut, PEM_BODY[1]
+
+
+CREDENTIAL_FORMS = [_url, _cli, _aws, _cookie, _slack, _vault, _base64_key, _docker, _pem_separated]
+
+
+@settings(max_examples=600, deadline=None)
+@given(credential(), SURROUNDING, SURROUNDING)
+def test_a_credential_of_every_class_is_masked_in_any_surroundings(planted: tuple[str, str], before: str, after: str):
+    text, secret = planted
+    out = redact(f"{before}\n{text}\n{after}")
+    assert out.startswith(f"{before}\n")
+    assert out.endswith(f"\n{after}")
+    planted_out = out[len(before) + 1 : len(out) - len(after) - 1]
+    assert secret not in planted_out
+    assert "[REDACTED:" in planted_out
+    assert redact(out) == out
+
+
+CLASS_NEAR_MISSES = [
+    # flags that are not passwords, and -p where it is a port, a path or a prompt
+    "docker login --password-stdin registry.example.com < token.txt",
+    "app-server --password-file /run/secrets/db --token-ttl 3600 --secret-name db-creds",
+    "psql --no-password -h db orders",
+    "use --password to log in, or --token when a script calls it",
+    "ssh -p 2222 deploy@web-1 && docker run -p 8080:80 nginx && mkdir -p /var/lib/app && gcc -pthread -o x x.c",
+    "mysql -h db -P 3306 -u app -p orders",
+    # URLs with a port, an @ in the path or the query, and no password
+    "http://api.internal:8080/users/@me https://host:443?email=ops@example.com git@github.com:acme/repo.git",
+    "ssh://git@github.com:22/acme/repo.git https://bob@github.com/acme/repo.git",
+    # public key material and other base64
+    f"  tls.crt: {base64_of('-----BEGIN CERTIFICATE-----')}MIIDdzCCAl+gAwIBAgIE",
+    f"  ca.crt: {base64_of('-----BEGIN PUBLIC KEY-----')}",
+    '{"auth": "required", "identitytoken": "", "auths": {}}',
+    # words that look like token prefixes, and cookie talk
+    "xoxo-gossip-girl hvs.short hvb.x",
+    "Cookie: none\nSet-Cookie: <redacted>\nthe session cookie: expired\ncookie consent: accepted",
+    "aws_secret_access_key is not set; run aws configure",
+]
+
+
+@pytest.mark.parametrize("text", CLASS_NEAR_MISSES)
+def test_a_near_miss_of_a_credential_class_is_left_exactly_as_is(text: str) -> None:
+    assert redact(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CLASS_NEAR_MISSES), min_size=1, max_size=6), SURROUNDING)
+def test_near_misses_stay_intact_in_any_surroundings(near_misses: list[str], prose: str) -> None:
+    text = f"\n{prose}\n".join(near_misses)
+    assert redact(text) == text

@@ -191,6 +191,26 @@ async def test_alert_text_is_escaped_and_redacted_before_slack_and_the_model(bot
     assert "password=" in trace["task"]
 
 
+async def test_credentials_in_the_alert_urls_reach_neither_slack_the_model_the_trace_nor_the_store(
+    bot: AlertBot, script
+) -> None:
+    script.append(QUICK_RUN)
+    body = notification(alert("fp-1"))
+    body["externalURL"] = "https://admin:Am-p4ss#1@alertmanager.example:9093"
+    body["alerts"][0]["generatorURL"] = "https://prometheus.example/graph?g0.expr=up&access_token=tok3nV4lue99"
+    await bot.notify(body)
+    [top] = await opened(bot, 1)
+    trace = await bot.until(lambda: bot.trace(top.ts), "the run ends")
+    record = await bot.services.store.get_run(trace["run_id"])
+    asked = "".join(m.content for m in bot.incident.models[0].requests[0].messages)
+    seen = {"slack": top.text + str(top.blocks), "model": asked, "trace": trace["task"], "store": record.task}
+    for where, text in seen.items():
+        assert "Am-p4ss" not in text, where
+        assert "tok3nV4lue99" not in text, where
+    assert "https://admin:[REDACTED:url_password]@alertmanager.example:9093" in seen["slack"]
+    assert "access_token=[REDACTED:token]" in seen["model"]
+
+
 def test_the_receiver_refuses_to_start_without_a_strong_token() -> None:
     with pytest.raises(ValueError, match=f"{TOKEN_ENV} is not set"):
         alertmanager_token({})

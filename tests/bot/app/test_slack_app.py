@@ -36,6 +36,26 @@ async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
     assert json.loads(trace.content)["ok"] is True
 
 
+async def test_a_secret_typed_in_the_mention_reaches_neither_the_thread_the_model_the_trace_nor_the_store(
+    harness, script, run_store
+):
+    script.append([FINISH])
+    ts = await harness.mention("login fails with DB_PASSWORD=hunter2hunter2, see postgres://app:pa55w0rd@db/orders")
+    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    trace = json.loads(next(f for f in harness.slack.files.values() if f.thread_ts == ts).content)
+    record = await run_store.run_in_thread(CHANNEL, ts)
+    seen = {
+        "thread": json.dumps([[m.text, m.blocks] for m in harness.thread(ts)[1:]]),
+        "model": json.dumps([m.content for m in harness.models[0].requests[0].messages]),
+        "trace": trace["task"],
+        "store": record.task,
+    }
+    for where, text in seen.items():
+        assert "hunter2hunter2" not in text, where
+        assert "pa55w0rd" not in text, where
+        assert "DB_PASSWORD=[REDACTED:password]" in text, where
+
+
 async def test_an_approved_action_runs_exactly_once(harness, script):
     script.append([ROLLBACK, FINISH])
     ts = await harness.mention("roll back order-service")

@@ -3,6 +3,8 @@ filters, and what the kubelet refuses."""
 
 from __future__ import annotations
 
+import base64
+import random
 from datetime import timedelta
 
 from fakes.kube_api import LogLines
@@ -89,3 +91,16 @@ async def test_forbidden_logs_name_the_subresource(tools, cluster):
     error = await error_of(tools, "k8s_logs", pod=HEALTHY)
     assert "Kubernetes does not allow OpsAgent to get pod" in error
     assert "HTTP 403 Forbidden" in error
+
+
+async def test_a_key_a_container_printed_line_by_line_is_redacted_before_its_lines_are_grouped(cluster, tmp_path):
+    """The kubelet returns one line per record: the body lines after the header must be masked too."""
+    body = [base64.b64encode(random.Random(n).randbytes(48)).decode() for n in range(8)]
+    pem = ["-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"]
+    cluster.logs[("shop", HEALTHY, "app", False)] = LogLines(
+        [(NOW - timedelta(seconds=30 - i), line) for i, line in enumerate(["loading TLS key", *pem, "key loaded"])]
+    )
+    text = await text_of(tools_for(cluster, tmp_path), "k8s_logs", pod=HEALTHY, limit=20)
+    assert "[REDACTED:private_key]" in text
+    assert not [line for line in body if line[:16] in text]
+    assert "key loaded" in text
