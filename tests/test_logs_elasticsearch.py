@@ -177,7 +177,8 @@ async def test_zero_hits_lists_the_services_with_logs_in_the_window():
         "aggs": {"services": {"terms": {"field": "service.name", "size": 50}}},
     }
     assert text.splitlines()[-1] == (
-        "No service named 'orders' has logs in this window. Services that do: gateway, order-service."
+        'No service "orders" has logs in this window. Nearest: order-service. Known services (2): gateway, '
+        "order-service."
     )
 
 

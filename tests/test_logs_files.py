@@ -170,7 +170,8 @@ async def test_zero_lines_lists_the_services_seen_in_the_window(logs):
     assert text.splitlines()[1:] == [
         'No lines matched. Next: widen the window (since="1h"), drop the level filter (level="any"), '
         "check the service name.",
-        "No service named 'orders' has logs in this window. Services that do: gateway, order-service, payment-service.",
+        'No service "orders" has logs in this window. Nearest: order-service. Known services (3): gateway, '
+        "order-service, payment-service.",
     ]
 
 

@@ -199,8 +199,8 @@ def test_zero_lines_gives_next_steps_and_names_the_services_that_have_logs():
             'order-service, level=error, query="timeout", t-12m..now (03:26:57Z..03:38:57Z): 0 lines',
             'No lines matched. Next: widen the window (since="1h"), drop the level filter (level="any"), '
             "loosen or drop the query, check the service name.",
-            "No service named 'order-service' has logs in this window. Services that do: gateway, orders, "
-            "payment-service.",
+            'No service "order-service" has logs in this window. Nearest: orders, payment-service. '
+            "Known services (3): gateway, orders, payment-service.",
         ]
     )
 

@@ -186,7 +186,8 @@ async def test_zero_lines_lists_the_values_of_the_service_label():
         text = await search(tools_with(loki), service="orders")
     assert [r.path for r in loki.requests] == ["/loki/api/v1/query_range", "/loki/api/v1/label/service_name/values"]
     assert text.splitlines()[-1] == (
-        "No service named 'orders' has logs in this window. Services that do: gateway, order-service."
+        'No service "orders" has logs in this window. Nearest: order-service. Known services (2): gateway, '
+        "order-service."
     )
 
 
@@ -195,8 +196,8 @@ async def test_zero_lines_with_a_wrong_service_label_names_the_labels_that_exist
         text = await search(tools_with(loki, service_label="app"), service="order-service")
     assert [r.path for r in loki.requests][1:] == ["/loki/api/v1/label/app/values", "/loki/api/v1/labels"]
     assert text.splitlines()[-1] == (
-        "note: No stream in this window has the label 'app' (logs.loki.service_label). Labels that exist: pod, "
-        "service_name. The service label setting may be wrong: tell the user."
+        'note: No label "app" is on any stream in this window. Known labels (2): pod, service_name. '
+        "logs.loki.service_label names it, so that setting may be wrong: tell the user."
     )
 
 

@@ -92,9 +92,10 @@ async def test_the_stopped_service_is_still_there_over_a_longer_window(tools: li
 
 async def test_an_unknown_service_gets_the_closest_names(tools: list[Tool]) -> None:
     text = await call(tools, "query_metrics", service="order")
-    assert 'no series for service="order": no metric carries that service name in the last 6h' in text
-    assert "did you mean order-service?" in text
-    assert "services: ghost-service, inventory-service, order-service, payment-service" in text
+    assert text.startswith(
+        '\'query_metrics\' failed: No service "order" has metrics (service or container) in the last 6h. Nearest: order-service. '
+        "Known services (4): ghost-service, inventory-service, order-service, payment-service. Use one of these names."
+    )
 
 
 # --- aliases and PromQL -----------------------------------------------------------------------
@@ -153,7 +154,7 @@ async def test_a_guessed_metric_name_is_named_as_no_alias(tools: list[Tool]) -> 
 async def test_a_service_name_cannot_break_out_of_its_string(tools: list[Tool]) -> None:
     text = await call(tools, "query_metrics", service='x"} or vector(1) or {a="', metric="http_request_rate")
     assert 'http_requests_total{service="x\\"} or vector(1) or {a=\\""}' in text
-    assert "no series for" in text
+    assert 'No service "x\\"} or vector(1) or {a=\\"" has metrics' in text
 
 
 async def test_bad_promql_is_rejected_with_the_query_to_fix(tools: list[Tool]) -> None:
@@ -245,7 +246,7 @@ async def test_list_metrics_for_a_service_lists_its_metric_names(tools: list[Too
 
 async def test_list_metrics_for_an_unknown_service_suggests_one(tools: list[Tool]) -> None:
     text = await call(tools, "list_metrics", service="ordr")
-    assert 'No metric has service="ordr" or container="ordr" in the last 6h. Did you mean order-service?' in text
+    assert 'No service "ordr" has metrics (service or container) in the last 6h. Nearest: order-service.' in text
 
 
 # --- the client on its own --------------------------------------------------------------------

@@ -22,9 +22,9 @@ from opsagent_tools.logs.search import (
     LogRecord,
     LogSearchResult,
     canonical_level,
-    join_names,
     level_words,
 )
+from opsagent_tools.names import unknown_name
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LABEL_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -206,9 +206,9 @@ class LokiBackend:
             result.services = sorted(await self._get(client, f"label/{label}/values", window, "") or [])
             if not result.services:
                 labels = sorted(await self._get(client, "labels", window, "") or [])
+                missing = unknown_name("label", label, labels, where="is on any stream in this window")
                 result.notes.append(
-                    f"No stream in this window has the label '{label}' (logs.loki.service_label). Labels that exist: "
-                    f"{join_names(labels) or 'none'}. The service label setting may be wrong: tell the user."
+                    f"{missing} logs.loki.service_label names it, so that setting may be wrong: tell the user."
                 )
         except ToolFailure as exc:
             result.notes.append(f"Could not list the services Loki knows: {exc}")
