@@ -188,6 +188,12 @@ class MetricsClient(Protocol):
         end: datetime | None = None,
     ) -> list[str]: ...
 
+    async def label_names(self, *, start: datetime | None = None, end: datetime | None = None) -> list[str]: ...
+
+    async def series(
+        self, match: str, *, start: datetime | None = None, end: datetime | None = None, limit: int = 0
+    ) -> list[dict[str, str]]: ...
+
 
 class _MetricsTools:
     """The state both tools share: settings, client, and the clock that defines "now"."""
@@ -234,12 +240,12 @@ class _MetricsTools:
     async def _no_data(self, service: str, name: str, window: str, promql: str, end: datetime) -> str:
         label = self.settings.service_label
         try:
-            known = await self._services(end)
+            known = await known_services(self.client, self.settings, end)
         except ToolFailure:
             known = None
         tail = f" query: {promql}"
         if known is not None and service not in known:
-            return f"{self._unknown_service(service, known)} Use one of these names.{tail}"
+            return f"{unknown_service(service, self.settings, known)} Use one of these names.{tail}"
         not_alias = ""
         if _METRIC_NAME.fullmatch(name) and name not in self.settings.aliases:
             not_alias = f" ({name} is not an alias: {', '.join(self.settings.aliases)})"
@@ -248,20 +254,6 @@ class _MetricsTools:
             f'list_metrics(service="{service}") shows what exists; check the service label, or try a longer window '
             f"(it may have stopped reporting).{tail}"
         )
-
-    def _unknown_service(self, service: str, known: list[str]) -> str:
-        """The one sentence both tools say when no series carries `service`: the nearest and the known names."""
-        labels = f"{self.settings.service_label} or {self.settings.container_label}"
-        lookback = format_span(DISCOVERY_LOOKBACK.total_seconds())
-        return unknown_name("service", service, known, where=f"has metrics ({labels}) in the last {lookback}")
-
-    async def _services(self, end: datetime) -> list[str]:
-        start = end - DISCOVERY_LOOKBACK
-        by_service, by_container = await asyncio.gather(
-            self.client.label_values(self.settings.service_label, start=start, end=end),
-            self.client.label_values(self.settings.container_label, start=start, end=end),
-        )
-        return sorted(set(by_service) | set(by_container))
 
     async def list_metrics(self, service: str | None) -> str:
         end = self.now()
@@ -279,11 +271,32 @@ class _MetricsTools:
         names = await self.client.label_values("__name__", selectors, start=end - DISCOVERY_LOOKBACK, end=end)
         where = f'{service_label}="{service}" or {container_label}="{service}"'
         if not names:
-            lines.append(self._unknown_service(service, await self._services(end)))
+            lines.append(unknown_service(service, self.settings, await known_services(self.client, self.settings, end)))
             return "\n".join(lines)
         lines.append(f"Metric names with {where} ({len(names)}): {capped(names, LIST_CAP)}")
         lines.append('Any of them works as metric=...; counters (…_total) read better as "sum(rate(NAME{...}[5m]))".')
         return "\n".join(lines)
+
+
+def unknown_service(
+    service: str, settings: MetricsSettings, known: list[str], lookback: timedelta = DISCOVERY_LOOKBACK
+) -> str:
+    """The one sentence the metrics tools say when no series carries `service`: the nearest and the known names."""
+    labels = f"{settings.service_label} or {settings.container_label}"
+    within = format_span(lookback.total_seconds())
+    return unknown_name("service", service, known, where=f"has metrics ({labels}) in the last {within}")
+
+
+async def known_services(
+    client: MetricsClient, settings: MetricsSettings, end: datetime, lookback: timedelta = DISCOVERY_LOOKBACK
+) -> list[str]:
+    """The services with series in the `lookback` before `end`: values of the service or the container label."""
+    start = end - lookback
+    by_service, by_container = await asyncio.gather(
+        client.label_values(settings.service_label, start=start, end=end),
+        client.label_values(settings.container_label, start=start, end=end),
+    )
+    return sorted(set(by_service) | set(by_container))
 
 
 def _labels(labels: dict[str, str]) -> str:
