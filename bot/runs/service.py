@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, assert_never
 
@@ -30,6 +30,7 @@ from bot.slack.run_thread import RunThread, TraceLink
 from bot.store.protocol import RunStore, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, new_run_id
+from opsagent_tools.runbooks import RunbookLibrary, task_with_runbooks
 
 log = structlog.get_logger("opsagent.investigations")
 
@@ -59,8 +60,10 @@ class InvestigationService:
         lease_ttl_s: float,
         observers: Sequence[RunObserver] = (),
         trace_link: TraceLink | None = None,
+        runbooks: RunbookLibrary | None = None,
     ) -> None:
         self._agent_factory = agent_factory
+        self._runbooks = runbooks
         self._client = client
         self._outbox = outbox
         self._broker = broker
@@ -130,6 +133,7 @@ class InvestigationService:
         asked: str | None = None,
         mention_ts: str | None = None,
         teams: tuple[str, ...] | None = None,
+        labels: Sequence[Mapping[str, str]] = (),
     ) -> ActiveRun | None:
         """Start investigating `text` in a thread, if the access policy admits it and the bot is not shutting
         down; a refusal is said to the person (ephemeral), or in the thread for an alert.
@@ -137,6 +141,8 @@ class InvestigationService:
         `asked` is what the header shows (default `text`); `mention_ts` is the message that asked, which gets
         the 👀/✅/❌ reactions (alerts have none). `teams`: the asking person's workspaces (`author_teams`);
         None for a run not asked by a person in Slack (an alert), which skips the workspace and per-user rules.
+        The runbooks whose services or alert names `asked` mentions or an alert's `labels` carry are named to
+        the model with the task.
         """
         if not self._accepting:
             self._reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
@@ -150,13 +156,14 @@ class InvestigationService:
                 pass
             case _:
                 assert_never(decision)
+        task = await task_with_runbooks(text, self._runbooks, labels, about=asked or text)
         now = utc_now()
         record = RunRecord(
             run_id=new_run_id(),
             channel=channel,
             thread_ts=thread_ts,
             requested_by=requested_by,
-            task=text,
+            task=task,
             mention_ts=mention_ts or "",
             status=RunStatus.RUNNING,
             owner=self.replica,

@@ -61,14 +61,19 @@ def runbook_note(
 
 
 async def task_with_runbooks(
-    task: str, library: RunbookLibrary | None, labels: Sequence[Mapping[str, str]] = ()
+    task: str,
+    library: RunbookLibrary | None,
+    labels: Sequence[Mapping[str, str]] = (),
+    *,
+    about: str | None = None,
 ) -> str:
     """`task` with the note on the runbooks that may apply appended as task data; `task` itself when there is no
-    library or nothing matches."""
+    library or nothing matches. Runbooks are matched against `about` (default: the task), e.g. what a person
+    asked without the thread's history, and against each alert's `labels`."""
     if library is None:
         return task
     index = await library.index(wait_s=NOTE_WAIT_S)
-    note = runbook_note(index.runbooks, task, labels)
+    note = runbook_note(index.runbooks, task if about is None else about, labels)
     return f"{task}\n\n{task_data(note)}" if note else task
 
 
