@@ -341,5 +341,7 @@ async def test_eval_runs_a_configured_model_over_the_openai_wire(tmp_path):
     assert report["scenarios"][0]["prompt_tokens"] == 900 * len(scn.script), "usage comes from the wire"
     first = server.requests[0].json
     offered = {tool["function"]["name"] for tool in first["tools"]}
-    assert offered >= {tool.name for tool in production_tools(scn.repos)}, "a scenario without runbooks has no runbook tools"
+    assert offered >= {tool.name for tool in production_tools(scn.repos)}, (
+        "a scenario without runbooks has no runbook tools"
+    )
     assert scn.task in json.dumps(first["messages"])

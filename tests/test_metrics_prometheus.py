@@ -93,7 +93,7 @@ async def test_the_stopped_service_is_still_there_over_a_longer_window(tools: li
 async def test_an_unknown_service_gets_the_closest_names(tools: list[Tool]) -> None:
     text = await call(tools, "query_metrics", service="order")
     assert text.startswith(
-        '\'query_metrics\' failed: No service "order" has metrics (service or container) in the last 6h. Nearest: order-service. '
+        "'query_metrics' failed: No service \"order\" has metrics (service or container) in the last 6h. Nearest: order-service. "
         "Known services (4): ghost-service, inventory-service, order-service, payment-service. Use one of these names."
     )
 

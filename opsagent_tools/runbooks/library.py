@@ -249,7 +249,7 @@ def _read_directory(root: Path, max_bytes: int) -> tuple[RunbookIndex, list[Skip
         except OSError as exc:
             skipped.append(Skipped(name, f"cannot be read ({exc.strerror or exc})"))
     index, broken = _parse_all(texts)
-    return index, skipped + broken
+    return index, sorted(skipped + broken, key=lambda s: s.path)
 
 
 def _parse_all(texts: Mapping[str, str]) -> tuple[RunbookIndex, list[Skipped]]:

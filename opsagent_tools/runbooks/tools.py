@@ -5,6 +5,7 @@ Their output is tool output like any other: dispatch redacts it, the loop trunca
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import Field
@@ -35,6 +36,10 @@ def runbook_tools(library: RunbookLibrary) -> list[Tool]:
         ],
         limit: Annotated[int, Field(ge=1, le=MAX_RESULTS, description="Most runbooks listed.")] = 5,
     ) -> str:
+        if not re.search(r"\w", query):
+            raise ToolFailure(
+                f"the query {query!r} has no words: name a service, an alert or a symptom, e.g. 'checkout 5xx'"
+            )
         index = await library.index()
         hits = index.search(query, limit)
         status = library.status
