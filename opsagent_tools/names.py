@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 
 NEAREST = 3
 """Nearest names offered."""
-SPELLING_CUTOFF = 0.4
-"""difflib's similarity ratio for a close spelling: low enough for "ordr" → order-service (0.47)."""
+SPELLING_CUTOFF = 0.5
+"""difflib's similarity ratio for a close spelling ("servce_name" → service_name is 0.96; "service" → env, 0.4,
+is not close)."""
 PREFIX_BONUS = 0.05
 """Added to the similarity per shared leading character (up to 6)."""
 LISTED = 30
@@ -38,9 +39,19 @@ def nearest_names(name: str, known: Iterable[str], limit: int = NEAREST) -> list
     return list(dict.fromkeys(containing + [by_lower[c] for c in close]))[:limit]
 
 
-def _similarity(a: str, b: str) -> float:
-    matcher = difflib.SequenceMatcher(None, a, b)
-    return matcher.ratio() if matcher.quick_ratio() >= SPELLING_CUTOFF else 0.0
+def _similarity(needle: str, name: str) -> float:
+    """difflib's ratio; a name that holds every letter of the needle in order ("ordr" in order-service) counts
+    as just close enough."""
+    matcher = difflib.SequenceMatcher(None, needle, name)
+    ratio = matcher.ratio() if matcher.quick_ratio() >= SPELLING_CUTOFF else 0.0
+    if ratio < SPELLING_CUTOFF and len(needle) >= 3 and _in_order(needle, name):
+        return SPELLING_CUTOFF
+    return ratio
+
+
+def _in_order(needle: str, name: str) -> bool:
+    letters = iter(name)
+    return all(char in letters for char in needle)
 
 
 def _prefix_bonus(a: str, b: str) -> float:

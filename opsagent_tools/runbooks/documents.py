@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 KEYS = ("title", "services", "alerts", "tags", "when_to_use")
 """The front matter keys OpsAgent reads; others (owner, reviewed…) are allowed and ignored."""
-LIST_KEYS = frozenset({"services", "alerts", "tags"})
 FENCE = "---"
 SUMMARY_CHARS = 200
 """Longest title or when-to-use shown in a one-line summary."""

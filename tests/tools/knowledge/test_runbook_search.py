@@ -4,8 +4,8 @@ stems words; the tools answer through the kernel's dispatch like any other, and 
 from __future__ import annotations
 
 import pytest
+from tool_calls import run_tool
 
-from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, SideEffectPolicy, ToolCall, ToolRegistry
 from opsagent_tools.runbooks.documents import parse_runbook
 from opsagent_tools.runbooks.index import RunbookIndex
 from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
@@ -75,12 +75,7 @@ def test_fts_syntax_in_a_query_is_taken_as_words():
 
 
 async def call(name: str, **args: object) -> str:
-    registry = ToolRegistry(runbook_tools(RunbookLibrary(TextSource(LIBRARY))))
-    dispatcher = Dispatcher(
-        registry, policy=SideEffectPolicy(), confirm=None, redactor=DEFAULT_REDACTOR, control=RunControl()
-    )
-    tool_call = ToolCall(name=name, args=args)
-    outcome = await dispatcher.dispatch(tool_call, CallContext(run_id="t", step=1, call=tool_call))
+    outcome = await run_tool(runbook_tools(RunbookLibrary(TextSource(LIBRARY))), name, **args)
     return outcome.text
 
 
