@@ -33,6 +33,8 @@ REQUIRED_KINDS = (
     "disk-full",
     "dns-failure",
     "red-herring-deploy",
+    "runbook-names-the-query",
+    "discover-a-label",
 )
 
 
@@ -233,6 +235,23 @@ def test_each_field_error_is_named(tmp_path, replace, by, field):
     with pytest.raises(ValueError, match=r"broken\.toml") as caught:
         load_scenario(path, catalogue_names())
     assert field in str(caught.value)
+
+
+def test_a_scenario_runbook_with_a_broken_front_matter_names_the_runbook_and_the_line(tmp_path):
+    text = (SCENARIOS / "runbook-names-the-query.toml").read_text()
+    assert "services: [checkout]" in text
+    path = write(tmp_path, text.replace("services: [checkout]", "service: checkout", 1))
+    with pytest.raises(ValueError, match=r"broken\.toml") as caught:
+        load_scenario(path, catalogue_names())
+    assert "runbooks: checkout/high-5xx.md: line 3: unknown key 'service': write 'services'" in str(caught.value)
+
+
+async def test_a_scenarios_runbooks_are_named_at_the_start_and_read_for_real():
+    outcome = await run_scenario(
+        scenario("runbook-names-the-query"), scripted_model(scenario("runbook-names-the-query"))
+    )
+    assert "[payments/latency]" in outcome.result.task
+    assert outcome.result.steps[0].observation.startswith("Runbook payments/latency: Payments latency above SLO")
 
 
 def test_invalid_toml_names_the_file(tmp_path):
