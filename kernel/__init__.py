@@ -37,7 +37,7 @@ from kernel.policy import (
     SideEffectMode,
     SideEffectPolicy,
 )
-from kernel.prompt import task_data
+from kernel.prompt import task_data, without_task_data
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
@@ -112,4 +112,5 @@ __all__ = [
     "text_turn",
     "tool_from_function",
     "truncate_observation",
+    "without_task_data",
 ]

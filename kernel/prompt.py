@@ -6,6 +6,7 @@ The instructions never change during a run, so the prompt prefix stays stable fo
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ Rules:
 
 TASK_DATA_OPEN = "<task-data>"
 TASK_DATA_CLOSE = "</task-data>"
+_TASK_DATA = re.compile(re.escape(TASK_DATA_OPEN) + ".*?" + re.escape(TASK_DATA_CLOSE), re.DOTALL)
 
 
 def task_data(text: str) -> str:
@@ -34,6 +36,11 @@ def task_data(text: str) -> str:
     like tool output, with the run's nonce. Markers inside `text` are neutralised, so it cannot end its fence."""
     inner = text.replace(TASK_DATA_OPEN, "[task-data]").replace(TASK_DATA_CLOSE, "[/task-data]")
     return f"{TASK_DATA_OPEN}\n{inner}\n{TASK_DATA_CLOSE}"
+
+
+def without_task_data(task: str) -> str:
+    """The task as it was asked, without the `task_data` parts attached to it (for a headline)."""
+    return _TASK_DATA.sub("", task).strip()
 
 
 def render_task(task: str, nonce: str) -> str:

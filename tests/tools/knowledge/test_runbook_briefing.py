@@ -110,6 +110,9 @@ async def test_a_slack_mention_names_the_runbook_and_the_run_reads_it(run_store)
     assert "BODY-SECRET-STEPS" in step
     assert "Investigating" in thread[1].text
     assert "Runbooks that may apply" not in thread[1].text, "the header shows what was asked, not the note"
+    finished = next(m for m in thread if "Investigation finished" in m.text)
+    assert "Runbooks that may apply" not in finished.text
+    assert "order-service 5xx at 12%, find the root cause" in finished.text
 
 
 async def test_an_alert_names_the_runbook_for_its_alert_name():
