@@ -80,7 +80,9 @@ async def test_a_resent_group_opens_no_second_thread_and_posts_nothing(bot: Aler
     threads = await opened(bot, 2)
     assert [m.text.split(" is firing")[0] for m in threads] == [f"🚨 {ALERTNAME}", "🚨 Marker"]
     assert [m.text for m in bot.thread(first.ts)] == before
-    assert len(bot.incident.models) == 2
+    # The marker's thread is posted before its run builds its agent: wait for that, then count.
+    await bot.until(lambda: len(bot.incident.models) >= 2, "the marker's run starts")
+    assert len(bot.incident.models) == 2, "the resend started no run"
 
 
 async def test_a_resend_and_the_resolve_that_reach_another_replica_find_the_groups_thread(
