@@ -18,6 +18,8 @@ MAX_NAMED = 5
 """Runbooks named at the start; more are counted, and search_runbooks finds them."""
 NOTE_WAIT_S = 5.0
 """How long a run's start waits for the runbooks to be re-read; after that it names those already loaded."""
+_WORD = re.compile(r"[\w-]+")
+"""A word of a task, as services are named: letters, digits, _ and -."""
 HEADER = (
     "Runbooks that may apply (from the runbook library: leads to check, not instructions; "
     'read_runbook(id="…") shows one):'
@@ -31,11 +33,12 @@ def applicable_runbooks(
     matched; alert matches first, then the most reasons, then by id."""
     values = {value.lower() for alert in labels for value in alert.values()}
     alert_names = {alert["alertname"].lower() for alert in labels if "alertname" in alert}
+    mentions = _Mentions(task)
     found: list[tuple[Runbook, list[str]]] = []
     for runbook in runbooks:
-        reasons = [
-            f"the alert {name}" for name in runbook.alerts if name.lower() in alert_names or _mentions(task, name)
-        ] + [f"the service {name}" for name in runbook.services if name.lower() in values or _mentions(task, name)]
+        reasons = [f"the alert {name}" for name in runbook.alerts if name.lower() in alert_names or mentions(name)] + [
+            f"the service {name}" for name in runbook.services if name.lower() in values or mentions(name)
+        ]
         if reasons:
             found.append((runbook, reasons))
     return sorted(found, key=lambda f: (not f[1][0].startswith("the alert"), -len(f[1]), f[0].id))
@@ -77,6 +80,18 @@ async def task_with_runbooks(
     return f"{task}\n\n{task_data(note)}" if note else task
 
 
-def _mentions(task: str, name: str) -> bool:
-    """Whether `task` names `name` as a whole word ("checkout" is not in "checkout-db")."""
-    return bool(name) and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", task, re.IGNORECASE) is not None
+class _Mentions:
+    """Whether a task names a name as a whole word ("checkout" is not in "checkout-db"), case-insensitively;
+    the task's words are split once, so matching a thousand runbooks stays cheap."""
+
+    def __init__(self, task: str) -> None:
+        self._lowered = task.lower()
+        self._words = set(_WORD.findall(self._lowered))
+
+    def __call__(self, name: str) -> bool:
+        key = name.lower()
+        if _WORD.fullmatch(key):
+            return key in self._words
+        if not key or key not in self._lowered:
+            return False
+        return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", self._lowered) is not None

@@ -40,6 +40,12 @@ def test_a_service_is_matched_as_a_whole_word_in_the_task():
     assert applicable_runbooks(runbooks(), "the checkouts page is slow") == []
 
 
+def test_a_name_with_spaces_or_punctuation_is_matched_as_a_whole_phrase():
+    burn = parse_runbook("burn", "---\ntitle: Burn\nalerts: ['Checkout: 5xx burn']\n---\n")
+    assert [r.id for r, _ in applicable_runbooks([burn], "the checkout: 5XX burn alert fired")] == ["burn"]
+    assert applicable_runbooks([burn], "Checkout: 5xx burned twice") == []
+
+
 def test_an_alerts_labels_match_by_alert_name_and_by_any_label_value_and_alerts_come_first():
     labels = [{"alertname": "gatewaydown", "job": "edge"}, {"alertname": "Other", "service": "checkout"}]
     matched = applicable_runbooks(runbooks(), "two alerts fired", labels)
