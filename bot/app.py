@@ -29,6 +29,7 @@ from bot.slack.outbox import Outbox
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.store.protocol import RunStore
 from bot.store.settings import LEASE_TTL_S
+from opsagent_tools.runbooks import RunbookLibrary
 
 
 @dataclass
@@ -66,11 +67,13 @@ async def create_app(
     access: AccessSettings | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     trace_link: TraceLink | None = None,
+    runbooks: RunbookLibrary | None = None,
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
     `store` keeps runs, approvals, de-dup keys, side effects and the audit log (migrated already);
-    `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by.
+    `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by;
+    `runbooks`: the library whose runbooks are named to the model at the start of each run.
     """
     client = web_client(secrets)
     auth = await client.auth_test()
@@ -101,6 +104,7 @@ async def create_app(
         lease_ttl_s=lease_ttl_s,
         observers=observers,
         trace_link=trace_link,
+        runbooks=runbooks,
     )
     app = AsyncApp(
         client=client,

@@ -28,6 +28,7 @@ from bot.store.protocol import RunStore
 from bot.telemetry.metrics import BotMetrics
 from bot.telemetry.spans import spans_from_env
 from bot.viewer.server import TraceViewer
+from opsagent_tools.runbooks import RunbookLibrary
 
 log = structlog.get_logger("opsagent.serve")
 
@@ -44,8 +45,10 @@ async def serve_slack(
     http: bool,
     host: str,
     port: int,
+    runbooks: RunbookLibrary | None = None,
 ) -> None:
-    """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start)."""
+    """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start).
+    `runbooks`: the library the tools search, whose runbooks are named to the model at the start of each run."""
     viewer = TraceViewer.from_settings(settings.viewer, store) if settings.viewer is not None else None
     metrics = BotMetrics()
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
@@ -59,6 +62,7 @@ async def serve_slack(
         access=settings.access,
         observers=observers,
         trace_link=viewer.link if viewer else None,
+        runbooks=runbooks,
     )
     metrics.attach(services)
     services.routes.extend(viewer.routes() if viewer else ())

@@ -1,7 +1,7 @@
 """OpsAgent's configuration: one TOML file (path from `OPSAGENT_CONFIG`), secrets from the environment.
 
-The file names backends, metric aliases, repositories, the action webhook, the side-effect policy,
-the budgets and the model; environment variables (`OPSAGENT_<SECTION>__<KEY>`) override it.
+The file names backends, metric aliases, repositories, runbooks, the action webhook, the side-effect
+policy, the budgets and the model; environment variables (`OPSAGENT_<SECTION>__<KEY>`) override it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from bot.slack.settings import SlackSettings
 from bot.store.settings import StoreSettings
 from bot.viewer.settings import ViewerSettings
 from kernel import Budget, ContextPolicy, Pricing, SideEffectPolicy
+from opsagent_tools.runbooks import RunbookSettings
 from opsagent_tools.toolset import ToolsSettings
 
 CONFIG_ENV = "OPSAGENT_CONFIG"
@@ -56,6 +57,8 @@ class Settings(BaseSettings):
     """Read-only unless set: `mode = "dry_run" | "allowlist" | "full"`; side effects always need an approval."""
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    knowledge: RunbookSettings = Field(default_factory=RunbookSettings)
+    """What the agent knows before it looks: `runbooks` (a directory) or `runbooks_git` (a repository kept in sync)."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     alertmanager: AlertmanagerSettings | None = None
     """Absent: no `POST /alertmanager`. Present: firing alert groups open investigations in its channel."""

@@ -37,6 +37,7 @@ from kernel.policy import (
     SideEffectMode,
     SideEffectPolicy,
 )
+from kernel.prompt import task_data, without_task_data
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
@@ -109,7 +110,9 @@ __all__ = [
     "new_run_id",
     "parse_output",
     "react",
+    "task_data",
     "text_turn",
     "tool_from_function",
     "truncate_observation",
+    "without_task_data",
 ]

@@ -13,16 +13,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
 from opsagent_tools.kubernetes import KubernetesSettings, check_kubernetes, kubernetes_tools
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
+from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
+from opsagent_tools.metrics.discovery import PrometheusDiscovery
 from opsagent_tools.metrics.files import FileMetricsClient
 from opsagent_tools.metrics.prometheus import PrometheusClient
 from opsagent_tools.repos import RepoBackend, RepoSettings, build_backends, repo_tools
+from opsagent_tools.runbooks import RunbookLibrary, runbook_tools
 
 Clock = Callable[[], datetime]
 CHECK_SERVICE = "opsagent-check"
@@ -38,7 +42,9 @@ class ActionsSettings(BaseModel):
 
 
 class ToolsSettings(BaseModel):
-    """The `[metrics]`, `[logs]`, `[repos]`, `[kubernetes]` and `[actions]` sections; each one left out disables its tools."""
+    """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.kubernetes]` and `[tools.actions]` sections;
+    each one left out disables its tools. `[tools.discover]` tunes `discover`, which lists what the metric and log
+    backends hold."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -49,6 +55,7 @@ class ToolsSettings(BaseModel):
     kubernetes: KubernetesSettings | None = None
     """Read-only cluster access: an allowlist of namespaces, a kubeconfig context or the pod's service account."""
     actions: ActionsSettings | None = None
+    discover: DiscoverySettings = Field(default_factory=DiscoverySettings)
 
 
 def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:
@@ -62,21 +69,30 @@ def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsC
 def build_tools(
     settings: ToolsSettings,
     *,
+    runbooks: RunbookLibrary | None = None,
     environ: Mapping[str, str] = os.environ,
     now: Clock | None = None,
     journal: ActionJournal | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
-    at start-up, rather than in the middle of an incident. `journal` records side effects (the bot's run
+    at start-up, rather than in the middle of an incident. `runbooks` adds the runbook tools over that library
+    (the one whose runbooks are named at the start of runs); `journal` records side effects (the bot's run
     store makes them exactly-once across restarts; by default, within this process)."""
     registry = ToolRegistry()
+    clock = now or (lambda: datetime.now(UTC))
+    lookback = timedelta(seconds=settings.discover.lookback_s)
+    sources: list[DiscoverySource] = []
     if settings.metrics is not None:
-        for tool in metrics_tools(settings.metrics, client=metrics_client(settings.metrics), now=now):
+        client = metrics_client(settings.metrics)
+        for tool in metrics_tools(settings.metrics, client=client, now=now):
             registry.add(tool)
+        sources.append(PrometheusDiscovery(client, settings.metrics, clock, lookback))
     if settings.logs is not None:
-        log_options = {"now": now} if now is not None else {}
-        for tool in log_tools(settings.logs, backend=build_backend(settings.logs, environ), **log_options):
+        backend = build_backend(settings.logs, environ)
+        for tool in log_tools(settings.logs, backend=backend, now=clock):
             registry.add(tool)
+        if (source := log_discovery(settings.logs, backend, clock, lookback)) is not None:
+            sources.append(source)
     if settings.repos is not None:
         for tool in repo_tools(settings.repos):
             registry.add(tool)
@@ -84,6 +100,11 @@ def build_tools(
         kube_options = {"now": now} if now is not None else {}
         for tool in kubernetes_tools(settings.kubernetes, environ=environ, **kube_options):
             registry.add(tool)
+    if runbooks is not None:
+        for tool in runbook_tools(runbooks):
+            registry.add(tool)
+    if (discover := discover_tool(sources, settings.discover)) is not None:
+        registry.add(discover)
     if settings.actions is not None:
         for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ, journal=journal)):
             registry.add(tool)
@@ -99,9 +120,14 @@ class CheckResult:
     message: str
 
 
-async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] = os.environ) -> list[CheckResult]:
-    """Reach each configured backend once; never raises, one result per backend."""
+async def check_backends(
+    settings: ToolsSettings, *, runbooks: RunbookLibrary | None = None, environ: Mapping[str, str] = os.environ
+) -> list[CheckResult]:
+    """Reach each configured backend once, and read the runbooks; never raises, one result per backend (and one
+    per runbook that cannot be read)."""
     results: list[CheckResult] = []
+    if runbooks is not None:
+        results += await check_runbooks(runbooks)
     if settings.metrics is not None:
         results.append(await _probe("metrics", _check_metrics(settings.metrics)))
     if settings.logs is not None:
@@ -114,6 +140,13 @@ async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] 
     if settings.actions is not None:
         results.append(_check_actions(settings.actions, environ))
     return results
+
+
+async def check_runbooks(library: RunbookLibrary) -> list[CheckResult]:
+    """The runbooks read now: how many, from where, the last sync; then one failure per runbook skipped."""
+    status = await library.refresh()
+    results = [CheckResult("runbooks", status.error is None and status.loaded_at is not None, status.describe())]
+    return results + [CheckResult(f"runbook {skipped.path}", False, skipped.problem) for skipped in status.skipped]
 
 
 async def _probe(name: str, check: Awaitable[str]) -> CheckResult:

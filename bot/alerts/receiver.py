@@ -139,7 +139,11 @@ class AlertReceiver:
             log.warning("alert_thread_not_opened", channel=self._channel)
             return
         run = await self._investigations.start(
-            channel=self._channel, thread_ts=thread_ts, text=investigation_task(group, firing), requested_by=ACTOR
+            channel=self._channel,
+            thread_ts=thread_ts,
+            text=investigation_task(group, firing),
+            requested_by=ACTOR,
+            labels=[alert.labels for alert in firing],
         )
         fingerprints = frozenset(alert.fingerprint for alert in firing)
         thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if run else None)

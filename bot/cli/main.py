@@ -45,6 +45,7 @@ from kernel import (
     ToolRegistry,
     load_trace,
 )
+from opsagent_tools.runbooks import RunbookLibrary, task_with_runbooks
 from opsagent_tools.toolset import build_tools, check_backends
 
 TRACE_DIR = Path("traces")
@@ -135,14 +136,15 @@ async def _demo(args: argparse.Namespace) -> int:
 
 async def _investigate(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    tools, runbooks = _toolset(settings)
     agent = build_agent(
         settings,
         llm=require_llm(settings, instead="run `opsagent demo`, which runs offline without one"),
-        tools=build_tools(settings.tools),
+        tools=tools,
         confirm=TerminalApprover(),
     )
     result: RunResult | None = None
-    async for event in agent.events(args.task):
+    async for event in agent.events(await task_with_runbooks(args.task, runbooks)):
         _print(render_event(event))
         if isinstance(event, RunFinished):
             result = event.result
@@ -183,12 +185,13 @@ async def _eval(args: argparse.Namespace) -> int:
 
 
 async def _tools_list(args: argparse.Namespace) -> int:
-    registry = build_tools(_settings(args).tools)
+    registry, _ = _toolset(_settings(args))
     if args.json:
         print(json.dumps([tool.spec.model_dump() for tool in registry], indent=2))
     elif not len(registry):
         print(
-            "no tools are configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.kubernetes] or [tools.actions]"
+            "no tools are configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.kubernetes], "
+            "[tools.actions] or [knowledge] runbooks"
         )
     else:
         print(_render_tools(registry))
@@ -206,7 +209,7 @@ async def _tools_call(args: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         raise ValueError("--args must be a JSON object")
     dispatcher = Dispatcher(
-        build_tools(settings.tools),
+        _toolset(settings)[0],
         policy=settings.policy,
         confirm=TerminalApprover(),
         redactor=DEFAULT_REDACTOR,
@@ -220,7 +223,7 @@ async def _tools_call(args: argparse.Namespace) -> int:
 
 async def _check(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    results = await check_backends(settings.tools)
+    results = await check_backends(settings.tools, runbooks=RunbookLibrary.from_settings(settings.knowledge))
     llm = build_llm(settings.llm)
     print(f"✓ model: {llm.model}" if llm else "· model: none configured (the demo still runs offline)")
     print(f"✓ policy: side effects {settings.policy.mode}")
@@ -235,18 +238,36 @@ async def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     llm = require_llm(settings)
     async with opened_store(settings.store.url) as store:
-        tools = build_tools(settings.tools, journal=StoreActionJournal(store, AuditTrail(store)))
+        tools, runbooks = _toolset(settings, journal=StoreActionJournal(store, AuditTrail(store)))
 
         def agent_for(confirm: ConfirmHook) -> Agent:
             return build_agent(settings, llm=llm, tools=tools, confirm=confirm)
 
         secrets = SlackSecrets.from_env()
-        await serve_slack(settings, secrets, agent_for, store=store, http=args.http, host=args.host, port=args.port)
+        await serve_slack(
+            settings,
+            secrets,
+            agent_for,
+            store=store,
+            http=args.http,
+            host=args.host,
+            port=args.port,
+            runbooks=runbooks,
+        )
     return 0
 
 
 def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(args.config)
+
+
+def _toolset(
+    settings: Settings, journal: StoreActionJournal | None = None
+) -> tuple[ToolRegistry, RunbookLibrary | None]:
+    """The configured tools, and the runbook library they search (None without `[knowledge]` runbooks), which
+    the command also uses to name the runbooks that may apply to its task."""
+    runbooks = RunbookLibrary.from_settings(settings.knowledge)
+    return build_tools(settings.tools, runbooks=runbooks, journal=journal), runbooks
 
 
 def _render_tools(registry: ToolRegistry) -> str:

@@ -27,6 +27,7 @@ from kernel import (
     Step,
     StopReason,
 )
+from opsagent_tools.runbooks import RunbookLibrary
 from opsagent_tools.toolset import build_tools
 
 REPLAY_POLICY = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
@@ -196,7 +197,7 @@ async def replay_trace(
 ) -> ReplayReport:
     """Re-run the trace's task with its recorded model turns on the configured tools and budget, with
     side effects forced to dry runs, and compare the two runs."""
-    tools = build_tools(settings.tools, environ=environ)
+    tools = build_tools(settings.tools, runbooks=RunbookLibrary.from_settings(settings.knowledge), environ=environ)
     model = ReplayModel(trace.turns, model=trace.model or "replay")
     # The summary turn of a failed run is not among the recorded turns: no salvage.
     agent = build_agent(settings, llm=model, tools=tools, policy=REPLAY_POLICY, salvage=False)

@@ -25,6 +25,8 @@ from kernel import (
     SideEffectPolicy,
     text_turn,
 )
+from opsagent_tools.runbooks.briefing import task_with_runbooks
+from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
 
 EVAL_POLICY = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
 """Whatever the configuration says, an evaluation's side effects only report what they would do."""
@@ -111,10 +113,11 @@ async def run_scenario(
 ) -> ScenarioOutcome:
     """Investigate the scenario's task with `llm` on its recordings, side effects dry-run, and score the run
     (budgets, context and prices from `settings`; None: the kernel's defaults)."""
-    tools = recorded_registry(scenario.recordings, scenario.repos)
+    runbooks = RunbookLibrary(TextSource(scenario.runbooks)) if scenario.runbooks else None
+    tools = recorded_registry(scenario.recordings, scenario.repos, runbooks)
     # An unfinished run fails the path level whatever it could summarise: no salvage.
     agent = build_agent(settings, llm=llm, tools=tools, policy=EVAL_POLICY, salvage=False)
-    result = await agent.run(scenario.task)
+    result = await agent.run(await task_with_runbooks(scenario.task, runbooks))
     scores = score_run(result, scenario.expect)
     return ScenarioOutcome(scenario, result, scores, scores.passed(min_score))
 

@@ -15,6 +15,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from kernel import FINISH_TOOL, READ_OUTPUT_TOOL
+from opsagent_tools.runbooks.documents import FrontMatterError, parse_runbook
 
 SCENARIO_SUFFIX = ".toml"
 TOOLS_CONTEXT = "tools"
@@ -124,9 +125,24 @@ class Scenario(BaseModel):
     repos: list[str] = Field(min_length=1)
     """The repositories the repository tools offer (their description names them, as in production)."""
     recordings: list[Recording] = Field(min_length=1)
+    runbooks: dict[str, str] = Field(default_factory=dict)
+    """The runbook library of the incident, by path ("checkout/high-5xx.md" = its Markdown): named at the start
+    when they match the task, and read by the real runbook tools."""
     expect: Expectations
     script: list[ScriptTurn] = Field(min_length=1)
     """A reasonable investigation, played by the scripted model in CI; it must end with finish."""
+
+    @field_validator("runbooks")
+    @classmethod
+    def _readable(cls, runbooks: dict[str, str]) -> dict[str, str]:
+        for path, text in runbooks.items():
+            if not path.endswith(".md"):
+                raise ValueError(f"{path}: a runbook's path ends with .md")
+            try:
+                parse_runbook(path.removesuffix(".md"), text)
+            except FrontMatterError as exc:
+                raise ValueError(f"{path}: {exc}") from exc
+        return runbooks
 
     @field_validator("script")
     @classmethod

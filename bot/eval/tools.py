@@ -1,8 +1,9 @@
 """The production tool catalogue with recorded backends, for evaluation runs.
 
-The tools are built by the real builders (same names, arguments, descriptions and side-effect flags),
+The tools are built by the real builder (same names, arguments, descriptions and side-effect flags),
 then each handler is swapped for a lookup in the scenario's recordings, so the model sees the
 production catalogue while nothing reaches a backend, and no side effect can ever be executed.
+A scenario's runbooks are its recording of the runbook library: the runbook tools read them for real.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from typing import Any
 from bot.eval.scenarios import Recording
 from bot.eval.scoring import args_match
 from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
-from opsagent_tools.actions.webhook import ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.actions.webhook import ActionWebhookSettings
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, kubernetes_tools
-from opsagent_tools.logs.tools import LogsSettings, log_tools
-from opsagent_tools.metrics.tools import MetricsSettings, metrics_tools
-from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
+from opsagent_tools.logs.tools import LogsSettings
+from opsagent_tools.metrics.tools import MetricsSettings
+from opsagent_tools.repos.tools import RepoConfig, RepoSettings
+from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
+from opsagent_tools.runbooks.tools import runbook_tools
+from opsagent_tools.toolset import ActionsSettings, ToolsSettings, build_tools
 
 NEVER_CALLED_URL = "https://evaluation.invalid/never-called"
 """The backends the real tools are built with; their handlers are replaced, so nothing is ever sent."""
@@ -29,19 +33,23 @@ CATALOGUE_LOGS = LogsSettings(backend="loki")
 """The log tool is described as for Loki, the most common production log store."""
 CATALOGUE_KUBERNETES = KubernetesSettings(all_namespaces=True)
 """The Kubernetes tools are described as for a cluster whose every namespace may be read: scenarios name theirs."""
+SECRET_ENV = "OPSAGENT_EVAL_NEVER_SENT"
 
 
-def production_tools(repos: Sequence[str]) -> list[Tool]:
-    """Every tool the production builders make, with `repos` as the configured repositories."""
-    repositories = {name: RepoConfig(path=NO_CLONE) for name in repos}
-    webhook = ActionWebhook(ActionWebhookSettings(url=NEVER_CALLED_URL), secret=b"evaluation: never sent")
-    return [
-        *metrics_tools(MetricsSettings(url=NEVER_CALLED_URL)),
-        *log_tools(CATALOGUE_LOGS),
-        *repo_tools(RepoSettings(repositories=repositories)),
-        *kubernetes_tools(CATALOGUE_KUBERNETES, api=_never_called_cluster()),
-        *action_tools(webhook),
-    ]
+def production_tools(repos: Sequence[str], runbooks: RunbookLibrary | None = None) -> ToolRegistry:
+    """Every tool the production builder makes, with `repos` as the configured repositories and `runbooks` as
+    the runbook library (None: no runbook tools, as in production without `[knowledge]`). The Kubernetes tools
+    are built over a cluster that is never called, since the builder would read a kubeconfig."""
+    settings = ToolsSettings(
+        metrics=MetricsSettings(url=NEVER_CALLED_URL),
+        logs=CATALOGUE_LOGS,
+        repos=RepoSettings(repositories={name: RepoConfig(path=NO_CLONE) for name in repos}),
+        actions=ActionsSettings(webhook=ActionWebhookSettings(url=NEVER_CALLED_URL, secret_env=SECRET_ENV)),
+    )
+    registry = build_tools(settings, runbooks=runbooks, environ={SECRET_ENV: "evaluation: never sent"})
+    for tool in kubernetes_tools(CATALOGUE_KUBERNETES, api=_never_called_cluster()):
+        registry.add(tool)
+    return registry
 
 
 @cache
@@ -52,15 +60,20 @@ def _never_called_cluster() -> KubeApi:
 
 @cache
 def catalogue_names() -> frozenset[str]:
-    """The names of the production tools: what a scenario may record, expect or script."""
-    return frozenset(tool.name for tool in production_tools(["service"]))
+    """The names of the production tools, runbook tools included: what a scenario may record, expect or script."""
+    return frozenset(tool.name for tool in production_tools(["service"], RunbookLibrary(TextSource({}))))
 
 
-def recorded_registry(recordings: Sequence[Recording], repos: Sequence[str]) -> ToolRegistry:
-    """The production catalogue answering from `recordings`; side-effect tools keep their real preview,
-    which dispatch shows under the dry-run policy the evaluation always uses."""
+def recorded_registry(
+    recordings: Sequence[Recording], repos: Sequence[str], runbooks: RunbookLibrary | None = None
+) -> ToolRegistry:
+    """The production catalogue answering from `recordings`, except the runbook tools, which read the scenario's
+    own runbooks for real; side-effect tools keep their real preview, which dispatch shows under the dry-run
+    policy the evaluation always uses."""
+    live = {tool.name for tool in runbook_tools(runbooks)} if runbooks is not None else set()
     return ToolRegistry(
-        dataclasses.replace(tool, handler=_recorded_handler(tool, recordings)) for tool in production_tools(repos)
+        tool if tool.name in live else dataclasses.replace(tool, handler=_recorded_handler(tool, recordings))
+        for tool in production_tools(repos, runbooks)
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, assert_never
 
@@ -30,6 +30,7 @@ from bot.slack.run_thread import RunThread, TraceLink
 from bot.store.protocol import RunStore, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import DEFAULT_REDACTOR, Agent, ConfirmHook, Redactor, RunControl, RunResult, StopReason, new_run_id
+from opsagent_tools.runbooks import RunbookLibrary, task_with_runbooks
 
 log = structlog.get_logger("opsagent.investigations")
 
@@ -60,8 +61,10 @@ class InvestigationService:
         observers: Sequence[RunObserver] = (),
         trace_link: TraceLink | None = None,
         redactor: Redactor = DEFAULT_REDACTOR,
+        runbooks: RunbookLibrary | None = None,
     ) -> None:
         self._agent_factory = agent_factory
+        self._runbooks = runbooks
         self._client = client
         self._outbox = outbox
         self._broker = broker
@@ -133,6 +136,7 @@ class InvestigationService:
         asked: str | None = None,
         mention_ts: str | None = None,
         teams: tuple[str, ...] | None = None,
+        labels: Sequence[Mapping[str, str]] = (),
     ) -> ActiveRun | None:
         """Start investigating `text` in a thread, if the access policy admits it and the bot is not shutting
         down; a refusal is said to the person (ephemeral), or in the thread for an alert.
@@ -141,6 +145,8 @@ class InvestigationService:
         the 👀/✅/❌ reactions (alerts have none). `teams`: the asking person's workspaces (`author_teams`);
         None for a run not asked by a person in Slack (an alert), which skips the workspace and per-user rules.
         Both texts are redacted here, where every task enters: a secret typed in a mention goes no further.
+        The runbooks whose services or alert names `asked` mentions or an alert's `labels` carry are named to
+        the model with the task.
         """
         text, asked = self._redactor.redact(text), self._redactor.redact(asked or text)
         if not self._accepting:
@@ -155,13 +161,14 @@ class InvestigationService:
                 pass
             case _:
                 assert_never(decision)
+        task = await task_with_runbooks(text, self._runbooks, labels, about=asked or text)
         now = utc_now()
         record = RunRecord(
             run_id=new_run_id(),
             channel=channel,
             thread_ts=thread_ts,
             requested_by=requested_by,
-            task=text,
+            task=task,
             mention_ts=mention_ts or "",
             status=RunStatus.RUNNING,
             owner=self.replica,

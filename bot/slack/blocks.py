@@ -32,7 +32,7 @@ from bot.slack.mrkdwn import (
     user_ref,
 )
 from bot.words import duration, stop_reason_words
-from kernel import ApprovalRequest, RunResult, Step, StopReason
+from kernel import ApprovalRequest, RunResult, Step, StopReason, without_task_data
 
 MAX_BLOCKS = 50
 SECTION_CHARS = 3000
@@ -203,8 +203,9 @@ def final_message(
     detail = f" — {clip_literal(result.detail.strip(), 1500)}" if result.detail.strip() else ""
     body = result.answer if result.ok else result.partial_answer
     if result.ok:
-        first = f"✅ *Investigation finished:* {clip_literal(' '.join(result.task.split()), 300)}"
-        fallback = f"✅ Investigation finished: {clip(result.task, 300)}"
+        asked = without_task_data(result.task)
+        first = f"✅ *Investigation finished:* {clip_literal(' '.join(asked.split()), 300)}"
+        fallback = f"✅ Investigation finished: {clip(asked, 300)}"
     else:
         verb, icon = ("paused", "⏸") if result.stop_reason is StopReason.AWAITING_APPROVAL else ("stopped", "❌")
         first = f"{icon} *Investigation {verb}:* {words}{detail}"

@@ -24,8 +24,6 @@ from opsagent_tools.kubernetes.events import (
 from opsagent_tools.kubernetes.objects import (
     age,
     ago,
-    did_you_mean,
-    listed,
     pod_status,
     ready_count,
     restarts,
@@ -33,6 +31,7 @@ from opsagent_tools.kubernetes.objects import (
     termination,
 )
 from opsagent_tools.kubernetes.rollouts import REVISION
+from opsagent_tools.names import unknown_name
 
 DESCRIBE_KINDS = {
     **dict.fromkeys(("pod", "pods", "po"), Pod),
@@ -73,8 +72,8 @@ async def _get(
             raise
     kind = model.__name__.lower()
     names = [i.metadata.name for i in (await kube.list(model, namespace)).items if i.metadata and i.metadata.name]
-    where = f" in namespace '{namespace}'" if namespace else ""
-    raise ToolFailure(f"no {kind} '{name}'{where}.{did_you_mean(name, names)} {kind.capitalize()}s: {listed(names)}.")
+    where = f"in namespace '{namespace}'" if namespace else "in the cluster"
+    raise ToolFailure(unknown_name(kind, name, names, where=where))
 
 
 async def _event_lines(

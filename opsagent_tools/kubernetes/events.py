@@ -15,7 +15,8 @@ from lightkube.resources.core_v1 import Event
 
 from kernel import ToolFailure
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession, refuse_secrets
-from opsagent_tools.kubernetes.objects import age, ago, listed
+from opsagent_tools.kubernetes.objects import age, ago
+from opsagent_tools.names import capped
 
 EVENT_KINDS = {
     **dict.fromkeys(("pod", "pods", "po"), "Pod"),
@@ -181,7 +182,7 @@ async def events_text(
                 seen[event.reason or "-"] += count
         lines.append(
             "No events match. Events expire an hour after they last happened (the API server's default), so older "
-            f"ones are gone. Reasons in this window without the filters: {listed(f'{r} ×{n}' for r, n in seen.most_common())}."
+            f"ones are gone. Reasons in this window without the filters: {capped([f'{r} ×{n}' for r, n in seen.most_common()])}."
         )
     lines += group_lines(groups, now)
     lines += [f"note: {failure}" for failure in failures]

@@ -13,11 +13,12 @@ from lightkube.resources.core_v1 import Pod
 
 from kernel import ToolFailure
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession
-from opsagent_tools.kubernetes.objects import did_you_mean, listed, pod_status, termination
+from opsagent_tools.kubernetes.objects import pod_status, termination
 from opsagent_tools.logs.files import text_matcher
 from opsagent_tools.logs.records import record_from_line
 from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, describe_time, format_result, parse_iso
 from opsagent_tools.logs.source_redaction import redact_in_order
+from opsagent_tools.names import capped, unknown_name
 
 DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 
@@ -99,10 +100,11 @@ async def find_pod(kube: KubeSession, namespace: str, name: str) -> Pod:
     names = [p.metadata.name for p in (await kube.list(Pod, namespace)).items if p.metadata and p.metadata.name]
     prefixed = [n for n in names if n.startswith(name)]
     if prefixed:
-        hint = f" Pods whose names start with it: {listed(prefixed, 8)} (a workload's pods: k8s_pods)."
-    else:
-        hint = f"{did_you_mean(name, names)} Pods there: {listed(names)}."
-    raise ToolFailure(f"no pod '{name}' in namespace '{namespace}'.{hint}")
+        raise ToolFailure(
+            f"no pod '{name}' in namespace '{namespace}'. Pods whose names start with it: {capped(prefixed, 8)} "
+            "(a workload's pods: k8s_pods)."
+        )
+    raise ToolFailure(unknown_name("pod", name, names, where=f"in namespace '{namespace}'"))
 
 
 def pick_container(pod: Pod, wanted: str) -> tuple[str, str]:
@@ -114,8 +116,8 @@ def pick_container(pod: Pod, wanted: str) -> tuple[str, str]:
         if wanted in names or wanted in init:
             return wanted, ""
         raise ToolFailure(
-            f"pod {pod.metadata.name if pod.metadata else '?'} has no container '{wanted}'; containers: {listed(names)}"
-            + (f" (init: {listed(init)})" if init else "")
+            f"pod {pod.metadata.name if pod.metadata else '?'} has no container '{wanted}'; containers: {capped(names)}"
+            + (f" (init: {capped(init)})" if init else "")
         )
     if len(names) == 1:
         return names[0], ""

@@ -5,7 +5,6 @@ Every tool prints the same facts the same way ("OOMKilled (exit 137) 2m ago", "2
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 
@@ -13,8 +12,6 @@ from lightkube.models.core_v1 import ContainerStateTerminated, ContainerStatus
 from lightkube.models.meta_v1 import LabelSelector
 from lightkube.resources.core_v1 import Pod
 from lightkube.utils.quantity import parse_quantity
-
-from opsagent_tools.metrics.tools import similar_names
 
 _BINARY = (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 _SMALL = {"n": Decimal(10**9), "u": Decimal(10**6)}
@@ -159,16 +156,3 @@ def percent(part: Decimal | None, whole: Decimal | None) -> str:
     if part is None or not whole:
         return ""
     return f" ({float(part) / float(whole):.0%})"
-
-
-def did_you_mean(name: str, known: Sequence[str]) -> str:
-    """ " did you mean 'checkout-api'?" for close names, else ""."""
-    close = similar_names(name, list(known))
-    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-
-
-def listed(names: Iterable[str], cap: int = 20) -> str:
-    """Names as a short list, with how many were left out."""
-    names = list(names)
-    more = f", … (+{len(names) - cap})" if len(names) > cap else ""
-    return (", ".join(names[:cap]) + more) if names else "none"

@@ -14,7 +14,8 @@ from lightkube.resources.apps_v1 import Deployment, ReplicaSet
 
 from kernel import ToolFailure
 from opsagent_tools.kubernetes.api import KubeApiError, KubeSession
-from opsagent_tools.kubernetes.objects import ago, did_you_mean, listed, selector_text
+from opsagent_tools.kubernetes.objects import ago, selector_text
+from opsagent_tools.names import unknown_name
 
 REVISION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -63,10 +64,8 @@ async def _deployment(kube: KubeSession, namespace: str, name: str) -> Deploymen
         if exc.code != 404:
             raise
     names = [d.metadata.name for d in (await kube.list(Deployment, namespace)).items if d.metadata and d.metadata.name]
-    raise ToolFailure(
-        f"no deployment '{name}' in namespace '{namespace}'.{did_you_mean(name, names)} Deployments there: "
-        f"{listed(names)}. (Rollout history is kept for deployments; for a statefulset use k8s_describe.)"
-    )
+    unknown = unknown_name("deployment", name, names, where=f"in namespace '{namespace}'")
+    raise ToolFailure(f"{unknown} (Rollout history is kept for deployments; for a statefulset use k8s_describe.)")
 
 
 def _owned_by(rs: ReplicaSet, name: str, uid: str | None) -> bool:

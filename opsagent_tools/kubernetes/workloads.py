@@ -20,14 +20,13 @@ from opsagent_tools.kubernetes.objects import (
     age,
     ago,
     container_statuses,
-    did_you_mean,
     last_terminations,
-    listed,
     pod_status,
     ready_count,
     restarts,
     selector_text,
 )
+from opsagent_tools.names import unknown_name
 
 WorkloadObject = Deployment | StatefulSet | DaemonSet
 WORKLOAD_KINDS: dict[str, type[WorkloadObject]] = {
@@ -75,10 +74,7 @@ async def find_workload(kube: KubeSession, namespace: str, ref: str) -> Workload
     kinds = [ROUTES[model].kind for model in models]
     kinds_text = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
     known = await workload_names(kube, namespace, models)
-    raise ToolFailure(
-        f"no {kinds_text} named '{name}' in namespace '{namespace}'.{did_you_mean(name, [n.split('/')[1] for n in known])} "
-        f"Workloads there: {listed(known)}."
-    )
+    raise ToolFailure(unknown_name(kinds_text, name, known, where=f"in namespace '{namespace}'", plural="workloads"))
 
 
 async def workload_names(kube: KubeSession, namespace: str, models: Sequence[type[WorkloadObject]]) -> list[str]:

@@ -9,6 +9,7 @@ import base64
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
@@ -135,9 +136,58 @@ class ElasticsearchBackend:
 
     async def _search(self, client: httpx.AsyncClient, body: Mapping[str, Any]) -> dict[str, Any]:
         """The search response, or a ToolFailure with Elasticsearch's reason and what to try."""
-        where = f"{self._settings.url} index {self._settings.index}"
+        answer = await self._send(client, "POST", f"/{self._settings.index}/_search", json=body)
+        if not isinstance(answer, dict):
+            raise ToolFailure(
+                f"Elasticsearch answered the search with something that is not a search response: {answer!r:.200}"
+            )
+        return answer
+
+    async def indices(self, pattern: str) -> list[tuple[str, int]]:
+        """(index, document count) of the open indices `pattern` names, data streams' backing indices included
+        (GET /_cat/indices/<pattern>?format=json)."""
+        params = {"format": "json", "h": "index,docs.count", "s": "index"}
+        async with self._client() as client:
+            rows = await self._send(client, "GET", f"/_cat/indices/{quote(pattern, safe='*,')}", params=params)
+        if not isinstance(rows, list):
+            raise ToolFailure(f"Elasticsearch listed indices in an unexpected shape: {rows!r:.200}")
+        return [
+            (str(row["index"]), _count(row.get("docs.count")))
+            for row in rows
+            if isinstance(row, dict) and "index" in row
+        ]
+
+    async def field_types(self, pattern: str) -> tuple[int, dict[str, list[str]]]:
+        """How many indices `pattern` names, and each field's types there (GET /<pattern>/_field_caps?fields=*)."""
+        async with self._client() as client:
+            answer = await self._send(
+                client, "GET", f"/{quote(pattern, safe='*,')}/_field_caps", params={"fields": "*"}
+            )
+        if not isinstance(answer, dict):
+            raise ToolFailure(f"Elasticsearch listed fields in an unexpected shape: {answer!r:.200}")
+        fields = answer.get("fields") or {}
+        types = {
+            str(name): sorted(str(kind) for kind in caps) for name, caps in fields.items() if isinstance(caps, dict)
+        }
+        return len(answer.get("indices") or []), types
+
+    async def _send(
+        self,
+        client: httpx.AsyncClient,
+        method: str,
+        path: str,
+        *,
+        json: Mapping[str, Any] | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Elasticsearch's JSON answer, or a ToolFailure with its reason and what to try."""
+        where = (
+            f"{self._settings.url} index {self._settings.index}"
+            if path.endswith("/_search")
+            else self._settings.url + path
+        )
         try:
-            response = await client.post(f"/{self._settings.index}/_search", json=body)
+            response = await client.request(method, path, json=json, params=params)
         except httpx.TimeoutException:
             raise ToolFailure(
                 f"Elasticsearch did not answer within {self._settings.timeout_s:g} s. "
@@ -152,11 +202,11 @@ class ElasticsearchBackend:
             answer = response.json()
         except ValueError:
             answer = None
-        if response.status_code == 200 and isinstance(answer, dict):
+        if response.status_code == 200 and isinstance(answer, dict | list):
             return answer
         reason = _reason(answer) or response.text.strip()[:300]
         status = response.status_code
-        if status == 400:
+        if status == 400 and json is not None:
             raise ToolFailure(
                 f"Elasticsearch rejected the search: {reason}. Check the query's syntax (quote phrases; escape "
                 '+ - = && || > < ! ( ) { } [ ] ^ " ~ * ? : \\ / with a backslash) or drop it.'
@@ -239,6 +289,14 @@ def _reason(answer: Any) -> str:
     if deeper and deeper not in text:
         text += f" (caused by: {deeper})"
     return text[:400]
+
+
+def _count(value: Any) -> int:
+    """A `_cat` count, which comes as a string (or null for a closed index)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _iso(when: datetime) -> str:

@@ -6,6 +6,7 @@ Loki only finds streams by their labels, so the service label and the level filt
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from math import ceil
@@ -22,10 +23,10 @@ from opsagent_tools.logs.search import (
     LogRecord,
     LogSearchResult,
     canonical_level,
-    join_names,
     level_words,
 )
 from opsagent_tools.logs.source_redaction import RecordRedaction
+from opsagent_tools.names import unknown_name
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LABEL_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -116,7 +117,7 @@ class LokiBackend:
         """Newest lines first. The total is exact: when Loki returned fewer lines than asked for, they are all
         of them; otherwise `sum(count_over_time(…[window]))` counts the rest."""
         logql = build_logql(q, self._settings)
-        window = {"start": str(_ns(q.since)), "end": str(_ns(q.until))}
+        window = _window(q.since, q.until)
         async with self._client() as client:
             params = {"query": logql, "limit": str(q.sample), "direction": "backward", **window}
             data = await self._get(client, "query_range", params, logql)
@@ -132,6 +133,18 @@ class LokiBackend:
                     result.total_is_lower_bound = True
                     result.notes.append(f"Loki could not count every line, so the total is a lower bound: {exc}")
             return result
+
+    async def labels(self, since: datetime, until: datetime) -> list[str]:
+        """The stream label names with entries between `since` and `until` (GET /loki/api/v1/labels)."""
+        async with self._client() as client:
+            return sorted(await self._get(client, "labels", _window(since, until), "") or [])
+
+    async def label_values(self, label: str, since: datetime, until: datetime) -> list[str]:
+        """The values of stream label `label` between `since` and `until` (GET /loki/api/v1/label/<name>/values)."""
+        if not re.fullmatch(LABEL_NAME, label):
+            raise ToolFailure(f"{label!r} is not a label name: use letters, digits and _, e.g. service_name")
+        async with self._client() as client:
+            return sorted(await self._get(client, f"label/{label}/values", _window(since, until), "") or [])
 
     def _client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -212,9 +225,9 @@ class LokiBackend:
             result.services = sorted(await self._get(client, f"label/{label}/values", window, "") or [])
             if not result.services:
                 labels = sorted(await self._get(client, "labels", window, "") or [])
+                missing = unknown_name("label", label, labels, where="is on any stream in this window")
                 result.notes.append(
-                    f"No stream in this window has the label '{label}' (logs.loki.service_label). Labels that exist: "
-                    f"{join_names(labels) or 'none'}. The service label setting may be wrong: tell the user."
+                    f"{missing} logs.loki.service_label names it, so that setting may be wrong: tell the user."
                 )
         except ToolFailure as exc:
             result.notes.append(f"Could not list the services Loki knows: {exc}")
@@ -227,6 +240,11 @@ def _vector_sum(data: Any) -> int:
     for sample in (data or {}).get("result") or []:
         total += float(sample.get("value", [0, "0"])[1])
     return int(total)
+
+
+def _window(since: datetime, until: datetime) -> dict[str, str]:
+    """Loki's `start` and `end` parameters, in nanoseconds."""
+    return {"start": str(_ns(since)), "end": str(_ns(until))}
 
 
 def _ns(when: datetime) -> int:

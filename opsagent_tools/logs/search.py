@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from kernel import DEFAULT_REDACTOR, Redactor, ToolFailure
+from opsagent_tools.names import capped, unknown_name
 
 LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
 """Canonical severities, lowest first; a query's level is a minimum."""
@@ -323,11 +324,10 @@ def _nothing_found_hint(q: LogQuery, result: LogSearchResult) -> list[str]:
     lines = ["No lines matched. Next: " + ", ".join(tries) + "."]
     if result.services:
         names = sorted(result.services, key=str.lower)
-        listed = join_names(names)
         if q.service.lower() not in {name.lower() for name in names}:
-            lines.append(f"No service named '{q.service}' has logs in this window. Services that do: {listed}.")
+            lines.append(unknown_name("service", q.service, names, where="has logs in this window"))
         else:
-            lines.append(f"Services with logs in this window: {listed}.")
+            lines.append(f"Services with logs in this window: {capped(names)}.")
     return lines
 
 
@@ -362,9 +362,3 @@ def _clock(when: datetime, same_day: bool) -> str:
 
 def _cap(text: str, limit: int = LINE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def join_names(names: Sequence[str], limit: int = 30) -> str:
-    """Names as a short comma-separated list, with how many were left out."""
-    extra = f", … ({len(names) - limit} more)" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + extra

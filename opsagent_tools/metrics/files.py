@@ -122,7 +122,7 @@ class _Recorded:
 
 
 class FileMetricsClient:
-    """The four `PrometheusClient` methods over a JSON-lines file of recorded series, loaded once.
+    """The `PrometheusClient` methods over a JSON-lines file of recorded series, loaded once.
 
     Each line: {"metric": "name", "labels": {"service": "x"}, "points": [[unix_ts, value], ...]}; values may be
     numbers or "NaN"/"+Inf"/"-Inf". Lines with the same name and labels are one series. A missing or malformed file
@@ -166,14 +166,29 @@ class FileMetricsClient:
         if not _LABEL_NAME.fullmatch(label):
             raise ToolFailure(f'"{label}" is not a label name: use letters, digits and _, e.g. service')
         selectors = [_parse_selector(s) for s in ([match] if isinstance(match, str) else match or [])]
-        lo = _unix(start) if start is not None else -math.inf
-        hi = _unix(end) if end is not None else math.inf
+        lo, hi = _bounds(start, end)
         values = {
             r.labels.get(label, "")
             for r in self._series
             if r.seen(lo, hi) and (not selectors or any(all(m(r.labels) for m in s) for s in selectors))
         }
         return sorted(values - {""})
+
+    async def label_names(self, *, start: datetime | None = None, end: datetime | None = None) -> list[str]:
+        """Every label name on series with samples in [start, end]."""
+        lo, hi = _bounds(start, end)
+        return sorted({name for r in self._series if r.seen(lo, hi) for name in r.labels})
+
+    async def series(
+        self, match: str, *, start: datetime | None = None, end: datetime | None = None, limit: int = 0
+    ) -> list[dict[str, str]]:
+        """The label sets of the series the selector `match` selects with samples in [start, end]."""
+        selector = _parse_selector(match)
+        lo, hi = _bounds(start, end)
+        found = [
+            dict(r.labels) for r in self._candidates(selector) if r.seen(lo, hi) and all(m(r.labels) for m in selector)
+        ]
+        return found[:limit] if limit else found
 
     def _evaluate(self, promql: str, grid: list[float]) -> list[Series]:
         selector = _parse_selector(promql)
@@ -256,6 +271,11 @@ def _point(pair: Any) -> Point:
     except (TypeError, ValueError):
         pass
     raise ValueError(f'a point must be [unix_ts, value] (a finite number, then a number or "NaN"), got {pair!r:.80}')
+
+
+def _bounds(start: datetime | None, end: datetime | None) -> tuple[float, float]:
+    """[start, end] in unix seconds, unbounded where not given."""
+    return (_unix(start) if start is not None else -math.inf, _unix(end) if end is not None else math.inf)
 
 
 def _unix(moment: datetime) -> float:

@@ -70,17 +70,34 @@ class PrometheusClient:
         (several selectors are OR-ed), optionally only between `start` and `end`."""
         if not _LABEL_NAME.fullmatch(label):
             raise ToolFailure(f'"{label}" is not a label name: use letters, digits and _, e.g. service')
-        params: dict[str, Any] = {}
+        params: dict[str, Any] = _window(start, end)
         if match:
             params["match[]"] = [match] if isinstance(match, str) else list(match)
-        if start is not None:
-            params["start"] = _unix(start)
-        if end is not None:
-            params["end"] = _unix(end)
         data = await self._api(f"/api/v1/label/{label}/values", params, promql=None)
         if not isinstance(data, list):
             raise ToolFailure(f"Prometheus sent label values that are not a list: {str(data)[:200]}")
         return sorted(str(value) for value in data)
+
+    async def label_names(self, *, start: datetime | None = None, end: datetime | None = None) -> list[str]:
+        """Every label name on series with samples between `start` and `end` (GET /api/v1/labels)."""
+        data = await self._api("/api/v1/labels", _window(start, end), promql=None)
+        if not isinstance(data, list):
+            raise ToolFailure(f"Prometheus sent label names that are not a list: {str(data)[:200]}")
+        return sorted(str(name) for name in data)
+
+    async def series(
+        self, match: str, *, start: datetime | None = None, end: datetime | None = None, limit: int = 0
+    ) -> list[dict[str, str]]:
+        """The label sets of the series `match` selects between `start` and `end` (GET /api/v1/series), at most
+        `limit` of them (0: all; servers without the `limit` parameter ignore it, so the list is cut here too)."""
+        params: dict[str, Any] = {"match[]": [match], **_window(start, end)}
+        if limit:
+            params["limit"] = str(limit)
+        data = await self._api("/api/v1/series", params, promql=match)
+        if not isinstance(data, list):
+            raise ToolFailure(f"Prometheus sent series that are not a list: {str(data)[:200]}")
+        found = [{str(k): str(v) for k, v in item.items()} for item in data if isinstance(item, dict)]
+        return found[:limit] if limit else found
 
     async def _api(self, path: str, params: Mapping[str, Any], *, promql: str | None) -> Any:
         """Call one endpoint and return its `data`, or raise a `ToolFailure` the model can act on."""
@@ -114,6 +131,11 @@ class PrometheusClient:
         if use_post:
             return await client.post(url, data=dict(params), headers=self._headers, timeout=timeout)
         return await client.get(url, params=dict(params), headers=self._headers, timeout=timeout)
+
+
+def _window(start: datetime | None, end: datetime | None) -> dict[str, Any]:
+    """The `start` and `end` parameters that are given."""
+    return {name: _unix(moment) for name, moment in (("start", start), ("end", end)) if moment is not None}
 
 
 def _unix(moment: datetime) -> str:

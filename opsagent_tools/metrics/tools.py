@@ -4,7 +4,6 @@ Configured aliases spare the model from writing PromQL; outputs lead with the ch
 """
 
 import asyncio
-import difflib
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from kernel.tool_errors import ToolFailure
 from kernel.tools import Tool, tool_from_function
 from opsagent_tools.metrics.prometheus import PrometheusClient
 from opsagent_tools.metrics.series import Series, Unit, format_span, report_series
+from opsagent_tools.names import capped, unknown_name
 
 MAX_WINDOW_S = 7 * 86400
 MIN_WINDOW_S = 60
@@ -188,6 +188,12 @@ class MetricsClient(Protocol):
         end: datetime | None = None,
     ) -> list[str]: ...
 
+    async def label_names(self, *, start: datetime | None = None, end: datetime | None = None) -> list[str]: ...
+
+    async def series(
+        self, match: str, *, start: datetime | None = None, end: datetime | None = None, limit: int = 0
+    ) -> list[dict[str, str]]: ...
+
 
 class _MetricsTools:
     """The state both tools share: settings, client, and the clock that defines "now"."""
@@ -234,18 +240,12 @@ class _MetricsTools:
     async def _no_data(self, service: str, name: str, window: str, promql: str, end: datetime) -> str:
         label = self.settings.service_label
         try:
-            known = await self._services(end)
+            known = await known_services(self.client, self.settings, end)
         except ToolFailure:
             known = None
         tail = f" query: {promql}"
         if known is not None and service not in known:
-            close = similar_names(service, known)
-            guess = f"did you mean {' or '.join(close)}? " if close else ""
-            return (
-                f'no series for {label}="{service}": no metric carries that service name in the last '
-                f"{format_span(DISCOVERY_LOOKBACK.total_seconds())}; {guess}services: {_capped(known, 20)}. "
-                f"Check the service label (list_metrics() lists the services).{tail}"
-            )
+            return f"{unknown_service(service, self.settings, known)} Use one of these names.{tail}"
         not_alias = ""
         if _METRIC_NAME.fullmatch(name) and name not in self.settings.aliases:
             not_alias = f" ({name} is not an alias: {', '.join(self.settings.aliases)})"
@@ -255,14 +255,6 @@ class _MetricsTools:
             f"(it may have stopped reporting).{tail}"
         )
 
-    async def _services(self, end: datetime) -> list[str]:
-        start = end - DISCOVERY_LOOKBACK
-        by_service, by_container = await asyncio.gather(
-            self.client.label_values(self.settings.service_label, start=start, end=end),
-            self.client.label_values(self.settings.container_label, start=start, end=end),
-        )
-        return sorted(set(by_service) | set(by_container))
-
     async def list_metrics(self, service: str | None) -> str:
         end = self.now()
         lines = ["Aliases for query_metrics(metric=...):"]
@@ -271,7 +263,7 @@ class _MetricsTools:
         service_label, container_label = self.settings.service_label, self.settings.container_label
         if service is None:
             services = await self.client.label_values(service_label, start=end - DISCOVERY_LOOKBACK, end=end)
-            lines.append(f"Services (values of label {service_label}, {len(services)}): {_capped(services, LIST_CAP)}")
+            lines.append(f"Services (values of label {service_label}, {len(services)}): {capped(services, LIST_CAP)}")
             lines.append('list_metrics(service="...") lists the metric names one service has.')
             return "\n".join(lines)
         value = _promql_string(service)
@@ -279,34 +271,36 @@ class _MetricsTools:
         names = await self.client.label_values("__name__", selectors, start=end - DISCOVERY_LOOKBACK, end=end)
         where = f'{service_label}="{service}" or {container_label}="{service}"'
         if not names:
-            known = await self._services(end)
-            close = similar_names(service, known)
-            guess = f" Did you mean {' or '.join(close)}?" if close else ""
-            lines.append(f"No metric has {where} in the last {format_span(DISCOVERY_LOOKBACK.total_seconds())}.{guess}")
-            lines.append(f"Services: {_capped(known, LIST_CAP)}")
+            lines.append(unknown_service(service, self.settings, await known_services(self.client, self.settings, end)))
             return "\n".join(lines)
-        lines.append(f"Metric names with {where} ({len(names)}): {_capped(names, LIST_CAP)}")
+        lines.append(f"Metric names with {where} ({len(names)}): {capped(names, LIST_CAP)}")
         lines.append('Any of them works as metric=...; counters (…_total) read better as "sum(rate(NAME{...}[5m]))".')
         return "\n".join(lines)
 
 
-def similar_names(name: str, known: list[str], limit: int = 3) -> list[str]:
-    """Known names that contain `name` (or the reverse), then close spellings: "order" → order-service."""
-    needle = name.lower()
-    containing = [k for k in known if needle in k.lower() or k.lower() in needle]
-    close = difflib.get_close_matches(name, known, n=limit, cutoff=0.4)
-    return list(dict.fromkeys(containing + close))[:limit]
+def unknown_service(
+    service: str, settings: MetricsSettings, known: list[str], lookback: timedelta = DISCOVERY_LOOKBACK
+) -> str:
+    """The one sentence the metrics tools say when no series carries `service`: the nearest and the known names."""
+    labels = f"{settings.service_label} or {settings.container_label}"
+    within = format_span(lookback.total_seconds())
+    return unknown_name("service", service, known, where=f"has metrics ({labels}) in the last {within}")
+
+
+async def known_services(
+    client: MetricsClient, settings: MetricsSettings, end: datetime, lookback: timedelta = DISCOVERY_LOOKBACK
+) -> list[str]:
+    """The services with series in the `lookback` before `end`: values of the service or the container label."""
+    start = end - lookback
+    by_service, by_container = await asyncio.gather(
+        client.label_values(settings.service_label, start=start, end=end),
+        client.label_values(settings.container_label, start=start, end=end),
+    )
+    return sorted(set(by_service) | set(by_container))
 
 
 def _labels(labels: dict[str, str]) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else "(one series)"
-
-
-def _capped(names: list[str], cap: int) -> str:
-    if not names:
-        return "none"
-    more = f" (+{len(names) - cap} more)" if len(names) > cap else ""
-    return ", ".join(names[:cap]) + more
 
 
 def metrics_tools(

@@ -6,12 +6,12 @@ Runs `git` without a shell, with a timeout and a hardened environment; every pat
 from __future__ import annotations
 
 import asyncio
-import difflib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from kernel import ToolFailure
+from opsagent_tools.names import nearest_names
 from opsagent_tools.repos.sandbox import (
     DEFAULT_PATH_POLICY,
     REF_HINT,
@@ -238,7 +238,7 @@ class GitRepo:
         _, heads, _ = await self._run("for-each-ref", "--sort=-committerdate", fmt, "refs/heads", "refs/remotes")
         tag_names = tags.decode("utf-8", errors="replace").split()
         branch_names = [b for b in heads.decode("utf-8", errors="replace").split() if not b.endswith("/HEAD")]
-        close = difflib.get_close_matches(ref, tag_names + branch_names, n=3, cutoff=0.6)
+        close = nearest_names(ref, tag_names + branch_names)
         parts = [f"No ref '{ref}' in repo {self.name}."]
         if close:
             parts.append(f"Did you mean {', '.join(close)}?")

@@ -6,7 +6,6 @@ For services without a local clone: contents at a ref, directory listings, and d
 from __future__ import annotations
 
 import base64
-import difflib
 import os
 import re
 import time
@@ -17,6 +16,7 @@ from urllib.parse import quote
 import httpx
 
 from kernel import ToolFailure
+from opsagent_tools.names import nearest_names
 from opsagent_tools.repos.sandbox import DEFAULT_PATH_POLICY, REF_HINT, PathPolicy, check_ref, close_paths, git_path
 from opsagent_tools.repos.shapes import (
     DEFAULT_MAX_DIFF_BYTES,
@@ -301,7 +301,7 @@ class GitHubRepo:
     async def _unknown_ref(self, client: httpx.AsyncClient, ref: str) -> str:
         resp = await self._get(client, "/tags", params={"per_page": "30"})
         tags = [str(t.get("name")) for t in resp.json()] if resp.status_code == 200 else []
-        close = difflib.get_close_matches(ref, tags, n=3, cutoff=0.6)
+        close = nearest_names(ref, tags)
         parts = [f"No ref '{ref}' in repo {self.name} ({self.full_name} on GitHub)."]
         if close:
             parts.append(f"Did you mean {', '.join(close)}?")

@@ -18,7 +18,6 @@ from typing import Any
 
 from aiohttp import web
 
-from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, SideEffectPolicy, ToolCall, ToolRegistry
 from opsagent_tools.logs.records import lookup, parse_timestamp
 from servers.local_server import LocalServer
 
@@ -272,11 +271,21 @@ def es_parse_error(query: str, detail: str) -> dict[str, Any]:
 
 
 class FakeElasticsearch(_Server):
-    """`POST /<index>/_search` over in-memory documents: bool filter, sort, size, total and terms aggregations."""
+    """`POST /<index>/_search` over in-memory documents: bool filter, sort, size, total and terms aggregations;
+    `GET /_cat/indices/<pattern>?format=json` and `GET /<pattern>/_field_caps?fields=*` over the index and the
+    empty `others` (name → document count), with the documented shapes (string counts, types per field)."""
 
-    def __init__(self, docs: list[dict[str, Any]], *, index: str = "logs-app", api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        docs: list[dict[str, Any]],
+        *,
+        index: str = "logs-app",
+        api_key: str | None = None,
+        others: dict[str, int] | None = None,
+    ) -> None:
         super().__init__()
         self.docs, self.index, self.api_key = docs, index, api_key
+        self.others = others or {}
 
     @property
     def bodies(self) -> list[Any]:
@@ -286,6 +295,10 @@ class FakeElasticsearch(_Server):
         if self.api_key is not None and headers.get("authorization") != f"ApiKey {self.api_key}":
             reason = f"missing authentication credentials for REST request [{path}]"
             return web.json_response(es_error(401, "security_exception", reason), status=401)
+        if cat := re.fullmatch(r"/_cat/indices(?:/([^/]+))?", path):
+            return self._cat_indices(cat[1] or "*", query)
+        if caps := re.fullmatch(r"/([^/]+)/_field_caps", path):
+            return self._field_caps(caps[1], query)
         match = re.fullmatch(r"/([^/]+)/_search", path)
         if match is None:
             return web.json_response(es_error(400, "illegal_argument_exception", f"no handler for {path}"), status=400)
@@ -303,6 +316,88 @@ class FakeElasticsearch(_Server):
         if "aggs" in body:
             response["aggregations"] = {name: _terms(spec, found) for name, spec in body["aggs"].items()}
         return web.json_response(response)
+
+    def _named(self, target: str) -> dict[str, int] | web.Response:
+        """The indices (name → document count) a comma-separated target names; a 404 for a missing concrete one."""
+        counts = {self.index: len(self.docs), **self.others}
+        named = {n: c for n, c in counts.items() if any(fnmatch.fnmatch(n, p) for p in target.split(","))}
+        missing = [p for p in target.split(",") if "*" not in p and p not in counts]
+        if missing:
+            reason = f"no such index [{missing[0]}]"
+            return web.json_response(es_error(404, "index_not_found_exception", reason, index=missing[0]), status=404)
+        return named
+
+    def _cat_indices(self, target: str, query: dict[str, str]) -> web.StreamResponse:
+        named = self._named(target)
+        if isinstance(named, web.Response):
+            return named
+        if query.get("format") != "json":
+            return web.Response(text="".join(f"green open {n} {c}\n" for n, c in named.items()))
+        columns = query.get("h", "health,status,index,uuid,pri,rep,docs.count").split(",")
+        rows = [
+            {
+                "health": "green",
+                "status": "open",
+                "index": n,
+                "uuid": f"u{i}",
+                "pri": "1",
+                "rep": "0",
+                "docs.count": str(c),
+            }
+            for i, (n, c) in enumerate(sorted(named.items()))
+        ]
+        return web.json_response([{k: row[k] for k in columns if k in row} for row in rows])
+
+    def _field_caps(self, target: str, query: dict[str, str]) -> web.StreamResponse:
+        named = self._named(target)
+        if isinstance(named, web.Response):
+            return named
+        if "fields" not in query:
+            error = es_error(
+                400,
+                "action_request_validation_exception",
+                "Validation Failed: 1: specified fields can't be null or empty;",
+            )
+            return web.json_response(error, status=400)
+        types: dict[str, set[str]] = {"_id": {"_id"}, "_index": {"_index"}}
+        if self.index in named:
+            for doc in self.docs:
+                for name, kind in _dynamic_mapping(doc):
+                    types.setdefault(name, set()).add(kind)
+        fields = {
+            name: {
+                kind: {
+                    "type": kind,
+                    "metadata_field": name.startswith("_"),
+                    "searchable": True,
+                    "aggregatable": kind != "text",
+                }
+                for kind in kinds
+            }
+            for name, kinds in types.items()
+        }
+        return web.json_response({"indices": sorted(named), "fields": fields})
+
+
+def _dynamic_mapping(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """The fields Elasticsearch's dynamic mapping gives a document: strings as text with a .keyword
+    sub-field (dates as date), whole numbers as long, others as float, booleans as boolean, objects flattened."""
+    found: list[tuple[str, str]] = []
+    for key, value in doc.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            found += _dynamic_mapping(value, f"{name}.")
+        elif isinstance(value, bool):
+            found.append((name, "boolean"))
+        elif isinstance(value, int):
+            found.append((name, "long"))
+        elif isinstance(value, float):
+            found.append((name, "float"))
+        elif isinstance(value, str) and parse_timestamp(value) is not None and value[:4].isdigit():
+            found.append((name, "date"))
+        elif isinstance(value, str):
+            found += [(name, "text"), (f"{name}.keyword", "keyword")]
+    return found
 
 
 def _hits(docs: list[dict[str, Any]], total: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -392,12 +487,3 @@ def _query_string(spec: dict[str, Any], doc: dict[str, Any]) -> bool:
 
 NOW = datetime(2026, 11, 30, 3, 38, 57, tzinfo=UTC)
 """The fixed clock of every log test."""
-
-
-async def dispatch(tools: list[Any], **args: Any) -> Any:
-    """One `search_logs` call through the kernel's Dispatcher (validation, timeout, redaction), as a run makes it."""
-    dispatcher = Dispatcher(
-        ToolRegistry(tools), policy=SideEffectPolicy(), confirm=None, redactor=DEFAULT_REDACTOR, control=RunControl()
-    )
-    call = ToolCall(name="search_logs", args=args)
-    return await dispatcher.dispatch(call, CallContext(run_id="test", step=1, call=call))

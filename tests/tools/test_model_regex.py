@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from fakes.log_servers import NOW, dispatch
+from fakes.log_servers import NOW
 from kernel import ErrorKind, ToolFailure
 from opsagent_tools.logs.tools import LogsSettings, log_tools
 from opsagent_tools.metrics.files import FileMetricsClient, write_series
 from opsagent_tools.model_regex import compile_model_regex
 from servers.local_server import LocalServer
+from worlds.dispatch import search_logs
 
 BACKTRACKING = "(a+)+$"
 """Nested quantifiers: a backtracking engine tries every split of the a's before giving up on the '!'."""
@@ -101,7 +102,7 @@ async def test_a_backtracking_log_query_returns_while_the_loop_keeps_answering(t
     directory = log_file(tmp_path / "logs", [*ordinary, f"{stamp} ERROR [order-service] {TRAP}"])
     tools = log_tools(LogsSettings(files={"directory": directory}, timeout_s=5), now=lambda: NOW)
     async with polled_health() as tally:
-        outcome = await dispatch(tools, service="order-service", query=f"re:{BACKTRACKING}")
+        outcome = await search_logs(tools, service="order-service", query=f"re:{BACKTRACKING}")
     assert outcome.error is None, outcome.text
     assert ": 0 lines" in outcome.text.splitlines()[0]  # no line ends in a's: the answer is right, and came back
     answered, missed = tally
@@ -140,7 +141,7 @@ async def test_what_the_linear_engine_cannot_run_is_refused_with_a_rewrite_hint(
 ) -> None:
     directory = log_file(tmp_path / "logs", [f"{NOW:%Y-%m-%dT%H:%M:%SZ} ERROR [order-service] x"])
     tools = log_tools(LogsSettings(files={"directory": directory}), now=lambda: NOW)
-    outcome = await dispatch(tools, service="order-service", query=f"re:{pattern}")
+    outcome = await search_logs(tools, service="order-service", query=f"re:{pattern}")
     assert outcome.error is not None
     assert outcome.error.kind is ErrorKind.EXCEPTION
     assert names in outcome.text

@@ -91,10 +91,10 @@ class AlertBot(ThreadWatcher):
 
 @contextlib.asynccontextmanager
 async def running_alert_bot(
-    script: list[list[Any]], *, token: str = TOKEN, shared: AlertBot | None = None
+    script: list[list[Any]], *, token: str = TOKEN, shared: AlertBot | None = None, **options: Any
 ) -> AsyncIterator[AlertBot]:
     """The bot as `opsagent serve` wires it with `[alertmanager] channel = CHANNEL`, until the block ends;
-    with `shared`, a second replica on the same fake Slack and run store."""
+    with `shared`, a second replica on the same fake Slack and run store; `options` go to `create_app`."""
     async with contextlib.AsyncExitStack() as stack:
         if shared is None:
             slack = await stack.enter_async_context(SlackFake(users=USERS))
@@ -103,7 +103,9 @@ async def running_alert_bot(
         else:
             slack, store, incident = shared.slack, shared.services.store, shared.incident
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=None, api_url=slack.api_url)
-        services = await create_app(SlackSettings(post_interval_s=0), secrets, incident.agent_for, store=store)
+        services = await create_app(
+            SlackSettings(post_interval_s=0), secrets, incident.agent_for, store=store, **options
+        )
         services.routes += alertmanager_routes(AlertmanagerSettings(channel=CHANNEL), services, {TOKEN_ENV: token})
         runner = await start_http(services, "127.0.0.1", 0, slack_events=False)
         await services.start()

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from fakes.kube_api import FakeKubeApi
-from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, SideEffectPolicy, Tool, ToolCall, ToolRegistry
+from kernel import Tool
 from kernel.dispatch import DispatchResult
 from opsagent_tools.kubernetes import KubernetesSettings, kubernetes_tools
 from samples.kube_objects import NOW
+from worlds.dispatch import dispatch_call
 
 
 def settings_for(server: FakeKubeApi, directory: Path, **overrides: Any) -> KubernetesSettings:
@@ -29,11 +30,7 @@ def tools_for(server: FakeKubeApi, directory: Path, **overrides: Any) -> list[To
 
 async def call(tools: list[Tool], tool: str, /, **args: Any) -> DispatchResult:
     """One call through the Dispatcher, as a run makes it."""
-    dispatcher = Dispatcher(
-        ToolRegistry(tools), policy=SideEffectPolicy(), confirm=None, redactor=DEFAULT_REDACTOR, control=RunControl()
-    )
-    tool_call = ToolCall(name=tool, args=args)
-    return await dispatcher.dispatch(tool_call, CallContext(run_id="test", step=1, call=tool_call))
+    return await dispatch_call(tools, tool, **args)
 
 
 async def text_of(tools: list[Tool], tool: str, /, **args: Any) -> str:

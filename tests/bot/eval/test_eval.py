@@ -33,6 +33,8 @@ REQUIRED_KINDS = (
     "disk-full",
     "dns-failure",
     "red-herring-deploy",
+    "runbook-names-the-query",
+    "discover-a-label",
 )
 
 
@@ -235,6 +237,23 @@ def test_each_field_error_is_named(tmp_path, replace, by, field):
     assert field in str(caught.value)
 
 
+def test_a_scenario_runbook_with_a_broken_front_matter_names_the_runbook_and_the_line(tmp_path):
+    text = (SCENARIOS / "runbook-names-the-query.toml").read_text()
+    assert "services: [checkout]" in text
+    path = write(tmp_path, text.replace("services: [checkout]", "service: checkout", 1))
+    with pytest.raises(ValueError, match=r"broken\.toml") as caught:
+        load_scenario(path, catalogue_names())
+    assert "runbooks: checkout/high-5xx.md: line 3: unknown key 'service': write 'services'" in str(caught.value)
+
+
+async def test_a_scenarios_runbooks_are_named_at_the_start_and_read_for_real():
+    outcome = await run_scenario(
+        scenario("runbook-names-the-query"), scripted_model(scenario("runbook-names-the-query"))
+    )
+    assert "[payments/latency]" in outcome.result.task
+    assert outcome.result.steps[0].observation.startswith("Runbook payments/latency: Payments latency above SLO")
+
+
 def test_invalid_toml_names_the_file(tmp_path):
     with pytest.raises(ValueError, match=r"broken\.toml: not valid TOML"):
         load_scenario(write(tmp_path, "title = \n"), catalogue_names())
@@ -341,5 +360,7 @@ async def test_eval_runs_a_configured_model_over_the_openai_wire(tmp_path):
     assert report["scenarios"][0]["prompt_tokens"] == 900 * len(scn.script), "usage comes from the wire"
     first = server.requests[0].json
     offered = {tool["function"]["name"] for tool in first["tools"]}
-    assert offered >= catalogue_names()
+    assert offered >= {tool.name for tool in production_tools(scn.repos)}, (
+        "a scenario without runbooks has no runbook tools"
+    )
     assert scn.task in json.dumps(first["messages"])

@@ -66,7 +66,7 @@ async def test_node_events_need_the_default_namespace(cluster, tmp_path):
 
 async def test_an_unknown_name_names_the_close_ones(tools):
     error = await error_of(tools, "k8s_describe", kind="pod", name="checkout-7d9f8c6b5-x2x9")
-    assert "no pod 'checkout-7d9f8c6b5-x2x9' in namespace 'shop'. Did you mean 'checkout-7d9f8c6b5-x2x9k'" in error
+    assert "No pod \"checkout-7d9f8c6b5-x2x9\" in namespace 'shop'. Nearest: checkout-7d9f8c6b5-x2x9k," in error
     kind = await error_of(tools, "k8s_describe", kind="service", name="checkout")
     assert "reads a pod, deployment or node, not 'service'" in kind
 

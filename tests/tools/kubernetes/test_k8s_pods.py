@@ -39,8 +39,8 @@ async def test_a_label_selector_and_the_whole_namespace(tools, cluster):
 
 async def test_an_unknown_workload_names_the_close_ones(tools):
     error = await error_of(tools, "k8s_pods", workload="checkot")
-    assert "no deployment, statefulset or daemonset named 'checkot' in namespace 'shop'" in error
-    assert "Did you mean 'checkout' or 'checkout-api'?" in error
+    assert "No deployment, statefulset or daemonset \"checkot\" in namespace 'shop'." in error
+    assert "Nearest: deployment/checkout, deployment/checkout-api." in error
     assert "deployment/checkout, deployment/checkout-api, statefulset/cart-db" in error
     wrong_kind = await error_of(tools, "k8s_pods", workload="job/checkout")
     assert "'job' is not a workload kind" in wrong_kind

@@ -37,8 +37,8 @@ async def test_only_the_deployments_own_replicasets_count(tools, cluster):
 
 async def test_an_unknown_deployment_names_the_close_ones(tools):
     error = await error_of(tools, "k8s_rollout_history", deployment="chekout")
-    assert "no deployment 'chekout' in namespace 'shop'. Did you mean 'checkout'" in error
-    assert "Deployments there: checkout, checkout-api." in error
+    assert "No deployment \"chekout\" in namespace 'shop'. Nearest: checkout, checkout-api." in error
+    assert "Known deployments (2): checkout, checkout-api." in error
 
 
 def test_env_changes_name_the_variables_but_never_their_values():

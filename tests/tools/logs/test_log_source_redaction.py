@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from fakes.log_servers import NOW, FakeElasticsearch, FakeLoki, LokiEntry, dispatch
+from fakes.log_servers import NOW, FakeElasticsearch, FakeLoki, LokiEntry
 from kernel import DEFAULT_REDACTOR, StreamRedactor
 from opsagent_tools.logs.search import LogRecord
 from opsagent_tools.logs.source_redaction import RecordRedaction
 from opsagent_tools.logs.tools import LogsSettings, log_tools
+from worlds.dispatch import search_logs
 
 _RANDOM = random.Random(15)
 BODY = [base64.b64encode(_RANDOM.randbytes(48)).decode() for _ in range(25)] + ["QUJDRA=="]
@@ -58,7 +59,7 @@ def write_files(directory: Path, records: list[str]) -> Path:
 
 
 async def search(tools: list) -> str:
-    outcome = await dispatch(tools, service="order-service", level="any", since="1h", limit=50)
+    outcome = await search_logs(tools, service="order-service", level="any", since="1h", limit=50)
     assert outcome.error is None, outcome.text
     return outcome.text
 
@@ -109,9 +110,9 @@ async def test_a_secret_in_a_field_is_masked_by_its_name_and_matched_only_masked
     line = {"ts": stamp(0), "level": "error", "msg": "login failed", "db_password": "hunter2-prod", "user": "bob"}
     (directory / "auth.jsonl").write_text(json.dumps(line) + "\n")
     tools = log_tools(LogsSettings(files={"directory": directory}), now=lambda: NOW)
-    shown = await dispatch(tools, service="auth", since="1h")
+    shown = await search_logs(tools, service="auth", since="1h")
     assert "db_password=[REDACTED:password]" in shown.text
-    probe = await dispatch(tools, service="auth", since="1h", query="hunter2")
+    probe = await search_logs(tools, service="auth", since="1h", query="hunter2")
     assert ": 0 lines" in probe.text.splitlines()[0]
 
 

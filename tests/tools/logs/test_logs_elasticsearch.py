@@ -5,9 +5,10 @@ from __future__ import annotations
 import base64
 from datetime import timedelta
 
-from fakes.log_servers import NOW, Failure, FakeElasticsearch, dispatch, es_error
+from fakes.log_servers import NOW, Failure, FakeElasticsearch, es_error
 from fakes.model_server import closed_port_url
 from opsagent_tools.logs.tools import LogsSettings, log_tools
+from worlds.dispatch import search_logs
 
 
 def stamp(minutes: float) -> str:
@@ -49,7 +50,7 @@ def tools_with(es, *, sample_size=500, **es_settings):
 
 
 async def search(tools, **args):
-    outcome = await dispatch(tools, **args)
+    outcome = await search_logs(tools, **args)
     assert outcome.error is None, outcome.text
     return outcome.text
 
@@ -176,7 +177,8 @@ async def test_zero_hits_lists_the_services_with_logs_in_the_window():
         "aggs": {"services": {"terms": {"field": "service.name", "size": 50}}},
     }
     assert text.splitlines()[-1] == (
-        "No service named 'orders' has logs in this window. Services that do: gateway, order-service."
+        'No service "orders" has logs in this window. Nearest: order-service. Known services (2): gateway, '
+        "order-service."
     )
 
 
@@ -185,7 +187,7 @@ async def test_api_key_and_basic_auth_come_from_named_environment_variables(monk
     monkeypatch.setenv("OPSAGENT_TEST_ES_PASSWORD", "pa55word")
     async with FakeElasticsearch(DOCS, api_key="c2VjcmV0LWtleS1pZDpzZWNyZXQ=") as es:
         ok = await search(tools_with(es, api_key_env="OPSAGENT_TEST_ES_KEY"), service="gateway")
-        refused = await dispatch(
+        refused = await search_logs(
             tools_with(es, username="elastic", password_env="OPSAGENT_TEST_ES_PASSWORD"), service="gateway"
         )
     assert ok.splitlines()[0].endswith(": 1 lines")
@@ -200,7 +202,7 @@ async def test_api_key_and_basic_auth_come_from_named_environment_variables(monk
 async def test_secrets_in_hits_are_redacted():
     leaky = [doc(1, "login failed for token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")]
     async with FakeElasticsearch(leaky) as es:
-        outcome = await dispatch(tools_with(es), service="order-service")
+        outcome = await search_logs(tools_with(es), service="order-service")
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in outcome.text
     assert "[REDACTED:" in outcome.text
 
@@ -210,7 +212,7 @@ async def test_secrets_in_hits_are_redacted():
 
 async def test_a_query_string_parse_error_shows_the_root_cause_and_how_to_fix_it():
     async with FakeElasticsearch(DOCS) as es:
-        outcome = await dispatch(tools_with(es), service="order-service", query="(upstream")
+        outcome = await search_logs(tools_with(es), service="order-service", query="(upstream")
     assert outcome.text == PREFIX + (
         "Elasticsearch rejected the search: query_shard_exception: Failed to parse query [(upstream] (caused by: "
         "Cannot parse '(upstream': Encountered \"<EOF>\" at line 1, column 9.). Check the query's syntax (quote "
@@ -220,7 +222,7 @@ async def test_a_query_string_parse_error_shows_the_root_cause_and_how_to_fix_it
 
 async def test_regex_queries_are_refused_with_the_lucene_alternative():
     async with FakeElasticsearch(DOCS) as es:
-        outcome = await dispatch(tools_with(es), service="order-service", query="re:time.*out")
+        outcome = await search_logs(tools_with(es), service="order-service", query="re:time.*out")
     assert es.requests == []
     assert outcome.text == PREFIX + (
         "Elasticsearch searches words, not lines with regular expressions: drop 're:' and use query_string syntax, "
@@ -230,13 +232,13 @@ async def test_regex_queries_are_refused_with_the_lucene_alternative():
 
 async def test_missing_index_server_errors_and_partial_failures():
     async with FakeElasticsearch(DOCS) as es:
-        missing = await dispatch(tools_with(es, index="logs-prod"), service="order-service")
+        missing = await search_logs(tools_with(es, index="logs-prod"), service="order-service")
         es.fail(
             Failure(
                 503, es_error(503, "cluster_block_exception", "blocked by: [SERVICE_UNAVAILABLE/1/state not recovered]")
             )
         )
-        unavailable = await dispatch(tools_with(es), service="order-service")
+        unavailable = await search_logs(tools_with(es), service="order-service")
         partial = {"took": 1, "timed_out": True, "_shards": {"total": 5, "successful": 3, "failed": 2, "failures": [
             {"reason": {"type": "node_disconnected_exception", "reason": "node left"}}]},
             "hits": {"total": {"value": 0, "relation": "eq"}, "hits": []}}  # fmt: skip
@@ -260,13 +262,13 @@ async def test_missing_index_server_errors_and_partial_failures():
 async def test_a_hanging_cluster_times_out_and_a_closed_port_is_unreachable():
     async with FakeElasticsearch(DOCS) as es:
         es.hang(30)
-        slow = await dispatch(tools_with(es, timeout_s=0.2), service="order-service")
+        slow = await search_logs(tools_with(es, timeout_s=0.2), service="order-service")
     assert slow.text == PREFIX + (
         "Elasticsearch did not answer within 0.2 s. Narrow the window (a later since) or the query, then try again."
     )
     url = closed_port_url()
     settings = LogsSettings(backend="elasticsearch", elasticsearch={"url": url})
-    down = await dispatch(log_tools(settings, now=lambda: NOW), service="order-service")
+    down = await search_logs(log_tools(settings, now=lambda: NOW), service="order-service")
     assert down.text == PREFIX + (
         f"Cannot reach Elasticsearch at {url} (ConnectError: All connection attempts failed). It may be down or "
         "logs.elasticsearch.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."

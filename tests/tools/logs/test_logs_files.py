@@ -8,11 +8,12 @@ from datetime import timedelta
 
 import pytest
 
-from fakes.log_servers import NOW, dispatch
+from fakes.log_servers import NOW
 from kernel import ErrorKind, ScriptedModel, ToolRegistry, react, text_turn
 from opsagent_tools.logs.files import FileLogBackend, FileLogSettings, parse_line
 from opsagent_tools.logs.search import LogQuery
 from opsagent_tools.logs.tools import LogsSettings, log_tools
+from worlds.dispatch import search_logs
 
 
 def stamp(minutes_ago: float, sep: str = "T") -> str:
@@ -72,7 +73,7 @@ def tools_for(directory, **settings):
 
 
 async def search(tools, **args):
-    outcome = await dispatch(tools, **args)
+    outcome = await search_logs(tools, **args)
     assert outcome.error is None, outcome.text
     return outcome.text
 
@@ -138,7 +139,7 @@ async def test_query_is_a_case_insensitive_substring_or_a_regex(logs):
     assert ": 2 lines" in regex.splitlines()[0]
     in_trace = await search(tools, service="order-service", query="PaymentClient.java")
     assert ": 1 lines" in in_trace.splitlines()[0]  # continuation lines belong to their entry
-    outcome = await dispatch(tools, service="order-service", query="re:(unclosed")
+    outcome = await search_logs(tools, service="order-service", query="re:(unclosed")
     assert outcome.error.kind is ErrorKind.EXCEPTION
     assert outcome.text.startswith(
         "[ToolError] exception: 'search_logs' failed: The query 're:(unclosed' is not a valid regular expression "
@@ -170,7 +171,8 @@ async def test_zero_lines_lists_the_services_seen_in_the_window(logs):
     assert text.splitlines()[1:] == [
         'No lines matched. Next: widen the window (since="1h"), drop the level filter (level="any"), '
         "check the service name.",
-        "No service named 'orders' has logs in this window. Services that do: gateway, order-service, payment-service.",
+        'No service "orders" has logs in this window. Nearest: order-service. Known services (3): gateway, '
+        "order-service, payment-service.",
     ]
 
 
@@ -188,7 +190,7 @@ async def test_symlinks_that_escape_the_directory_are_refused(tmp_path):
 
 
 async def test_missing_directory_and_lines_without_timestamps_are_explained(tmp_path):
-    outcome = await dispatch(tools_for(tmp_path / "nope"), service="x")
+    outcome = await search_logs(tools_for(tmp_path / "nope"), service="x")
     assert outcome.text == (
         f"[ToolError] exception: 'search_logs' failed: The log directory {tmp_path / 'nope'} does not exist or is not "
         "a directory. This is a configuration problem (logs.files.directory): tell the user, and use other evidence."
@@ -237,7 +239,7 @@ SECRET_LINES = [
 
 async def test_secrets_in_log_lines_come_out_redacted_through_dispatch(tmp_path):
     write(tmp_path / "order-service.log", SECRET_LINES)
-    outcome = await dispatch(tools_for(tmp_path), service="order-service")
+    outcome = await search_logs(tools_for(tmp_path), service="order-service")
     assert "s3cr3t-Passw0rd" not in outcome.text
     assert "hunter2hunter2" not in outcome.text
     assert "AKIAIOSFODNN7EXAMPLE" not in outcome.text

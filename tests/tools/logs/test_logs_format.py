@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from fakes.log_servers import NOW, dispatch
+from fakes.log_servers import NOW
 from kernel import ErrorKind, ToolFailure
 from opsagent_tools.logs.records import guess_level
 from opsagent_tools.logs.search import (
@@ -21,6 +21,7 @@ from opsagent_tools.logs.search import (
     parse_time,
 )
 from opsagent_tools.logs.tools import LogsSettings, build_backend, log_tools
+from worlds.dispatch import search_logs
 
 BAD_TIME = (
     "Cannot read the time 'yesterday'. Use a relative time such as '15m', '2h', '1d' or 't-12m' (that long before "
@@ -199,8 +200,8 @@ def test_zero_lines_gives_next_steps_and_names_the_services_that_have_logs():
             'order-service, level=error, query="timeout", t-12m..now (03:26:57Z..03:38:57Z): 0 lines',
             'No lines matched. Next: widen the window (since="1h"), drop the level filter (level="any"), '
             "loosen or drop the query, check the service name.",
-            "No service named 'order-service' has logs in this window. Services that do: gateway, orders, "
-            "payment-service.",
+            'No service "order-service" has logs in this window. Nearest: orders, payment-service. '
+            "Known services (3): gateway, orders, payment-service.",
         ]
     )
 
@@ -236,12 +237,12 @@ def recorded(tmp_path):
 
 async def test_tool_turns_arguments_into_a_query(recorded):
     backend, tools = recorded
-    outcome = await dispatch(tools, service=" order-service ", since="t-12m", level="warning", query=" timeout ")
+    outcome = await search_logs(tools, service=" order-service ", since="t-12m", level="warning", query=" timeout ")
     assert outcome.error is None
     assert backend.queries == [
         LogQuery("order-service", at(12), NOW, "warn", "timeout", limit=20, sample=500),
     ]
-    await dispatch(tools, service="gateway", since="2026-11-30T03:00:00Z", until="2026-11-30T03:30:00Z", level="all")
+    await search_logs(tools, service="gateway", since="2026-11-30T03:00:00Z", until="2026-11-30T03:30:00Z", level="all")
     assert backend.queries[1].level is None
     assert backend.queries[1].since == datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
     assert outcome.text.startswith('order-service, level=warn, query="timeout", t-12m..now (03:26:57Z..03:38:57Z)')
@@ -250,7 +251,7 @@ async def test_tool_turns_arguments_into_a_query(recorded):
 @pytest.mark.parametrize("limit", [0, 201])
 async def test_limit_outside_1_to_200_is_refused_before_the_backend_is_asked(recorded, limit):
     backend, tools = recorded
-    outcome = await dispatch(tools, service="order-service", limit=limit)
+    outcome = await search_logs(tools, service="order-service", limit=limit)
     assert outcome.error.kind is ErrorKind.BAD_ARGS
     assert "- limit: Input should be" in outcome.text
     assert backend.queries == []
@@ -258,10 +259,10 @@ async def test_limit_outside_1_to_200_is_refused_before_the_backend_is_asked(rec
 
 async def test_bad_times_and_reversed_windows_are_model_facing_errors(recorded):
     backend, tools = recorded
-    outcome = await dispatch(tools, service="order-service", since="yesterday")
+    outcome = await search_logs(tools, service="order-service", since="yesterday")
     assert outcome.error.kind is ErrorKind.EXCEPTION
     assert outcome.text == f"[ToolError] exception: 'search_logs' failed: {BAD_TIME}"
-    outcome = await dispatch(tools, service="order-service", since="5m", until="10m")
+    outcome = await search_logs(tools, service="order-service", since="5m", until="10m")
     assert outcome.text == (
         "[ToolError] exception: 'search_logs' failed: since ('5m') is not before until ('10m'): since is the start "
         "of the window, e.g. since='1h', until='now'."

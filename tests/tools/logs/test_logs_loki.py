@@ -7,11 +7,12 @@ from datetime import timedelta
 
 import pytest
 
-from fakes.log_servers import NOW, Failure, FakeLoki, LokiEntry, dispatch
+from fakes.log_servers import NOW, Failure, FakeLoki, LokiEntry
 from fakes.model_server import closed_port_url
 from opsagent_tools.logs.loki import LokiSettings, build_logql
 from opsagent_tools.logs.search import LogQuery
 from opsagent_tools.logs.tools import LogsSettings, log_tools
+from worlds.dispatch import search_logs
 
 NS = 1_000_000_000
 
@@ -41,7 +42,7 @@ def tools_with(loki, *, sample_size=500, **loki_settings):
 
 
 async def search(tools, **args):
-    outcome = await dispatch(tools, **args)
+    outcome = await search_logs(tools, **args)
     assert outcome.error is None, outcome.text
     return outcome.text
 
@@ -186,7 +187,8 @@ async def test_zero_lines_lists_the_values_of_the_service_label():
         text = await search(tools_with(loki), service="orders")
     assert [r.path for r in loki.requests] == ["/loki/api/v1/query_range", "/loki/api/v1/label/service_name/values"]
     assert text.splitlines()[-1] == (
-        "No service named 'orders' has logs in this window. Services that do: gateway, order-service."
+        'No service "orders" has logs in this window. Nearest: order-service. Known services (2): gateway, '
+        "order-service."
     )
 
 
@@ -195,8 +197,8 @@ async def test_zero_lines_with_a_wrong_service_label_names_the_labels_that_exist
         text = await search(tools_with(loki, service_label="app"), service="order-service")
     assert [r.path for r in loki.requests][1:] == ["/loki/api/v1/label/app/values", "/loki/api/v1/labels"]
     assert text.splitlines()[-1] == (
-        "note: No stream in this window has the label 'app' (logs.loki.service_label). Labels that exist: pod, "
-        "service_name. The service label setting may be wrong: tell the user."
+        'note: No label "app" is on any stream in this window. Known labels (2): pod, service_name. '
+        "logs.loki.service_label names it, so that setting may be wrong: tell the user."
     )
 
 
@@ -207,7 +209,7 @@ async def test_secrets_in_loki_lines_are_redacted():
         )
     ]
     async with FakeLoki(leaky) as loki:
-        outcome = await dispatch(tools_with(loki), service="order-service")
+        outcome = await search_logs(tools_with(loki), service="order-service")
     assert "eyJzdWIiOiIxIn0" not in outcome.text
     assert "Authorization: Bearer [REDACTED:" in outcome.text
 
@@ -219,7 +221,7 @@ PREFIX = "[ToolError] exception: 'search_logs' failed: "
 
 async def test_a_logql_parse_error_is_shown_with_the_query_sent():
     async with FakeLoki(ENTRIES) as loki:
-        outcome = await dispatch(tools_with(loki), service="order-service", query="{app=orders")
+        outcome = await search_logs(tools_with(loki), service="order-service", query="{app=orders")
     assert outcome.text == PREFIX + (
         "Loki rejected the query: parse error at line 1, col 1: syntax error: unexpected IDENTIFIER, expecting { in "
         "{app=orders. LogQL sent: `{app=orders`. Pass plain text as query to search for a substring, or fix the "
@@ -230,8 +232,8 @@ async def test_a_logql_parse_error_is_shown_with_the_query_sent():
 async def test_server_errors_and_bad_credentials_say_what_to_do():
     async with FakeLoki(ENTRIES) as loki:
         loki.fail(Failure(500, "too many outstanding requests"), Failure(401, "no org id"))
-        server_error = await dispatch(tools_with(loki), service="order-service")
-        refused = await dispatch(tools_with(loki), service="order-service")
+        server_error = await search_logs(tools_with(loki), service="order-service")
+        refused = await search_logs(tools_with(loki), service="order-service")
     assert server_error.text == PREFIX + (
         "Loki failed with HTTP 500: too many outstanding requests. Try a shorter window or a narrower query; if it "
         "keeps failing, Loki is unhealthy: use other evidence."
@@ -245,7 +247,7 @@ async def test_server_errors_and_bad_credentials_say_what_to_do():
 async def test_a_hanging_loki_times_out_with_advice():
     async with FakeLoki(ENTRIES) as loki:
         loki.hang(30)
-        outcome = await dispatch(tools_with(loki, timeout_s=0.2), service="order-service")
+        outcome = await search_logs(tools_with(loki, timeout_s=0.2), service="order-service")
     assert outcome.text == PREFIX + (
         "Loki did not answer within 0.2 s. Narrow the window (a later since) or add a query to cut the lines "
         "scanned, then try again."
@@ -255,7 +257,7 @@ async def test_a_hanging_loki_times_out_with_advice():
 async def test_connection_refused_names_the_url():
     url = closed_port_url()
     settings = LogsSettings(backend="loki", loki={"url": url})
-    outcome = await dispatch(log_tools(settings, now=lambda: NOW), service="order-service")
+    outcome = await search_logs(log_tools(settings, now=lambda: NOW), service="order-service")
     assert outcome.text == PREFIX + (
         f"Cannot reach Loki at {url} (ConnectError: All connection attempts failed). Loki may be down or "
         "logs.loki.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
@@ -266,5 +268,5 @@ async def test_connection_refused_names_the_url():
 async def test_an_answer_that_is_not_lokis_is_reported(body):
     async with FakeLoki(ENTRIES) as loki:
         loki.fail(Failure(200, body))
-        outcome = await dispatch(tools_with(loki), service="order-service")
+        outcome = await search_logs(tools_with(loki), service="order-service")
     assert outcome.text.startswith(PREFIX + f"Loki at {loki.url} answered with something that is not a Loki API")

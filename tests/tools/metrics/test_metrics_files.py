@@ -337,7 +337,7 @@ async def test_a_stale_service_and_an_unknown_one_get_the_no_data_advice(tools: 
     with pytest.raises(ToolFailure) as stale:
         await query_metrics(tools, "inventory-service", window="10m")
     assert str(stale.value).startswith('no series for service="inventory-service" and http_5xx_rate in the last 10m')
-    with pytest.raises(ToolFailure, match="did you mean order-service"):
+    with pytest.raises(ToolFailure, match="Nearest: order-service"):
         await query_metrics(tools, "ordr-service")
 
 

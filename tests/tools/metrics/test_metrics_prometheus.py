@@ -15,19 +15,13 @@ from pydantic import ValidationError
 
 from fakes.model_server import FakeModelServer, Reply, closed_port_url
 from kernel import (
-    DEFAULT_REDACTOR,
-    CallContext,
-    Dispatcher,
-    RunControl,
-    SideEffectPolicy,
     Tool,
-    ToolCall,
     ToolFailure,
-    ToolRegistry,
 )
 from opsagent_tools.metrics.prometheus import LONG_QUERY_CHARS, PrometheusClient
 from opsagent_tools.metrics.tools import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
 from servers.prometheus import PrometheusServer, binary
+from worlds.dispatch import dispatch_call
 
 SPIKE_QUERY = (
     'query: (sum(rate(http_requests_total{service="order-service",code=~"5.."}[75s])) or vector(0)) '
@@ -37,11 +31,7 @@ SPIKE_QUERY = (
 
 async def call(tools: list[Tool], name: str, **args: Any) -> str:
     """One call through the kernel's Dispatcher, as a run makes it: the output, or the error the model would see."""
-    dispatcher = Dispatcher(
-        ToolRegistry(tools), policy=SideEffectPolicy(), confirm=None, redactor=DEFAULT_REDACTOR, control=RunControl()
-    )
-    tool_call = ToolCall(name=name, args=args)
-    result = await dispatcher.dispatch(tool_call, CallContext(run_id="test", step=1, call=tool_call))
+    result = await dispatch_call(tools, name, **args)
     return result.error.message if result.error else result.text
 
 
@@ -92,9 +82,10 @@ async def test_the_stopped_service_is_still_there_over_a_longer_window(tools: li
 
 async def test_an_unknown_service_gets_the_closest_names(tools: list[Tool]) -> None:
     text = await call(tools, "query_metrics", service="order")
-    assert 'no series for service="order": no metric carries that service name in the last 6h' in text
-    assert "did you mean order-service?" in text
-    assert "services: ghost-service, inventory-service, order-service, payment-service" in text
+    assert text.startswith(
+        "'query_metrics' failed: No service \"order\" has metrics (service or container) in the last 6h. Nearest: order-service. "
+        "Known services (4): ghost-service, inventory-service, order-service, payment-service. Use one of these names."
+    )
 
 
 # --- aliases and PromQL -----------------------------------------------------------------------
@@ -153,7 +144,7 @@ async def test_a_guessed_metric_name_is_named_as_no_alias(tools: list[Tool]) -> 
 async def test_a_service_name_cannot_break_out_of_its_string(tools: list[Tool]) -> None:
     text = await call(tools, "query_metrics", service='x"} or vector(1) or {a="', metric="http_request_rate")
     assert 'http_requests_total{service="x\\"} or vector(1) or {a=\\""}' in text
-    assert "no series for" in text
+    assert 'No service "x\\"} or vector(1) or {a=\\"" has metrics' in text
 
 
 async def test_bad_promql_is_rejected_with_the_query_to_fix(tools: list[Tool]) -> None:
@@ -245,7 +236,7 @@ async def test_list_metrics_for_a_service_lists_its_metric_names(tools: list[Too
 
 async def test_list_metrics_for_an_unknown_service_suggests_one(tools: list[Tool]) -> None:
     text = await call(tools, "list_metrics", service="ordr")
-    assert 'No metric has service="ordr" or container="ordr" in the last 6h. Did you mean order-service?' in text
+    assert 'No service "ordr" has metrics (service or container) in the last 6h. Nearest: order-service.' in text
 
 
 # --- the client on its own --------------------------------------------------------------------

@@ -1,0 +1,10 @@
+"""A map of the environment: `discover(kind, filter?)` lists what exists, so the model does not guess names.
+
+Each backend family supplies a source with its own kinds (Prometheus metrics, labels and series; Loki labels;
+Elasticsearch indices and fields); the tool knows none of them, and answers from a per-process cache.
+"""
+
+from opsagent_tools.discovery.cache import DiscoveryCache
+from opsagent_tools.discovery.tool import DiscoverySettings, DiscoverySource, Kind, discover_tool
+
+__all__ = ["DiscoveryCache", "DiscoverySettings", "DiscoverySource", "Kind", "discover_tool"]

@@ -1,0 +1,55 @@
+"""Every entry point names the runbooks that may apply in the run's first turn: a Slack mention and an alert.
+
+The header and the final message show what was asked, never the note; the model reads ids and titles, not bodies.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fakes.slack_api import SlackFake
+from kernel import text_turn
+from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
+from opsagent_tools.runbooks.tools import runbook_tools
+from samples.runbooks import TEXTS
+from worlds.alert_bot import ALERTNAME, alert, notification, running_alert_bot
+from worlds.slack_bot import USERS, IncidentBot, running_app
+
+
+async def test_a_slack_mention_names_the_runbook_and_the_run_reads_it(run_store):
+    library = RunbookLibrary(TextSource(TEXTS))
+    script = [
+        [
+            text_turn("read_runbook", "Known: a runbook applies.", id="orders/5xx"),
+            text_turn("finish", answer="Runbook orders/5xx (step 1): https://grafana.example/d/orders"),
+        ]
+    ]
+    incident = IncidentBot(script)
+    for tool in runbook_tools(library):
+        incident.tools.add(tool)
+    async with SlackFake(users=USERS) as slack, running_app(slack, incident, run_store, runbooks=library) as harness:
+        ts = await harness.mention("order-service 5xx at 12%, find the root cause")
+        await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
+        thread = harness.thread(ts)
+    first = harness.models[0].requests[0].messages[0].content
+    assert "[orders/5xx]" in first
+    assert "BODY-SECRET-STEPS" not in first
+    step = json.dumps(thread[2].blocks)
+    assert "read_runbook" in step
+    assert "BODY-SECRET-STEPS" in step
+    assert "Investigating" in thread[1].text
+    assert "Runbooks that may apply" not in thread[1].text, "the header shows what was asked, not the note"
+    finished = next(m for m in thread if "Investigation finished" in m.text)
+    assert "Runbooks that may apply" not in finished.text
+    assert "order-service 5xx at 12%, find the root cause" in finished.text
+
+
+async def test_an_alert_names_the_runbook_for_its_alert_name():
+    library = RunbookLibrary(TextSource(TEXTS))
+    script = [[text_turn("finish", answer="done")]]
+    async with running_alert_bot(script, runbooks=library) as bot:
+        status, _ = await bot.notify(notification(alert("fp-1")))
+        assert status == 200
+        await bot.until(lambda: bot.incident.models and bot.incident.models[0].requests, "the run asks the model")
+    first = bot.incident.models[0].requests[0].messages[0].content
+    assert f"matches the alert {ALERTNAME}, the service order-service" in first

@@ -1,0 +1,36 @@
+"""One tool call through the kernel's real Dispatcher (validation, timeout, redaction), as a run makes it.
+
+Tool tests read what the model would read: the dispatched observation or the typed error, never a handler's raw return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kernel import (
+    DEFAULT_REDACTOR,
+    CallContext,
+    Dispatcher,
+    DispatchResult,
+    RunControl,
+    SideEffectPolicy,
+    Tool,
+    ToolCall,
+    ToolRegistry,
+)
+
+
+async def dispatch_call(tools: ToolRegistry | Iterable[Tool], name: str, /, **args: Any) -> DispatchResult:
+    """Dispatch `name(**args)` over `tools` under the default (read-only) policy."""
+    registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+    dispatcher = Dispatcher(
+        registry, policy=SideEffectPolicy(), confirm=None, redactor=DEFAULT_REDACTOR, control=RunControl()
+    )
+    call = ToolCall(name=name, args=args)
+    return await dispatcher.dispatch(call, CallContext(run_id="test", step=1, call=call))
+
+
+async def search_logs(tools: ToolRegistry | Iterable[Tool], **args: Any) -> DispatchResult:
+    """One `search_logs` call."""
+    return await dispatch_call(tools, "search_logs", **args)
