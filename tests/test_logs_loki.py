@@ -195,7 +195,7 @@ async def test_zero_lines_with_a_wrong_service_label_names_the_labels_that_exist
         text = await search(tools_with(loki, service_label="app"), service="order-service")
     assert [r.path for r in loki.requests][1:] == ["/loki/api/v1/label/app/values", "/loki/api/v1/labels"]
     assert text.splitlines()[-1] == (
-        "note: No stream in this window has the label 'app' (logs.loki.service_label). Labels that exist: pod, "
+        "note: No stream in this window has the label 'app' (tools.logs.loki.service_label). Labels that exist: pod, "
         "service_name. The service label setting may be wrong: tell the user."
     )
 
@@ -237,8 +237,8 @@ async def test_server_errors_and_bad_credentials_say_what_to_do():
         "keeps failing, Loki is unhealthy: use other evidence."
     )
     assert refused.text == PREFIX + (
-        "Loki refused the credentials (HTTP 401: no org id). Credentials are configuration (logs.loki "
-        "username/password_env/token_env/tenant_id): tell the user, and use other evidence."
+        "Loki refused the credentials (HTTP 401: no org id). Credentials are configuration (tools.logs.loki: "
+        "username, password_env, token_env, tenant_id): tell the user, and use other evidence."
     )
 
 
@@ -258,7 +258,7 @@ async def test_connection_refused_names_the_url():
     outcome = await dispatch(log_tools(settings, now=lambda: NOW), service="order-service")
     assert outcome.text == PREFIX + (
         f"Cannot reach Loki at {url} (ConnectError: All connection attempts failed). Loki may be down or "
-        "logs.loki.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
+        "tools.logs.loki.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
     )
 
 

@@ -152,7 +152,7 @@ class LokiBackend:
             ) from None
         except httpx.HTTPError as exc:
             raise ToolFailure(
-                f"Cannot reach Loki at {url} ({type(exc).__name__}: {exc}). Loki may be down or logs.loki.url wrong: "
+                f"Cannot reach Loki at {url} ({type(exc).__name__}: {exc}). Loki may be down or tools.logs.loki.url wrong: "
                 "tell the user, and use other evidence (metrics, deploys) meanwhile."
             ) from None
         body = response.text.strip()[:300]
@@ -165,7 +165,7 @@ class LokiBackend:
         if response.status_code in (401, 403):
             raise ToolFailure(
                 f"Loki refused the credentials (HTTP {response.status_code}: {body}). Credentials are configuration "
-                "(logs.loki username/password_env/token_env/tenant_id): tell the user, and use other evidence."
+                "(tools.logs.loki: username, password_env, token_env, tenant_id): tell the user, and use other evidence."
             )
         if response.status_code != 200:
             raise ToolFailure(
@@ -207,7 +207,7 @@ class LokiBackend:
             if not result.services:
                 labels = sorted(await self._get(client, "labels", window, "") or [])
                 result.notes.append(
-                    f"No stream in this window has the label '{label}' (logs.loki.service_label). Labels that exist: "
+                    f"No stream in this window has the label '{label}' (tools.logs.loki.service_label). Labels that exist: "
                     f"{join_names(labels) or 'none'}. The service label setting may be wrong: tell the user."
                 )
         except ToolFailure as exc:
