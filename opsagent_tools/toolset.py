@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
@@ -46,6 +46,14 @@ class ToolsSettings(BaseModel):
     logs: LogsSettings | None = None
     repos: RepoSettings | None = None
     actions: ActionsSettings | None = None
+    recorded_at: AwareDatetime | None = None
+    """For backends that are a recording (the demo's, a recorded incident): when it ends, which the tools take as
+    "now". Left out for live backends: the tools read the clock."""
+
+    def clock(self) -> Clock:
+        """The tools' "now": the recording's end when there is one, else the wall clock."""
+        recorded = self.recorded_at
+        return (lambda: recorded) if recorded is not None else (lambda: datetime.now(UTC))
 
 
 def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:
@@ -62,23 +70,29 @@ def build_tools(
     environ: Mapping[str, str] = os.environ,
     now: Clock | None = None,
     journal: ActionJournal | None = None,
+    previews_only: bool = False,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `journal` records side effects (the bot's run
-    store makes them exactly-once across restarts; by default, within this process)."""
+    store makes them exactly-once across restarts; by default, within this process). `previews_only`: the
+    policy never sends an action (read_only, dry_run), so the action webhook needs no signing secret. `now`
+    replaces the tools' clock (a replay pins the recorded one)."""
     registry = ToolRegistry()
+    now = now or settings.clock()
     if settings.metrics is not None:
         for tool in metrics_tools(settings.metrics, client=metrics_client(settings.metrics), now=now):
             registry.add(tool)
     if settings.logs is not None:
-        log_options = {"now": now} if now is not None else {}
-        for tool in log_tools(settings.logs, backend=build_backend(settings.logs, environ), **log_options):
+        for tool in log_tools(settings.logs, backend=build_backend(settings.logs, environ), now=now):
             registry.add(tool)
     if settings.repos is not None:
         for tool in repo_tools(settings.repos):
             registry.add(tool)
     if settings.actions is not None:
-        for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ, journal=journal)):
+        webhook = ActionWebhook.from_env(
+            settings.actions.webhook, environ, journal=journal, previews_only=previews_only
+        )
+        for tool in action_tools(webhook):
             registry.add(tool)
     return registry
 
@@ -92,18 +106,22 @@ class CheckResult:
     message: str
 
 
-async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] = os.environ) -> list[CheckResult]:
-    """Reach each configured backend once; never raises, one result per backend."""
+async def check_backends(
+    settings: ToolsSettings, *, environ: Mapping[str, str] = os.environ, previews_only: bool = False
+) -> list[CheckResult]:
+    """Reach each configured backend once; never raises, one result per backend (`previews_only` as for
+    `build_tools`)."""
     results: list[CheckResult] = []
+    end = settings.clock()()
     if settings.metrics is not None:
-        results.append(await _probe("metrics", _check_metrics(settings.metrics)))
+        results.append(await _probe("metrics", _check_metrics(settings.metrics, end)))
     if settings.logs is not None:
-        results.append(await _probe(f"logs ({settings.logs.backend})", _check_logs(settings.logs, environ)))
+        results.append(await _probe(f"logs ({settings.logs.backend})", _check_logs(settings.logs, environ, end)))
     if settings.repos is not None:
         for name, backend in build_backends(settings.repos).items():
             results.append(await _probe(f"repo {name}", _check_repo(backend)))
     if settings.actions is not None:
-        results.append(_check_actions(settings.actions, environ))
+        results.append(_check_actions(settings.actions, environ, previews_only=previews_only))
     return results
 
 
@@ -115,18 +133,16 @@ async def _probe(name: str, check: Awaitable[str]) -> CheckResult:
     return CheckResult(name, True, message)
 
 
-async def _check_metrics(settings: MetricsSettings) -> str:
+async def _check_metrics(settings: MetricsSettings, end: datetime) -> str:
     client = metrics_client(settings)
-    end = datetime.now(UTC)
     services = await client.label_values(settings.service_label, start=end - timedelta(hours=6), end=end)
     if not services:
-        return f"reachable, but no series carry the label '{settings.service_label}' in the last 6 h: check metrics.service_label"
+        return f"reachable, but no series carry the label '{settings.service_label}' in the last 6 h: check tools.metrics.service_label"
     return f"reachable; {len(services)} services: {', '.join(services[:8])}{' …' if len(services) > 8 else ''}"
 
 
-async def _check_logs(settings: LogsSettings, environ: Mapping[str, str]) -> str:
+async def _check_logs(settings: LogsSettings, environ: Mapping[str, str], end: datetime) -> str:
     backend = build_backend(settings, environ)
-    end = datetime.now(UTC)
     probe = LogQuery(service=CHECK_SERVICE, since=end - timedelta(minutes=15), until=end, level=None, query="", limit=1)
     result = await backend.search(probe)
     services = f"; services seen: {', '.join(result.services[:8])}" if result.services else ""
@@ -138,9 +154,14 @@ async def _check_repo(backend: RepoBackend) -> str:
     return f"readable at HEAD ({len(listing.entries)} entries at the root)"
 
 
-def _check_actions(settings: ActionsSettings, environ: Mapping[str, str]) -> CheckResult:
+def _check_actions(settings: ActionsSettings, environ: Mapping[str, str], *, previews_only: bool) -> CheckResult:
+    webhook = settings.webhook
+    if previews_only and not environ.get(webhook.secret_env):
+        return CheckResult(
+            "actions", True, f"webhook {webhook.url}: previews only (the policy sends nothing), no secret needed"
+        )
     try:
-        ActionWebhook.from_env(settings.webhook, environ)
+        ActionWebhook.from_env(webhook, environ)
     except ValueError as exc:
         return CheckResult("actions", False, str(exc))
-    return CheckResult("actions", True, f"webhook {settings.webhook.url}, signing secret present (not called by check)")
+    return CheckResult("actions", True, f"webhook {webhook.url}, signing secret present (not called by check)")

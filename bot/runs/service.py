@@ -29,7 +29,7 @@ from bot.slack.refusals import refusal_text
 from bot.slack.run_thread import RunThread, TraceLink
 from bot.store.protocol import RunStore, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
-from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, new_run_id
+from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, follow_up_task, new_run_id
 
 log = structlog.get_logger("opsagent.investigations")
 
@@ -382,9 +382,6 @@ def _readable_trace(record: RunRecord) -> RunResult | None:
 
 
 def _with_history(text: str, earlier: RunRecord | None) -> str:
-    """A follow-up in an investigation thread knows the earlier task and answer."""
+    """A follow-up in an investigation thread knows the earlier task and answer (as the terminal's follow-ups do)."""
     result = _readable_trace(earlier) if earlier is not None else None
-    if result is None:
-        return text
-    answer = result.answer or result.partial_answer or f"(no answer: {result.stop_reason})"
-    return f"{text}\n\nEarlier in this thread you investigated: {result.task}\nYour answer then: {answer}"
+    return text if result is None else follow_up_task(text, result)
