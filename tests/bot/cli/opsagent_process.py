@@ -14,6 +14,7 @@ from pathlib import Path
 OPSAGENT = Path(sys.executable).with_name("opsagent")
 UNSET_PREFIXES = ("OPSAGENT_", "OPENAI_", "ANTHROPIC_", "SLACK_")
 UNSET = ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS")
+RUN_TIMEOUT_S = 90
 
 
 @dataclass(frozen=True)
@@ -43,14 +44,12 @@ async def start(
     )
 
 
-async def opsagent(
-    *args: object, cwd: Path, env: dict[str, str] | None = None, stdin: bytes | None = None, timeout: float = 90
-) -> Ran:
-    """Run `opsagent ARGS` to its end (stdin: the given bytes, else /dev/null)."""
+async def opsagent(*args: object, cwd: Path, env: dict[str, str] | None = None, stdin: bytes | None = None) -> Ran:
+    """Run `opsagent ARGS` to its end (stdin: the given bytes, else /dev/null); 90 s at most."""
     proc = await start(
         *args, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL
     )
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(RUN_TIMEOUT_S):
         out, err = await proc.communicate(stdin)
     assert proc.returncode is not None
     return Ran(proc.returncode, out.decode(), err.decode())
