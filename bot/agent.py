@@ -1,4 +1,4 @@
-"""Building the agent from the configuration: the model it names and an `Agent` with its budgets and policy.
+"""Building the agent from the configuration: the model it names, its tools, and an `Agent` with its budgets.
 
 The one way every command and the Slack bot get their agent, so each reads the same keys the same way.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from bot.settings import LLMSettings, Settings
 from kernel import (
@@ -15,10 +16,16 @@ from kernel import (
     AnthropicLLM,
     ConfirmHook,
     OpenAICompatibleLLM,
+    RetryPolicy,
+    SideEffectMode,
     SideEffectPolicy,
     ToolRegistry,
 )
+from opsagent_tools.runbooks import RunbookLibrary
+from opsagent_tools.toolset import build_tools
 
+PREVIEW_MODES = frozenset({SideEffectMode.READ_ONLY, SideEffectMode.DRY_RUN})
+"""Policies that never send an action: the action webhook needs no signing secret under them."""
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 NO_MODEL = (
@@ -55,6 +62,21 @@ def build_agent(
     )
 
 
+def build_toolset(
+    settings: Settings,
+    *,
+    runbooks: RunbookLibrary | None = None,
+    policy: SideEffectPolicy | None = None,
+    **options: Any,
+) -> ToolRegistry:
+    """The configured tools, with the runbook tools over `runbooks` (`RunbookLibrary.from_settings`, made once by
+    the caller, which also names the runbooks that may apply to its task). Under a policy that never sends an
+    action (`policy`, else the configured one) the action tools are there for their previews and need no signing
+    secret. `options` go to `build_tools`."""
+    mode = (policy or settings.policy).mode
+    return build_tools(settings.tools, runbooks=runbooks, previews_only=mode in PREVIEW_MODES, **options)
+
+
 def require_llm(settings: Settings, *, instead: str = "") -> LLM:
     """The configured model; a ValueError naming what to set when there is none (`instead`: another way out)."""
     llm = build_llm(settings.llm)
@@ -63,32 +85,47 @@ def require_llm(settings: Settings, *, instead: str = "") -> LLM:
     return llm
 
 
-def build_llm(settings: LLMSettings | None, environ: Mapping[str, str] = os.environ) -> LLM | None:
-    """The configured model, or the one the environment names, or None when neither names one."""
+def build_llm(
+    settings: LLMSettings | None, environ: Mapping[str, str] = os.environ, *, retry: RetryPolicy | None = None
+) -> LLM | None:
+    """The configured model, or the one the environment names, or None when neither names one.
+
+    An `api_key_env` that names an unset variable is a ValueError: a key the operator meant to use is missing.
+    `retry` replaces the adapters' retry policy (`opsagent check` tries once)."""
     if environ.get("OPSAGENT_MODEL") and not environ.get("OPSAGENT_LLM_MODEL"):
         environ = {**environ, "OPSAGENT_LLM_MODEL": environ["OPSAGENT_MODEL"]}
+    options = {"retry": retry} if retry is not None else {}
     if settings is not None:
-        key = environ.get(settings.api_key_env, "") if settings.api_key_env else None
+        key_env = settings.api_key_env
+        if key_env is not None and not environ.get(key_env, "").strip():
+            raise ValueError(
+                f"[llm] api_key_env names {key_env}, which is not set: export {key_env}=<your key>, "
+                "or remove api_key_env to use the default variables"
+            )
         if settings.provider == "anthropic":
+            key_env = key_env or "ANTHROPIC_API_KEY"
             return AnthropicLLM(
                 model=settings.model,
-                api_key=key or environ.get("ANTHROPIC_API_KEY"),
+                api_key=environ.get(key_env) or None,
+                api_key_env=key_env,
                 temperature=settings.temperature,
                 native_tools=settings.native_tools,
                 **({"base_url": settings.base_url} if settings.base_url else {}),
+                **options,
             )
         return OpenAICompatibleLLM.from_env(
             {**environ, "OPSAGENT_LLM_MODEL": settings.model},
             temperature=settings.temperature,
             native_tools=settings.native_tools,
             **({"base_url": settings.base_url} if settings.base_url else {}),
-            **({"api_key": key} if key else {}),
+            **({"api_key": environ[key_env], "api_key_env": key_env} if key_env else {}),
+            **options,
         )
     if environ.get("ANTHROPIC_API_KEY") and not (environ.get("OPENAI_API_KEY") or environ.get("OPSAGENT_LLM_BASE_URL")):
-        return AnthropicLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_ANTHROPIC_MODEL, **environ})
+        return AnthropicLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_ANTHROPIC_MODEL, **environ}, **options)
     if any(
         environ.get(name)
         for name in ("OPSAGENT_LLM_MODEL", "OPSAGENT_LLM_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
     ):
-        return OpenAICompatibleLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_OPENAI_MODEL, **environ})
+        return OpenAICompatibleLLM.from_env({"OPSAGENT_LLM_MODEL": DEFAULT_OPENAI_MODEL, **environ}, **options)
     return None

@@ -11,11 +11,15 @@ thread) and exits within a bounded time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+from collections.abc import AsyncIterator
 
+import aiohttp
 import structlog
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.receiver import alertmanager_routes
@@ -34,6 +38,29 @@ log = structlog.get_logger("opsagent.serve")
 
 SHUTDOWN_TIMEOUT_S = 20.0
 """How long runs in flight get to say goodbye in their threads before the process exits."""
+DEFAULT_SLACK_API = "https://slack.com/api/"
+
+
+class SlackUnavailableError(ConnectionError):
+    """Slack cannot be used at start-up: unreachable, or it refused a token. The message says what to check."""
+
+
+@contextlib.asynccontextmanager
+async def talking_to_slack(what: str, token_variable: str, api_url: str | None) -> AsyncIterator[None]:
+    """Turn Slack's refusal or silence during `what` into one `SlackUnavailableError` line naming what to check."""
+    try:
+        yield
+    except SlackApiError as exc:
+        error = exc.response.get("error", "error") if exc.response is not None else "error"
+        raise SlackUnavailableError(
+            f"Slack refused {what} ({error}): check {token_variable} (the app's token, from api.slack.com/apps)"
+        ) from None
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        where = api_url or DEFAULT_SLACK_API
+        reason = str(exc) or type(exc).__name__
+        raise SlackUnavailableError(
+            f"cannot reach Slack at {where} during {what} ({reason}): check the network, a proxy, or SLACK_API_URL"
+        ) from None
 
 
 async def serve_slack(
@@ -53,34 +80,43 @@ async def serve_slack(
     metrics = BotMetrics()
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
     observers: list[RunObserver] = [metrics, *([spans] if spans else [])]
-    services = await create_app(
-        settings.slack,
-        secrets,
-        agent_factory,
-        store=store,
-        lease_ttl_s=settings.store.lease_ttl_s,
-        access=settings.access,
-        observers=observers,
-        trace_link=viewer.link if viewer else None,
-        runbooks=runbooks,
-    )
+    if http and secrets.signing_secret is None:
+        raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
+    if not http and secrets.app_token is None:
+        raise ValueError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write), or use --http")
+    async with talking_to_slack("the bot token (auth.test)", "SLACK_BOT_TOKEN", secrets.api_url):
+        services = await create_app(
+            settings.slack,
+            secrets,
+            agent_factory,
+            store=store,
+            lease_ttl_s=settings.store.lease_ttl_s,
+            access=settings.access,
+            observers=observers,
+            trace_link=viewer.link if viewer else None,
+            runbooks=runbooks,
+        )
     metrics.attach(services)
     services.routes.extend(viewer.routes() if viewer else ())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    if http and secrets.signing_secret is None:
-        raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
-    if not http and secrets.app_token is None:
-        raise ValueError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write), or use --http")
     if settings.alertmanager is not None:
         services.routes += alertmanager_routes(settings.alertmanager, services)
     runner = await start_http(services, host, port, slack_events=http)
     await services.start()
     handler = None if http or secrets.app_token is None else socket_mode_handler(services, secrets.app_token)
     if handler is not None:
-        await handler.connect_async()
+        try:
+            async with talking_to_slack(
+                "the app-level token (apps.connections.open)", "SLACK_APP_TOKEN", secrets.api_url
+            ):
+                await handler.connect_async()
+        except SlackUnavailableError:
+            await services.close(timeout_s=SHUTDOWN_TIMEOUT_S)
+            await runner.cleanup()
+            raise
     log.info("serving", transport="socket_mode" if handler else "http", host=host, port=port)
     await stop.wait()
     await services.close(timeout_s=SHUTDOWN_TIMEOUT_S)

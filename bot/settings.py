@@ -1,17 +1,23 @@
 """OpsAgent's configuration: one TOML file (path from `OPSAGENT_CONFIG`), secrets from the environment.
 
-The file names backends, metric aliases, repositories, runbooks, the action webhook, the side-effect
-policy, the budgets and the model; environment variables (`OPSAGENT_<SECTION>__<KEY>`) override it.
+The file names backends, metric aliases, repositories, runbooks, the action webhook, the side-effect policy, the
+budgets and the model; environment variables (`OPSAGENT_<SECTION>__<KEY>`) override it. A mistake in either is
+reported as a person wrote it: the file or the variable, the key path, the bad value, and the nearest valid key.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
-from collections.abc import Mapping
+import tomllib
+import types
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from bot.access.settings import AccessSettings
@@ -19,12 +25,18 @@ from bot.alerts.settings import AlertmanagerSettings
 from bot.slack.settings import SlackSettings
 from bot.store.settings import StoreSettings
 from bot.viewer.settings import ViewerSettings
-from kernel import Budget, ContextPolicy, Pricing, SideEffectPolicy
+from kernel import DEFAULT_REDACTOR, Budget, ContextPolicy, Pricing, SideEffectPolicy
 from opsagent_tools.runbooks import RunbookSettings
 from opsagent_tools.toolset import ToolsSettings
 
 CONFIG_ENV = "OPSAGENT_CONFIG"
 DEFAULT_CONFIG = Path("opsagent.toml")
+ENV_PREFIX = "OPSAGENT_"
+ENV_NESTING = "__"
+SHORT_LLM_VARIABLES = {"OPSAGENT_LLM_MODEL": "model", "OPSAGENT_LLM_BASE_URL": "base_url"}
+"""The model's short variables, which the adapters read when there is no [llm] section; with one, they override
+its keys as `OPSAGENT_LLM__MODEL` would: the environment wins over the file for every key."""
+VALUE_CHARS = 60
 
 
 class LLMSettings(BaseModel):
@@ -48,7 +60,9 @@ class LLMSettings(BaseModel):
 class Settings(BaseSettings):
     """Everything `opsagent` reads from `opsagent.toml`."""
 
-    model_config = SettingsConfigDict(env_prefix="OPSAGENT_", env_nested_delimiter="__", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_NESTING, extra="forbid")
+    environ: ClassVar[Mapping[str, str]] = os.environ
+    """The environment the short model variables are read from (`load_settings` sets it)."""
 
     llm: LLMSettings | None = None
     """Absent: the model comes from the environment (OPSAGENT_LLM_*, OPENAI_*, ANTHROPIC_API_KEY)."""
@@ -68,6 +82,19 @@ class Settings(BaseSettings):
     """Where runs are saved: SQLite by default (one process), PostgreSQL for several replicas."""
     access: AccessSettings = Field(default_factory=AccessSettings)
     """Who may start investigations, how many and how often, and the daily spend cap."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_llm_variables(cls, data: Any) -> Any:
+        llm = data.get("llm") if isinstance(data, dict) else None
+        if not isinstance(llm, dict):
+            return data
+        overrides = {
+            key: cls.environ[name]
+            for name, key in SHORT_LLM_VARIABLES.items()
+            if cls.environ.get(name, "").strip() and not cls.environ.get(f"{ENV_PREFIX}LLM{ENV_NESTING}{key.upper()}")
+        }
+        return {**data, "llm": {**llm, **overrides}} if overrides else data
 
     @model_validator(mode="after")
     def _spend_cap_has_a_price(self) -> Settings:
@@ -92,15 +119,170 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
 
 
+class ConfigError(ValueError):
+    """The configuration cannot be used: one line per problem, each naming where it is and what to write."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = tuple(problems)
+
+
 def load_settings(path: Path | None = None, environ: Mapping[str, str] = os.environ) -> Settings:
-    """Read the configuration: `path`, else `$OPSAGENT_CONFIG`, else `./opsagent.toml` if present, else defaults."""
+    """Read the configuration: `path`, else `$OPSAGENT_CONFIG`, else `./opsagent.toml` if present, else defaults.
+
+    A `ConfigError` names each problem as a person wrote it (file or environment variable, key, value)."""
     chosen = path or (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
     if chosen is not None and not chosen.is_file():
-        raise ValueError(f"configuration file {chosen} does not exist (from {'--config' if path else CONFIG_ENV})")
+        raise ConfigError([f"configuration file {chosen} does not exist (from {'--config' if path else CONFIG_ENV})"])
     if chosen is None and DEFAULT_CONFIG.is_file():
         chosen = DEFAULT_CONFIG
 
     class FromFile(Settings):
         model_config = SettingsConfigDict(toml_file=chosen)
 
-    return FromFile()
+    FromFile.environ = environ
+    try:
+        return FromFile()
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{chosen}: not valid TOML: {exc}"]) from None
+    except ValidationError as exc:
+        raise ConfigError(describe_errors(exc.errors(), file=chosen, environ=environ)) from None
+
+
+def describe_errors(errors: Sequence[ErrorDetails], *, file: Path | None, environ: Mapping[str, str]) -> list[str]:
+    """Each validation error as one line: where it came from, the key path, the bad value, what is valid."""
+    env_paths = _environment_paths(environ)
+    described = [_describe(error, file=file, env_paths=env_paths) for error in errors]
+    suggested = {(where, section, hint) for where, section, _, hint in described if hint}
+    return [
+        line
+        for where, section, line, _ in described
+        # "missing `url`" beside "unknown `urll` (did you mean `url`?)" is the same mistake: say it once
+        if not any(w == where and s == section and line.endswith(f"missing key `{h}`") for w, s, h in suggested)
+    ]
+
+
+def _describe(
+    error: ErrorDetails, *, file: Path | None, env_paths: Mapping[tuple[str, ...], str]
+) -> tuple[str, str, str, str]:
+    """(where, section, the line, the suggested key or "")."""
+    keys, parent = _key_path(error["loc"])
+    variable = next((name for prefix, name in env_paths.items() if keys[: len(prefix)] == list(prefix)), None)
+    where = f"environment variable {variable}" if variable else str(file or "the configuration")
+    section = f"[{'.'.join(keys[:-1])}] " if len(keys) > 1 else ""
+    key = keys[-1] if keys else ""
+    message = _person_message(error)
+    match error["type"]:
+        case "extra_forbidden":
+            hint = _nearest(key, _valid_keys(parent))
+            table = not section and isinstance(error["input"], dict)
+            unknown, meant = (f"section [{key}]", f"[{hint}]") if table else (f"key `{key}`", f"`{hint}`")
+            advice = f" (did you mean {meant}?)" if hint else _listing(_valid_keys(parent))
+            if hint and variable:
+                advice = f" (did you mean {meant}: {_variable([*keys[:-1], hint])}?)"
+            return where, section, f"{where}: {section}unknown {unknown}{advice}", hint
+        case "missing":
+            return where, section, f"{where}: {section}missing key `{key}`", ""
+        case _ if keys and isinstance(error["input"], dict):
+            return where, section, f"{where}: [{'.'.join(keys)}] {message}", ""
+        case _ if keys:
+            return where, section, f"{where}: {section}{key} = {_shown(error['input'])}: {message}", ""
+        case _:
+            return where, section, f"{where}: {message}", ""
+
+
+def _key_path(loc: Sequence[str | int]) -> tuple[list[str], Any]:
+    """The keys a person wrote (pydantic's names of union members and validators left out), and the model
+    the last key belongs to (where the valid keys are)."""
+    node: Any = Settings
+    parent: Any = Settings
+    keys: list[str] = []
+    for part in loc:
+        if _is_member_tag(part, node):
+            continue
+        model, mapping = _model_in(node), _mapping_value(node)
+        if model is not None and isinstance(part, str):
+            field = model.model_fields.get(part)
+            parent, node = model, field.annotation if field is not None else Any
+            keys.append(part)
+        elif mapping is not None:
+            parent, node = None, mapping
+            keys.append(str(part))
+        elif isinstance(part, int) and keys:
+            keys[-1] = f"{keys[-1]}[{part}]"
+            node = (get_args(node) or (Any,))[0]
+        else:
+            keys.append(str(part))
+    return keys, parent
+
+
+def _is_member_tag(part: str | int, node: Any) -> bool:
+    """Whether a path element is pydantic naming a union member or a validator rather than a key."""
+    text = str(part)
+    if "[" in text:
+        return True
+    members = get_args(node) if get_origin(node) in (Union, types.UnionType) else ()
+    names = {getattr(m, "__name__", "") for m in members if m is not type(None)}
+    return text in names or (len(names) > 1 and text in {"str", "int", "float", "bool", "dict", "list"})
+
+
+def _model_in(node: Any) -> type[BaseModel] | None:
+    """The model a (possibly optional or annotated) type is, or holds as a union member."""
+    if get_origin(node) is Annotated:
+        return _model_in(get_args(node)[0])
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return node
+    if get_origin(node) in (Union, types.UnionType):
+        return next((m for m in map(_model_in, get_args(node)) if m is not None), None)
+    return None
+
+
+def _mapping_value(node: Any) -> Any:
+    """The value type of a mapping type (maybe optional), else None."""
+    if get_origin(node) in (Union, types.UnionType):
+        return next((v for v in map(_mapping_value, get_args(node)) if v is not None), None)
+    if get_origin(node) is dict:
+        return get_args(node)[1]
+    return None
+
+
+def _valid_keys(parent: Any) -> list[str]:
+    return list(parent.model_fields) if isinstance(parent, type) and issubclass(parent, BaseModel) else []
+
+
+def _nearest(key: str, valid: Sequence[str]) -> str:
+    close = difflib.get_close_matches(key.lower(), valid, n=1, cutoff=0.6)
+    return close[0] if close else ""
+
+
+def _listing(valid: Sequence[str]) -> str:
+    return f" (valid keys: {', '.join(valid)})" if valid else ""
+
+
+def _person_message(error: ErrorDetails) -> str:
+    """pydantic's message in our words: no "Value error," or "Input", lower-case start."""
+    message = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if message.startswith("Input should be a valid dictionary"):
+        return "should be a table of keys"
+    message = message.removeprefix("Input ")
+    return message[:1].lower() + message[1:] if message[:2] != message[:2].upper() else message
+
+
+def _shown(value: Any) -> str:
+    """A bad value as TOML-ish text, redacted and cut short."""
+    text = DEFAULT_REDACTOR.redact(json.dumps(value, default=str, ensure_ascii=False))
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _environment_paths(environ: Mapping[str, str]) -> dict[tuple[str, ...], str]:
+    """The key path each `OPSAGENT_<SECTION>__<KEY>` variable sets, longest first."""
+    paths = {
+        tuple(part.lower() for part in name[len(ENV_PREFIX) :].split(ENV_NESTING)): name
+        for name in environ
+        if name.upper().startswith(ENV_PREFIX) and name.upper() != CONFIG_ENV
+    }
+    return dict(sorted(paths.items(), key=lambda item: -len(item[0])))
+
+
+def _variable(keys: Sequence[str]) -> str:
+    return ENV_PREFIX + ENV_NESTING.join(key.upper() for key in keys)

@@ -37,7 +37,7 @@ from kernel.policy import (
     SideEffectMode,
     SideEffectPolicy,
 )
-from kernel.prompt import task_data, without_task_data
+from kernel.prompt import follow_up_task, task_data, without_task_data
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
@@ -105,6 +105,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "canonical_args",
+    "follow_up_task",
     "load_trace",
     "native_turn",
     "new_run_id",

@@ -40,12 +40,26 @@ class OwnedHttpClient:
 
 
 class HttpModelAdapter(OwnedHttpClient):
-    """The state every HTTP model adapter has: its model name and whether tools go out natively."""
+    """The state every HTTP model adapter has: its model name, endpoint, key, and whether tools go out natively."""
 
-    def __init__(self, client: httpx.AsyncClient | None, *, model: str, native_tools: bool) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient | None,
+        *,
+        model: str,
+        native_tools: bool,
+        url: str,
+        api_key: str | None,
+        api_key_env: str | None,
+        key_variables: str,
+    ) -> None:
         super().__init__(client)
         self._model = model
         self._native = native_tools
+        self._url = url
+        self._api_key_env = api_key_env
+        self._has_key = bool(api_key)
+        self._auth_hint = key_hint(sent=bool(api_key), source=api_key_env, variables=key_variables)
 
     @property
     def model(self) -> str:
@@ -53,10 +67,35 @@ class HttpModelAdapter(OwnedHttpClient):
         return self._model
 
     @property
+    def url(self) -> str:
+        """Where each request is POSTed."""
+        return self._url
+
+    @property
+    def has_key(self) -> bool:
+        """Whether requests carry an API key (a local server may need none)."""
+        return self._has_key
+
+    @property
+    def api_key_env(self) -> str | None:
+        """The environment variable the key came from, when known."""
+        return self._api_key_env
+
+    @property
     def native_tools(self) -> bool:
         """Whether tools are sent as native definitions; False means the text protocol (configured, or
         after an endpoint rejected native tools)."""
         return self._native
+
+
+def key_hint(*, sent: bool, source: str | None, variables: str) -> str:
+    """What to check when an endpoint refuses the request (401/403): the variable the key came from, when
+    known, or the `variables` that would hold one when no key was sent."""
+    if not sent:
+        return f"No API key was sent: set {variables}."
+    if source:
+        return f"The key in {source} was refused: check that variable (a typo, a revoked key, another endpoint's key)."
+    return "The API key was refused: check it."
 
 
 def join_url(base_url: str, path: str) -> str:

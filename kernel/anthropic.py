@@ -25,7 +25,8 @@ class AnthropicLLM(HttpModelAdapter):
     """A Claude model behind the Messages API, with native tool use or the text protocol.
 
     `temperature=None` leaves the field out; `extra_headers` are sent with every request
-    (e.g. `anthropic-beta`, or a gateway's own header).
+    (e.g. `anthropic-beta`, or a gateway's own header); `api_key_env` names the variable the key came from,
+    so a refused key's error says which one to check.
     """
 
     def __init__(
@@ -40,9 +41,17 @@ class AnthropicLLM(HttpModelAdapter):
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        api_key_env: str | None = None,
     ) -> None:
-        super().__init__(client, model=model, native_tools=native_tools)
-        self._url = join_url(base_url, "v1/messages")
+        super().__init__(
+            client,
+            model=model,
+            native_tools=native_tools,
+            url=join_url(base_url, "v1/messages"),
+            api_key=api_key,
+            api_key_env=api_key_env,
+            key_variables="ANTHROPIC_API_KEY",
+        )
         self._max_tokens = max_tokens
         self._temperature = temperature
         self._retry = retry or RetryPolicy()
@@ -62,6 +71,7 @@ class AnthropicLLM(HttpModelAdapter):
             "model": require_env(env, "OPSAGENT_LLM_MODEL", purpose="the model name, e.g. claude-sonnet-4-5"),
             "api_key": require_env(env, "ANTHROPIC_API_KEY", purpose="your Anthropic API key"),
             "base_url": first_env(env, "ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+            "api_key_env": "ANTHROPIC_API_KEY",
         }
         return cls(**(settings | overrides))
 
@@ -73,7 +83,7 @@ class AnthropicLLM(HttpModelAdapter):
             json=self._request_body(request),
             headers=self._headers,
             policy=self._retry,
-            auth_hint="Check ANTHROPIC_API_KEY.",
+            auth_hint=self._auth_hint,
         )
         return self._parse(data)
 

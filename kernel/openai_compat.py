@@ -24,6 +24,7 @@ from kernel.prompt import prepare_conversation
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+KEY_VARIABLES = ("OPSAGENT_LLM_API_KEY", "OPENAI_API_KEY")
 
 _TOOL_WORDS = re.compile(r"tool[ _-]?choice|\btools?\b|tool[ _-]?(?:use|calls?|calling)|function[ _-]?call", re.I)
 _REJECTION_WORDS = re.compile(r"support|unrecogni[sz]ed|unknown|not (?:allowed|permitted)|requires|enable|extra", re.I)
@@ -47,7 +48,8 @@ class OpenAICompatibleLLM(HttpModelAdapter):
 
     `api_version` adds the `api-version` query parameter and `auth_header="api-key"` sends the key
     as Azure OpenAI expects; `extra_headers` are sent with every request (e.g. for a gateway).
-    `temperature=None` leaves the field out, for models that only accept their default.
+    `temperature=None` leaves the field out, for models that only accept their default. `api_key_env` names
+    the variable the key came from, so a refused key's error says which one to check.
     """
 
     def __init__(
@@ -64,9 +66,17 @@ class OpenAICompatibleLLM(HttpModelAdapter):
         api_version: str | None = None,
         auth_header: Literal["bearer", "api-key"] = "bearer",
         extra_headers: Mapping[str, str] | None = None,
+        api_key_env: str | None = None,
     ) -> None:
-        super().__init__(client, model=model, native_tools=native_tools)
-        self._url = join_url(base_url, "chat/completions")
+        super().__init__(
+            client,
+            model=model,
+            native_tools=native_tools,
+            url=join_url(base_url, "chat/completions"),
+            api_key=api_key,
+            api_key_env=api_key_env,
+            key_variables=" or ".join(KEY_VARIABLES),
+        )
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._retry = retry or RetryPolicy()
@@ -92,7 +102,8 @@ class OpenAICompatibleLLM(HttpModelAdapter):
         settings: dict[str, Any] = {
             "model": require_env(env, "OPSAGENT_LLM_MODEL", purpose="the model name, e.g. gpt-4o-mini"),
             "base_url": base_url,
-            "api_key": first_env(env, "OPSAGENT_LLM_API_KEY", "OPENAI_API_KEY"),
+            "api_key": first_env(env, *KEY_VARIABLES),
+            "api_key_env": next((name for name in KEY_VARIABLES if first_env(env, name)), None),
             "api_version": api_version,
             "auth_header": "api-key" if azure else "bearer",
         }
@@ -125,7 +136,7 @@ class OpenAICompatibleLLM(HttpModelAdapter):
             headers=self._headers,
             params=self._params,
             policy=self._retry,
-            auth_hint="Check OPSAGENT_LLM_API_KEY (or OPENAI_API_KEY).",
+            auth_hint=self._auth_hint,
         )
 
     def _request_body(self, request: ChatRequest, *, native_tools: bool) -> dict[str, Any]:

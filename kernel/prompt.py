@@ -1,4 +1,4 @@
-"""What the model is told: the standing instructions and the text-protocol rendering of tools.
+"""What the model is told: the standing instructions, the text-protocol rendering of tools, follow-up tasks.
 
 The instructions never change during a run, so the prompt prefix stays stable for provider caches.
 """
@@ -12,6 +12,7 @@ from typing import Any
 
 from kernel.calls import FINISH_TOOL
 from kernel.llm import ChatRequest, Message, ToolSpec
+from kernel.trace import RunResult
 
 INSTRUCTIONS = """You are OpsAgent, an incident investigator. You work in steps: each step you call one tool, read its observation, and decide the next step, until you can answer.
 
@@ -141,3 +142,11 @@ def prepare_conversation(request: ChatRequest, *, native_tools: bool) -> tuple[s
         unpaired_result = message.role == "tool" and not message.tool_call_id
         history.extend(messages_as_text([message]) if unpaired_call or unpaired_result else [message])
     return request.instructions, history
+
+
+def follow_up_task(question: str, earlier: RunResult) -> str:
+    """The task of a follow-up question asked after `earlier`: the question, then the earlier task and answer,
+    so the new run knows what was found. The Slack bot (a mention in an investigation thread) and the terminal
+    (`opsagent investigate --interactive`) both ask follow-ups this way."""
+    answer = earlier.answer or earlier.partial_answer or f"(no answer: {earlier.stop_reason})"
+    return f"{question}\n\nEarlier in this conversation you investigated: {earlier.task}\nYour answer then: {answer}"

@@ -67,7 +67,8 @@ Shape = Callable[[float], float]
 
 
 def write_demo_incident(root: Path, now: datetime, *, action_url: str) -> ToolsSettings:
-    """Generate the incident's data under `root` and return the tool settings that read it."""
+    """Generate the incident's data under `root` and return the tool settings that read it (their clock is
+    `now`, where the recording ends, so an investigation of it reads the same whenever it runs)."""
     root.mkdir(parents=True, exist_ok=True)
     rng = random.Random(2014)
     write_series(root / "metrics.jsonl", _series(now, rng))
@@ -82,6 +83,7 @@ def write_demo_incident(root: Path, now: datetime, *, action_url: str) -> ToolsS
         logs=LogsSettings(backend="files", files=FileLogSettings(directory=logs)),
         repos=RepoSettings(repositories={"order-service": str(repo)}),
         actions=ActionsSettings(webhook=ActionWebhookSettings(url=action_url, secret_env=DEMO_SECRET_ENV)),
+        recorded_at=now,
     )
 
 

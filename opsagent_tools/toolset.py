@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
@@ -56,6 +56,14 @@ class ToolsSettings(BaseModel):
     """Read-only cluster access: an allowlist of namespaces, a kubeconfig context or the pod's service account."""
     actions: ActionsSettings | None = None
     discover: DiscoverySettings = Field(default_factory=DiscoverySettings)
+    recorded_at: AwareDatetime | None = None
+    """For backends that are a recording (the demo's, a recorded incident): when it ends, which the tools take as
+    "now". Left out for live backends: the tools read the clock."""
+
+    def clock(self) -> Clock:
+        """The tools' "now": the recording's end when there is one, else the wall clock."""
+        recorded = self.recorded_at
+        return (lambda: recorded) if recorded is not None else (lambda: datetime.now(UTC))
 
 
 def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:
@@ -73,32 +81,34 @@ def build_tools(
     environ: Mapping[str, str] = os.environ,
     now: Clock | None = None,
     journal: ActionJournal | None = None,
+    previews_only: bool = False,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `runbooks` adds the runbook tools over that library
     (the one whose runbooks are named at the start of runs); `journal` records side effects (the bot's run
-    store makes them exactly-once across restarts; by default, within this process)."""
+    store makes them exactly-once across restarts; by default, within this process). `previews_only`: the
+    policy never sends an action (read_only, dry_run), so the action webhook needs no signing secret. `now`
+    replaces the tools' clock (a replay pins the recorded one)."""
     registry = ToolRegistry()
-    clock = now or (lambda: datetime.now(UTC))
+    now = now or settings.clock()
     lookback = timedelta(seconds=settings.discover.lookback_s)
     sources: list[DiscoverySource] = []
     if settings.metrics is not None:
         client = metrics_client(settings.metrics)
         for tool in metrics_tools(settings.metrics, client=client, now=now):
             registry.add(tool)
-        sources.append(PrometheusDiscovery(client, settings.metrics, clock, lookback))
+        sources.append(PrometheusDiscovery(client, settings.metrics, now, lookback))
     if settings.logs is not None:
         backend = build_backend(settings.logs, environ)
-        for tool in log_tools(settings.logs, backend=backend, now=clock):
+        for tool in log_tools(settings.logs, backend=backend, now=now):
             registry.add(tool)
-        if (source := log_discovery(settings.logs, backend, clock, lookback)) is not None:
+        if (source := log_discovery(settings.logs, backend, now, lookback)) is not None:
             sources.append(source)
     if settings.repos is not None:
         for tool in repo_tools(settings.repos):
             registry.add(tool)
     if settings.kubernetes is not None:
-        kube_options = {"now": now} if now is not None else {}
-        for tool in kubernetes_tools(settings.kubernetes, environ=environ, **kube_options):
+        for tool in kubernetes_tools(settings.kubernetes, environ=environ, now=now):
             registry.add(tool)
     if runbooks is not None:
         for tool in runbook_tools(runbooks):
@@ -106,7 +116,10 @@ def build_tools(
     if (discover := discover_tool(sources, settings.discover)) is not None:
         registry.add(discover)
     if settings.actions is not None:
-        for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ, journal=journal)):
+        webhook = ActionWebhook.from_env(
+            settings.actions.webhook, environ, journal=journal, previews_only=previews_only
+        )
+        for tool in action_tools(webhook):
             registry.add(tool)
     return registry
 
@@ -121,24 +134,29 @@ class CheckResult:
 
 
 async def check_backends(
-    settings: ToolsSettings, *, runbooks: RunbookLibrary | None = None, environ: Mapping[str, str] = os.environ
+    settings: ToolsSettings,
+    *,
+    runbooks: RunbookLibrary | None = None,
+    environ: Mapping[str, str] = os.environ,
+    previews_only: bool = False,
 ) -> list[CheckResult]:
     """Reach each configured backend once, and read the runbooks; never raises, one result per backend (and one
-    per runbook that cannot be read)."""
+    per runbook that cannot be read; `previews_only` as for `build_tools`)."""
     results: list[CheckResult] = []
     if runbooks is not None:
         results += await check_runbooks(runbooks)
+    end = settings.clock()()
     if settings.metrics is not None:
-        results.append(await _probe("metrics", _check_metrics(settings.metrics)))
+        results.append(await _probe("metrics", _check_metrics(settings.metrics, end)))
     if settings.logs is not None:
-        results.append(await _probe(f"logs ({settings.logs.backend})", _check_logs(settings.logs, environ)))
+        results.append(await _probe(f"logs ({settings.logs.backend})", _check_logs(settings.logs, environ, end)))
     if settings.repos is not None:
         for name, backend in build_backends(settings.repos).items():
             results.append(await _probe(f"repo {name}", _check_repo(backend)))
     if settings.kubernetes is not None:
         results.append(await _probe("kubernetes", check_kubernetes(settings.kubernetes, environ)))
     if settings.actions is not None:
-        results.append(_check_actions(settings.actions, environ))
+        results.append(_check_actions(settings.actions, environ, previews_only=previews_only))
     return results
 
 
@@ -157,18 +175,16 @@ async def _probe(name: str, check: Awaitable[str]) -> CheckResult:
     return CheckResult(name, True, message)
 
 
-async def _check_metrics(settings: MetricsSettings) -> str:
+async def _check_metrics(settings: MetricsSettings, end: datetime) -> str:
     client = metrics_client(settings)
-    end = datetime.now(UTC)
     services = await client.label_values(settings.service_label, start=end - timedelta(hours=6), end=end)
     if not services:
-        return f"reachable, but no series carry the label '{settings.service_label}' in the last 6 h: check metrics.service_label"
+        return f"reachable, but no series carry the label '{settings.service_label}' in the last 6 h: check tools.metrics.service_label"
     return f"reachable; {len(services)} services: {', '.join(services[:8])}{' …' if len(services) > 8 else ''}"
 
 
-async def _check_logs(settings: LogsSettings, environ: Mapping[str, str]) -> str:
+async def _check_logs(settings: LogsSettings, environ: Mapping[str, str], end: datetime) -> str:
     backend = build_backend(settings, environ)
-    end = datetime.now(UTC)
     probe = LogQuery(service=CHECK_SERVICE, since=end - timedelta(minutes=15), until=end, level=None, query="", limit=1)
     result = await backend.search(probe)
     services = f"; services seen: {', '.join(result.services[:8])}" if result.services else ""
@@ -180,9 +196,14 @@ async def _check_repo(backend: RepoBackend) -> str:
     return f"readable at HEAD ({len(listing.entries)} entries at the root)"
 
 
-def _check_actions(settings: ActionsSettings, environ: Mapping[str, str]) -> CheckResult:
+def _check_actions(settings: ActionsSettings, environ: Mapping[str, str], *, previews_only: bool) -> CheckResult:
+    webhook = settings.webhook
+    if previews_only and not environ.get(webhook.secret_env):
+        return CheckResult(
+            "actions", True, f"webhook {webhook.url}: previews only (the policy sends nothing), no secret needed"
+        )
     try:
-        ActionWebhook.from_env(settings.webhook, environ)
+        ActionWebhook.from_env(webhook, environ)
     except ValueError as exc:
         return CheckResult("actions", False, str(exc))
-    return CheckResult("actions", True, f"webhook {settings.webhook.url}, signing secret present (not called by check)")
+    return CheckResult("actions", True, f"webhook {webhook.url}, signing secret present (not called by check)")

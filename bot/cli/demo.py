@@ -1,26 +1,29 @@
 """`opsagent demo`: the order-service incident, investigated end to end with no account and no network.
 
-The backends are real (recorded metrics, log files, a git repository) and generated fresh for each
-run; the model is a clearly labelled scripted one unless a real model is configured.
+The backends are real (recorded metrics, log files, a git repository) and generated fresh for each run; the
+model is a clearly labelled scripted one unless a model is asked for. `--keep DIR` leaves the backends and an
+opsagent.toml that reads them, so every other command works on the demo afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import secrets
 import tempfile
-from collections.abc import Callable
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 from aiohttp import web
 
 from bot.agent import build_agent
-from bot.cli.terminal import render_event
+from bot.cli.session import watch
+from bot.cli.terminal import TerminalView
 from bot.cli.terminal_approval import TerminalApprover
 from kernel import (
     LLM,
     ConfirmHook,
-    RunFinished,
     RunResult,
     ScriptedModel,
     SideEffectMode,
@@ -28,36 +31,94 @@ from kernel import (
     text_turn,
 )
 from opsagent_tools.demo_incident import DEMO_SECRET_ENV, write_demo_incident
-from opsagent_tools.toolset import build_tools
+from opsagent_tools.metrics.tools import DEFAULT_ALIASES
+from opsagent_tools.toolset import ToolsSettings, build_tools
 
 DEMO_TASK = "order-service 5xx went from 0.1% to 12% in 3 minutes, find the root cause"
 OFFLINE_BANNER = (
     "OFFLINE DEMO MODEL: a scripted, deterministic stand-in for an LLM. The tools, data and approvals are real.\n"
-    "Set OPSAGENT_LLM_MODEL (+ OPSAGENT_LLM_BASE_URL / OPENAI_API_KEY) or ANTHROPIC_API_KEY to run it on a real model."
+    "To run it on a real model: opsagent demo --model-from-config (the [llm] section, or OPSAGENT_LLM_MODEL, "
+    "OPENAI_API_KEY or ANTHROPIC_API_KEY)."
 )
+KEPT_CONFIG = "opsagent.toml"
 
 
 async def run_demo(
-    llm: LLM | None, *, print_line: Callable[[str], None], confirm: ConfirmHook | None = None
+    llm: LLM | None, *, view: TerminalView, confirm: ConfirmHook | None = None, keep: Path | None = None
 ) -> RunResult:
     """Generate the incident, serve a stand-in deployment webhook, and investigate; returns the trace.
 
-    Approvals are asked on the terminal unless another `confirm` hook is given.
+    Approvals are asked on the terminal unless another `confirm` hook is given. `keep`: an empty (or new)
+    directory that keeps the backends and an opsagent.toml reading them; by default they are removed.
     """
-    print_line(OFFLINE_BANNER if llm is None else f"Model: {llm.model}")
-    with tempfile.TemporaryDirectory(prefix="opsagent-demo-") as root:
+    view.say(OFFLINE_BANNER if llm is None else f"Model: {llm.model}", style="bold magenta")
+    with _demo_directory(keep) as root:
         async with DemoDeploymentWebhook() as webhook:
-            settings = write_demo_incident(Path(root), datetime.now(UTC), action_url=webhook.url)
-            tools = build_tools(settings, environ={DEMO_SECRET_ENV: webhook.secret})
+            tools_settings = write_demo_incident(root / "data", datetime.now(UTC), action_url=webhook.url)
+            if keep is not None:
+                write_kept_config(root / KEPT_CONFIG, tools_settings)
+            tools = build_tools(tools_settings, environ={DEMO_SECRET_ENV: webhook.secret})
             policy = SideEffectPolicy(mode=SideEffectMode.FULL)
             agent = build_agent(
-                None, llm=llm or demo_script(), tools=tools, policy=policy, confirm=confirm or TerminalApprover()
+                None, llm=llm or demo_script(), tools=tools, policy=policy, confirm=confirm or TerminalApprover(view)
             )
-            async for event in agent.events(DEMO_TASK):
-                print_line(render_event(event))
-                if isinstance(event, RunFinished):
-                    return event.result
-    raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+            return await watch(lambda control: agent.events(DEMO_TASK, control=control), view)
+
+
+@contextlib.contextmanager
+def _demo_directory(keep: Path | None) -> Iterator[Path]:
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix="opsagent-demo-") as root:
+            yield Path(root)
+        return
+    if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        raise ValueError(f"--keep {keep}: choose a new or empty directory (this one is not empty)")
+    keep.mkdir(parents=True, exist_ok=True)
+    yield keep
+
+
+def write_kept_config(path: Path, tools: ToolsSettings) -> None:
+    """The opsagent.toml `--keep` leaves: the demo's backends, side effects as dry runs (the stand-in deployment
+    system is gone with the demo)."""
+    path.write_text(
+        "# The demo incident's backends, kept by `opsagent demo --keep`: recorded metrics, log files and a git\n"
+        f'# repository. Try: opsagent --config {path} tools call query_metrics --args \'{{"service": "gateway"}}\'\n\n'
+        "[policy]\n"
+        'mode = "dry_run"   # the demo\'s deployment system ran only during the demo: actions show what they would send\n\n'
+        + demo_tools_toml(tools),
+        encoding="utf-8",
+    )
+
+
+def demo_tools_toml(tools: ToolsSettings) -> str:
+    """The `[tools.*]` sections of the demo's backends as an operator would write them (the metric aliases that
+    differ from the built-in ones, the files, the repositories, the webhook, the recording's time)."""
+    lines = ["[tools]"]
+    if tools.recorded_at is not None:
+        lines.append(f'recorded_at = {_quoted(tools.recorded_at.isoformat())}   # a recording: the tools\' "now"')
+    if tools.metrics is not None:
+        lines += ["", "[tools.metrics]", f"url = {_quoted(tools.metrics.url)}"]
+        for name, alias in tools.metrics.aliases.items():
+            if DEFAULT_ALIASES.get(name) != alias:
+                lines += ["", f"[tools.metrics.aliases.{name}]", f"promql = {_quoted(alias.promql)}"]
+                lines += [f"unit = {_quoted(alias.unit)}"] if alias.unit else []
+                lines.append(f"description = {_quoted(alias.description)}")
+    if tools.logs is not None and tools.logs.files is not None:
+        lines += ["", "[tools.logs]", f"backend = {_quoted(tools.logs.backend)}", "", "[tools.logs.files]"]
+        lines.append(f"directory = {_quoted(str(tools.logs.files.directory))}")
+    if tools.repos is not None:
+        lines += ["", "[tools.repos.repositories]"]
+        lines += [f"{name} = {_quoted(str(repo.path))}" for name, repo in tools.repos.repositories.items() if repo.path]
+    if tools.actions is not None:
+        webhook = tools.actions.webhook
+        lines += ["", "[tools.actions.webhook]", f"url = {_quoted(webhook.url)}"]
+        lines.append(f"secret_env = {_quoted(webhook.secret_env)}")
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 class DemoDeploymentWebhook:

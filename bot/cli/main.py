@@ -1,7 +1,8 @@
-"""The `opsagent` command line: demo, investigate, replay, stats, eval, tools list/call, check.
+"""The `opsagent` command line: init, demo, investigate, replay, stats, eval, tools list/call, check, serve.
 
-Every command that runs the agent consumes the kernel's event stream, as the Slack bot does, and
-`tools call` goes through the very dispatch the agent uses.
+Every command that runs the agent consumes the kernel's event stream, as the Slack bot does, and `tools call`
+goes through the very dispatch the agent uses. Whatever goes wrong, a person gets one clear line, never a
+traceback, and a non-zero exit.
 """
 
 from __future__ import annotations
@@ -9,27 +10,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import traceback
 import uuid
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from bot.agent import build_agent, build_llm, require_llm
-from bot.audit.trail import AuditTrail
-from bot.cli.demo import run_demo
-from bot.cli.eval_report import render_report as render_eval_report
+from rich.text import Text
+
+from bot.agent import NO_MODEL, build_agent, build_llm, build_toolset, require_llm
+from bot.cli import init
+from bot.cli.check import run_check
+from bot.cli.demo import DEMO_TASK, run_demo
+from bot.cli.investigate import investigate
 from bot.cli.replay import render_report, replay_trace
+from bot.cli.session import INTERRUPTED_EXIT, exit_code, save_trace
 from bot.cli.stats import collect_stats, render_stats
-from bot.cli.terminal import render_event
+from bot.cli.terminal import TerminalView
 from bot.cli.terminal_approval import TerminalApprover
-from bot.eval.run import run_evaluation, scripted_model
-from bot.eval.scenarios import load_scenarios
-from bot.eval.tools import catalogue_names
-from bot.serve import serve_slack
 from bot.settings import Settings, load_settings
-from bot.slack.settings import SlackSecrets
-from bot.store.factory import opened_store
-from bot.store.journal import StoreActionJournal
 from bot.store.protocol import SchemaVersionError, StoreUnavailableError
 from bot.telemetry.log_setup import configure_logging
 from kernel import (
@@ -39,62 +40,103 @@ from kernel import (
     ConfirmHook,
     Dispatcher,
     RunControl,
-    RunFinished,
-    RunResult,
     ToolCall,
     ToolRegistry,
     load_trace,
 )
-from opsagent_tools.runbooks import RunbookLibrary, task_with_runbooks
-from opsagent_tools.toolset import build_tools, check_backends
+from opsagent_tools.runbooks import RunbookLibrary
 
-TRACE_DIR = Path("traces")
+PERSON_FACING = (ValueError, OSError, StoreUnavailableError, SchemaVersionError)
+"""Failures whose message says what to fix (Slack's, `SlackUnavailableError`, is an OSError): printed as they
+are, exit 2."""
+BROKEN_PIPE_EXIT = 141
+"""As a process killed by SIGPIPE: the reader (`| head`) went away."""
+DEBUG_ENV = "OPSAGENT_DEBUG"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `opsagent` console script; returns the process exit code."""
     args = _parser().parse_args(argv)
-    configure_logging(json=args.command == "serve")
+    configure_logging(json=args.command == "serve", file=getattr(args, "log_file", None))
     try:
-        return asyncio.run(args.handler(args))
-    except (ValueError, StoreUnavailableError, SchemaVersionError) as exc:  # say what to fix, no traceback
-        print(f"opsagent: {exc}", file=sys.stderr)
+        code = asyncio.run(args.handler(args))
+        sys.stdout.flush()  # inside the try: a reader that went away fails here, not at exit
+        return code
+    except KeyboardInterrupt:
+        print("opsagent: interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to write, quietly
+        return BROKEN_PIPE_EXIT
+    except PERSON_FACING as exc:
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"opsagent: {line}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            traceback.print_exc()
+        print(
+            f"opsagent: unexpected {type(exc).__name__}: {exc}. This is a bug: please report it with the command "
+            f"you ran ({DEBUG_ENV}=1 shows the details).",
+            file=sys.stderr,
+        )
+        return 70
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="opsagent", description="OpsAgent: an incident-response agent.")
-    parser.add_argument(
-        "--config", type=Path, help="the configuration file (default: $OPSAGENT_CONFIG, ./opsagent.toml)"
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="the configuration file (default: $OPSAGENT_CONFIG, ./opsagent.toml); before or after the command",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    common.add_argument(
+        "--log-file", type=Path, default=argparse.SUPPRESS, help="write log lines to this file instead of stderr"
+    )
+    parser = argparse.ArgumentParser(
+        prog="opsagent", description="OpsAgent: an incident-response agent.", parents=[common]
+    )
+    parser.add_argument("--version", action="version", version=f"opsagent {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = commands.add_parser(
-        "demo", help="investigate the built-in demo incident, offline unless a model is configured"
-    )
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help, description=help, parents=[common])
+
+    setup = command("init", "write a commented opsagent.toml from flags or a few questions, then check it")
+    init.add_arguments(setup)
+    setup.set_defaults(handler=_init)
+
+    demo = command("demo", "investigate the built-in demo incident, offline (a scripted model) unless asked")
     demo.add_argument("--trace", type=Path, help="where to save the trace (default: traces/<run id>.json)")
+    demo.add_argument("--keep", type=Path, metavar="DIR", help="keep the backends and an opsagent.toml in DIR")
+    demo.add_argument(
+        "--model-from-config", action="store_true", help="run on the configured model instead of the scripted one"
+    )
     demo.set_defaults(handler=_demo)
 
-    investigate = commands.add_parser("investigate", help="investigate TASK with the configured model and tools")
-    investigate.add_argument("task")
-    investigate.add_argument("--trace", type=Path, help="where to save the trace (default: traces/<run id>.json)")
-    investigate.set_defaults(handler=_investigate)
+    run = command("investigate", "investigate TASK with the configured model and tools")
+    run.add_argument("task", nargs="?", help="what to investigate (with --scripted: the demo's task by default)")
+    run.add_argument("--trace", type=Path, help="where to save the trace (default: traces/<run id>.json)")
+    run.add_argument("--interactive", action="store_true", help="then take follow-up questions, as a Slack thread")
+    run.add_argument(
+        "--scripted", action="store_true", help="play the demo's scripted model (for `opsagent demo --keep` backends)"
+    )
+    run.set_defaults(handler=_investigate)
 
-    replay = commands.add_parser(
-        "replay", help="re-run a trace's recorded model turns on today's kernel and tools (side effects dry-run)"
+    replay = command(
+        "replay", "re-run a trace's recorded model turns on today's kernel and tools (side effects dry-run)"
     )
     replay.add_argument("trace", type=Path, help="the trace file to replay")
     replay.add_argument("--json", action="store_true", help="print the comparison as JSON")
     replay.set_defaults(handler=_replay)
 
-    stats = commands.add_parser("stats", help="summarise every trace under DIR: success, steps, tokens, tool errors")
+    stats = command("stats", "summarise every trace under DIR: success, steps, tokens, tool errors")
     stats.add_argument("directory", type=Path, metavar="DIR")
     stats.add_argument("--json", action="store_true", help="print the summary as JSON")
     stats.set_defaults(handler=_stats)
 
-    evaluate = commands.add_parser(
-        "eval", help="score the agent on scenarios with recorded tool outputs (side effects always dry-run)"
-    )
+    evaluate = command("eval", "score the agent on scenarios with recorded tool outputs (side effects always dry-run)")
     evaluate.add_argument("scenarios", type=Path, metavar="SCENARIOS", help="a scenario file or a directory of them")
     evaluate.add_argument(
         "--scripted", action="store_true", help="play each scenario's scripted turns instead of the configured model"
@@ -106,20 +148,22 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--traces", type=Path, help="also save each run's trace in this directory")
     evaluate.set_defaults(handler=_eval)
 
-    tools = commands.add_parser("tools", help="list the configured tools, or call one through the agent's dispatch")
-    tool_commands = tools.add_subparsers(dest="tools_command", required=True)
-    listing = tool_commands.add_parser("list", help="the registered tools and their argument schemas")
+    tools = command("tools", "list the configured tools, or call one through the agent's dispatch")
+    tool_commands = tools.add_subparsers(dest="tools_command", required=True, metavar="list|call")
+    listing = tool_commands.add_parser("list", help="the registered tools and their argument schemas", parents=[common])
     listing.add_argument("--json", action="store_true", help="print the specs as JSON")
     listing.set_defaults(handler=_tools_list)
-    call = tool_commands.add_parser("call", help="run one tool and print the observation the model would see")
+    call = tool_commands.add_parser(
+        "call", help="run one tool and print the observation the model would see", parents=[common]
+    )
     call.add_argument("name")
     call.add_argument("--args", default="{}", help="the arguments as a JSON object")
     call.set_defaults(handler=_tools_call)
 
-    check = commands.add_parser("check", help="validate the configuration and reach each backend")
+    check = command("check", "validate the configuration, probe the model and reach each backend")
     check.set_defaults(handler=_check)
 
-    serve = commands.add_parser("serve", help="run the Slack bot (Socket Mode by default)")
+    serve = command("serve", "run the Slack bot (Socket Mode by default)")
     serve.add_argument("--http", action="store_true", help="serve POST /slack/events over HTTP instead of Socket Mode")
     serve.add_argument("--host", default="0.0.0.0", help="the HTTP server's address (default 0.0.0.0)")
     serve.add_argument(
@@ -129,27 +173,47 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+async def _init(args: argparse.Namespace) -> int:
+    view = TerminalView()
+    answers = init.answers_from(args)
+    if answers is None:
+        view.say("No flags given: a few questions (an empty answer skips a section).", style="bold")
+        answers = await init.ask(lambda text: view.print(Text(text, style="bold cyan"), end=""))
+    init.write_config(args.output, init.render_config(answers), force=args.force)
+    configured = ", ".join(init.summary(answers)) or "nothing yet (every section is a commented example)"
+    view.say(f"wrote {args.output}: {configured}", style="bold green")
+    view.say(f"checking it (again later with: opsagent --config {args.output} check)…", style="dim")
+    return await run_check(load_settings(args.output), view.say)
+
+
 async def _demo(args: argparse.Namespace) -> int:
-    result = await run_demo(build_llm(_settings(args).llm), print_line=_print)
-    return _finish(result, args.trace)
+    llm = build_llm(_settings(args).llm) if args.model_from_config else None
+    if args.model_from_config and llm is None:
+        raise ValueError(f"--model-from-config: {NO_MODEL}")
+    view = TerminalView()
+    result = await run_demo(llm, view=view, keep=args.keep)
+    save_trace(result, args.trace, view, directory=args.keep / "traces" if args.keep else Path("traces"))
+    if args.keep:
+        config = args.keep / "opsagent.toml"
+        view.say(f"kept the demo's backends in {args.keep}; try:", style="bold")
+        for line in (
+            f'opsagent --config {config} tools call search_logs --args \'{{"service": "gateway"}}\'',
+            f"opsagent --config {config} investigate --scripted",
+            f"opsagent --config {config} replay {args.keep / 'traces' / f'{result.run_id}.json'}",
+            f"opsagent stats {args.keep / 'traces'}",
+        ):
+            view.say(f"  {line}")
+    return exit_code(result)
 
 
 async def _investigate(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    tools, runbooks = _toolset(settings)
-    agent = build_agent(
-        settings,
-        llm=require_llm(settings, instead="run `opsagent demo`, which runs offline without one"),
-        tools=tools,
-        confirm=TerminalApprover(),
-    )
-    result: RunResult | None = None
-    async for event in agent.events(await task_with_runbooks(args.task, runbooks)):
-        _print(render_event(event))
-        if isinstance(event, RunFinished):
-            result = event.result
-    assert result is not None  # the loop always ends with RunFinished
-    return _finish(result, args.trace)
+    if args.scripted and args.interactive:
+        raise ValueError("--interactive needs a model: --scripted plays one scripted investigation")
+    if not args.scripted and not args.task:
+        raise ValueError('say what to investigate: opsagent investigate "order-service 5xx jumped to 12%"')
+    task = args.task or DEMO_TASK
+    return await investigate(settings, task, trace=args.trace, interactive=args.interactive, scripted=args.scripted)
 
 
 async def _replay(args: argparse.Namespace) -> int:
@@ -166,6 +230,11 @@ async def _stats(args: argparse.Namespace) -> int:
 
 
 async def _eval(args: argparse.Namespace) -> int:
+    from bot.cli.eval_report import render_report as render_eval_report
+    from bot.eval.run import run_evaluation, scripted_model
+    from bot.eval.scenarios import load_scenarios
+    from bot.eval.tools import catalogue_names
+
     scenarios = load_scenarios(args.scenarios, catalogue_names())
     settings = _settings(args)
     llm = None if args.scripted else require_llm(settings, instead="pass --scripted to play the scenarios' scripts")
@@ -185,7 +254,7 @@ async def _eval(args: argparse.Namespace) -> int:
 
 
 async def _tools_list(args: argparse.Namespace) -> int:
-    registry, _ = _toolset(_settings(args))
+    registry = _toolset(_settings(args))
     if args.json:
         print(json.dumps([tool.spec.model_dump() for tool in registry], indent=2))
     elif not len(registry):
@@ -209,9 +278,9 @@ async def _tools_call(args: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         raise ValueError("--args must be a JSON object")
     dispatcher = Dispatcher(
-        _toolset(settings)[0],
+        _toolset(settings),
         policy=settings.policy,
-        confirm=TerminalApprover(),
+        confirm=TerminalApprover(TerminalView()),
         redactor=DEFAULT_REDACTOR,
         control=RunControl(),
     )
@@ -222,52 +291,41 @@ async def _tools_call(args: argparse.Namespace) -> int:
 
 
 async def _check(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    results = await check_backends(settings.tools, runbooks=RunbookLibrary.from_settings(settings.knowledge))
-    llm = build_llm(settings.llm)
-    print(f"✓ model: {llm.model}" if llm else "· model: none configured (the demo still runs offline)")
-    print(f"✓ policy: side effects {settings.policy.mode}")
-    if not results:
-        print("· no backends configured")
-    for result in results:
-        print(f"{'✓' if result.ok else '✗'} {result.name}: {result.message}")
-    return 0 if all(result.ok for result in results) else 1
+    return await run_check(_settings(args), print)
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    # The Slack app, the store drivers and the evaluation load only for the commands that use them: every other
+    # command starts without them (a second saved on each `opsagent check`).
+    from bot.audit.trail import AuditTrail
+    from bot.serve import serve_slack
+    from bot.slack.settings import SlackSecrets
+    from bot.store.factory import opened_store
+    from bot.store.journal import StoreActionJournal
+
     settings = _settings(args)
     llm = require_llm(settings)
+    secrets = SlackSecrets.from_env()
     async with opened_store(settings.store.url) as store:
-        tools, runbooks = _toolset(settings, journal=StoreActionJournal(store, AuditTrail(store)))
+        runbooks = RunbookLibrary.from_settings(settings.knowledge)
+        tools = build_toolset(settings, runbooks=runbooks, journal=StoreActionJournal(store, AuditTrail(store)))
 
         def agent_for(confirm: ConfirmHook) -> Agent:
             return build_agent(settings, llm=llm, tools=tools, confirm=confirm)
 
-        secrets = SlackSecrets.from_env()
         await serve_slack(
-            settings,
-            secrets,
-            agent_for,
-            store=store,
-            http=args.http,
-            host=args.host,
-            port=args.port,
-            runbooks=runbooks,
+            settings, secrets, agent_for, store=store, http=args.http, host=args.host, port=args.port, runbooks=runbooks
         )
     return 0
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return load_settings(args.config)
+    return load_settings(getattr(args, "config", None))
 
 
-def _toolset(
-    settings: Settings, journal: StoreActionJournal | None = None
-) -> tuple[ToolRegistry, RunbookLibrary | None]:
-    """The configured tools, and the runbook library they search (None without `[knowledge]` runbooks), which
-    the command also uses to name the runbooks that may apply to its task."""
-    runbooks = RunbookLibrary.from_settings(settings.knowledge)
-    return build_tools(settings.tools, runbooks=runbooks, journal=journal), runbooks
+def _toolset(settings: Settings) -> ToolRegistry:
+    """The configured tools, the runbook tools included, for `tools list` and `tools call`."""
+    return build_toolset(settings, runbooks=RunbookLibrary.from_settings(settings.knowledge))
 
 
 def _render_tools(registry: ToolRegistry) -> str:
@@ -279,17 +337,11 @@ def _render_tools(registry: ToolRegistry) -> str:
     return "\n\n".join(blocks)
 
 
-def _print(text: str) -> None:
-    if text:
-        print(text, flush=True)
-
-
-def _finish(result: RunResult, trace: Path | None) -> int:
-    path = trace or TRACE_DIR / f"{result.run_id}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(result.to_json(), encoding="utf-8")
-    print(f"trace saved: {path}")
-    return 0 if result.ok else 1
+def _version() -> str:
+    try:
+        return version("opsagent")
+    except PackageNotFoundError:  # run from a checkout without an install
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """`opsagent replay`: feed a trace's recorded model turns through today's kernel, tools and backends.
 
 It shows step by step where behaviour diverges from the recording, so a kernel or tool change can be
-checked against real runs; side effects are forced to dry runs, so a replay never acts on the world.
+checked against real runs; side effects are forced to dry runs, so a replay never acts on the world, and the
+tools' clock is the recorded one, so time-relative output ("t-12m") reads as it did.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ import difflib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, assert_never
 
-from bot.agent import build_agent
+from bot.agent import build_agent, build_toolset
 from bot.settings import Settings
 from kernel import (
     ChatRequest,
@@ -28,7 +30,6 @@ from kernel import (
     StopReason,
 )
 from opsagent_tools.runbooks import RunbookLibrary
-from opsagent_tools.toolset import build_tools
 
 REPLAY_POLICY = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
 """Whatever the configuration says, a replay's side effects only report what they would do."""
@@ -71,12 +72,21 @@ class ReplayModel:
     """Plays back recorded turns; a turn past the recording fails as an `LLMError`, so the run ends
     with `llm_error` (a stop the report explains) instead of crashing."""
 
-    def __init__(self, turns: Sequence[LLMResponse], *, model: str) -> None:
+    def __init__(self, turns: Sequence[LLMResponse], *, model: str, started_at: datetime | None = None) -> None:
         self._turns = list(turns)
         self._model = model
+        self._started_at = started_at
         self.calls = 0
         self.exhausted_at: int | None = None
         """The 1-based number of the first turn asked for that the trace does not have."""
+
+    def recorded_now(self) -> datetime:
+        """The clock of the recording: when the last turn played back ended (the tools it asked for ran then),
+        or when the run started; the wall clock for a trace from before turn times were recorded."""
+        if self.calls and (turn := self._turns[self.calls - 1]).started_at is not None:
+            return turn.started_at + timedelta(milliseconds=turn.ms)
+        timed = any(turn.started_at is not None for turn in self._turns)
+        return self._started_at if timed and self._started_at is not None else datetime.now(UTC)
 
     @property
     def model(self) -> str:
@@ -196,9 +206,12 @@ async def replay_trace(
     trace: RunResult, settings: Settings, *, environ: Mapping[str, str] = os.environ
 ) -> ReplayReport:
     """Re-run the trace's task with its recorded model turns on the configured tools and budget, with
-    side effects forced to dry runs, and compare the two runs."""
-    tools = build_tools(settings.tools, runbooks=RunbookLibrary.from_settings(settings.knowledge), environ=environ)
-    model = ReplayModel(trace.turns, model=trace.model or "replay")
+    side effects forced to dry runs (no signing secret needed) and the tools' clock pinned to the one the run
+    had (the configured recording's end, else the recorded turns' times), and compare the two runs."""
+    model = ReplayModel(trace.turns, model=trace.model or "replay", started_at=trace.started_at)
+    clock = None if settings.tools.recorded_at is not None else model.recorded_now
+    runbooks = RunbookLibrary.from_settings(settings.knowledge)
+    tools = build_toolset(settings, runbooks=runbooks, policy=REPLAY_POLICY, environ=environ, now=clock)
     # The summary turn of a failed run is not among the recorded turns: no salvage.
     agent = build_agent(settings, llm=model, tools=tools, policy=REPLAY_POLICY, salvage=False)
     replayed = await agent.run(trace.task, run_id=trace.run_id)

@@ -155,7 +155,7 @@ def render_stats(stats: TraceStats) -> str:
         "stop reasons: " + " · ".join(f"{reason} {count}" for reason, count in stats.stop_reasons.items()),
         f"steps: mean {steps['mean']:.1f} · p50 {steps['p50']} · p95 {steps['p95']}",
         f"prompt tokens: total {tokens['total']:,} · mean {tokens['mean']:,.0f}",
-        f"cost: ${stats.cost_usd:.4f} total",
+        *([f"cost: ${stats.cost_usd:.4f} total"] if stats.cost_usd else []),  # no price configured: no cost line
         f"duration: mean {duration['mean']:.1f} s · p95 {duration['p95']:.1f} s",
         "approvals: " + " · ".join(f"{decision} {count}" for decision, count in stats.approvals.items()),
     ]

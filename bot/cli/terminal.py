@@ -1,69 +1,201 @@
-"""The terminal view of a run: the same typed event stream Slack consumes, rendered as text.
+"""The terminal view of a run: the same typed event stream Slack consumes, rendered with `rich`.
 
-Rendering is a pure function of one event, so it is easy to test and to reuse.
+Rendering is a pure function of one event (and whether a price is known), so it is easy to test and to reuse;
+`TerminalView` only prints what it returns and keeps a spinner going while the agent works (on a terminal).
 """
 
 from __future__ import annotations
 
-import textwrap
-from typing import assert_never
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO, assert_never
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.spinner import Spinner
+from rich.text import Text
 
 from kernel import FINISH_TOOL, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
 
 EXCERPT_CHARS = 1500
 """How much of an observation the terminal shows; the trace keeps all of it."""
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)}
+"""Control characters in model or tool text, shown escaped so they cannot drive the terminal."""
 
 
-def render_event(event: Event) -> str:
-    """One event as terminal text (several lines for a completed step); empty for the finish step,
-    whose answer the end of the run shows."""
+def render_event(event: Event, *, priced: bool = False, live: bool = False) -> RenderableType | None:
+    """One event for the terminal; None when there is nothing to print (the finish step, whose answer the end of
+    the run shows, and a step starting while a live spinner already says so). `priced`: show the cost."""
     match event:
         case StepStarted(call=call) | StepCompleted(step=Step(call=call, error=None)) if (
             call and call.name == FINISH_TOOL
         ):
-            return ""
+            return None
         case RunStarted(run_id=run_id, task=task, resumed=resumed):
             verb = "resumed" if resumed else "started"
-            return f"▶ run {run_id} {verb}: {task}"
+            return Text.assemble(("▶ ", "bold cyan"), (f"run {run_id} {verb}: ", "bold"), printable(task))
         case StepStarted(index=index, call=call):
-            return f"… step {index}: {call.render()}"
+            return None if live else Text(f"… step {index}: {printable(call.render())}", style="dim")
         case StepCompleted(step=step):
-            status = f"✗ {step.error}" if step.error else "✓"
-            head = f"{status} step {step.index} ({step.ms:.0f} ms)"
-            approval = f"\n  approval: {step.approval.decision} by {step.approval.by or '-'}" if step.approval else ""
-            thought = f"\n  thought: {_inline(step.thought)}" if step.thought else ""
-            observation = step.observation
-            if len(observation) > EXCERPT_CHARS:
-                observation = (
-                    observation[:EXCERPT_CHARS] + f"… [{len(observation) - EXCERPT_CHARS} more characters in the trace]"
-                )
-            return f"{head}{thought}{approval}\n  observation: {_inline(observation)}"
+            return render_step(step)
         case RunFinished(result=result):
-            return render_result(result)
+            return render_result(result, priced=priced)
         case _:
             assert_never(event)
 
 
-def render_result(result: RunResult) -> str:
-    """The end of a run: the answer, or an explicit failure with its reason and best answer so far."""
+def activity(event: Event) -> str:
+    """What the spinner says after `event`: the call running, or that the model is thinking."""
+    match event:
+        case StepStarted(index=index, call=call) if call.name != FINISH_TOOL:
+            return f"step {index}: {printable(call.render())[:100]}"
+        case StepStarted() | RunStarted() | StepCompleted():
+            return "the model is thinking…"
+        case RunFinished():
+            return ""
+        case _:
+            assert_never(event)
+
+
+def render_step(step: Step) -> RenderableType:
+    """A completed step: status, call and time, then the thought, the approval and an excerpt of the observation."""
+    mark = Text("✗ ", style="bold red") if step.error else Text("✓ ", style="bold green")
+    call = printable(step.call.render()) if step.call else "(no usable action)"
+    head = Text.assemble(mark, (f"step {step.index} ", "bold"), call, (f" · {step.ms:.0f} ms", "dim"))
+    if step.error:
+        head.append(f" · {step.error}", style="red")
+    lines: list[RenderableType] = [head]
+    if step.thought:
+        lines.append(_labelled("thought", step.thought, "italic dim"))
+    if step.approval:
+        lines.append(_labelled("approval", f"{step.approval.decision} by {step.approval.by or '-'}", "yellow"))
+    observation = step.observation
+    if len(observation) > EXCERPT_CHARS:
+        observation = (
+            observation[:EXCERPT_CHARS] + f"… [{len(observation) - EXCERPT_CHARS} more characters in the trace]"
+        )
+    lines.append(_labelled("observation", observation, ""))
+    return Group(*lines)
+
+
+def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
+    """The end of a run: the answer as Markdown, or an explicit failure with its reason and best answer so far."""
     usage = result.usage
-    footer = (
-        f"{usage.steps} steps · {usage.prompt_tokens} prompt tokens · ${usage.cost_usd:.4f} · "
-        f"{usage.elapsed_s:.1f} s · stop: {result.stop_reason}"
-    )
+    parts = [f"{usage.steps} steps", f"{usage.prompt_tokens:,} prompt tokens"]
+    if priced:
+        parts.append(f"${usage.cost_usd:.4f}")
+    parts += [f"{usage.elapsed_s:.1f} s", f"stop: {result.stop_reason}"]
+    footer = Text(" · ".join(parts), style="dim")
     if result.ok:
-        return f"■ finished\n{_block(result.answer or '', 2)}\n{footer}"
-    lines = [f"■ FAILED: {result.stop_reason}" + (f" ({result.detail})" if result.detail else "")]
+        answer = Padding(markdown(result.answer or ""), (0, 0, 0, 2))
+        return Group(Text("■ finished", style="bold green"), answer, footer)
+    detail = f" ({printable(result.detail)})" if result.detail else ""
+    lines: list[RenderableType] = [Text(f"■ FAILED: {result.stop_reason}{detail}", style="bold red")]
     if result.partial_answer:
-        lines.append(f"  Not a final answer. What the agent knew when it stopped:\n{_block(result.partial_answer, 4)}")
+        lines.append(Text("  Not a final answer. What the agent knew when it stopped:", style="yellow"))
+        lines.append(Padding(markdown(result.partial_answer), (0, 0, 0, 4)))
     lines.append(footer)
-    return "\n".join(lines)
+    return Group(*lines)
 
 
-def _inline(text: str) -> str:
-    """Text that follows a label: later lines indented under it."""
-    return "\n    ".join(text.strip().splitlines())
+def markdown(text: str) -> Markdown:
+    """A model's Markdown for the terminal: its line breaks kept (models break lines as Slack does, where a single
+    newline is a new line), code blocks left as they are."""
+    lines, fenced = [], False
+    for line in printable(text).strip().splitlines():
+        fenced ^= line.lstrip().startswith("```")
+        lines.append(line if fenced or line.lstrip().startswith("```") or not line.strip() else line + "  ")
+    return Markdown("\n".join(lines))
 
 
-def _block(text: str, by: int) -> str:
-    return textwrap.indent(text.strip(), " " * by)
+def printable(text: str) -> str:
+    """Model or tool text with control characters escaped (an ESC in a log line must not reach the terminal)."""
+    return text.translate(_UNPRINTABLE)
+
+
+def _labelled(label: str, text: str, style: str) -> Text:
+    """`label: text`, later lines indented under it."""
+    body = "\n    ".join(printable(text).strip().splitlines())
+    return Text.assemble(f"  {label}: ", (body, style))
+
+
+class TerminalView:
+    """Where a run is shown: a console on stdout (colour only on a terminal, and never with NO_COLOR), with a
+    spinner saying what the agent is doing while it works, on a terminal only."""
+
+    def __init__(self, console: Console | None = None, *, priced: bool = False) -> None:
+        self.console = console or Console(highlight=False)
+        self.priced = priced
+        self._status: Live | None = None
+
+    @property
+    def live(self) -> bool:
+        """Whether the view animates (a terminal): then starting steps show in the spinner, not as lines."""
+        return self.console.is_terminal and not self.console.is_dumb_terminal
+
+    def show(self, event: Event) -> None:
+        """Print what `event` renders to, and set the spinner to what comes next."""
+        renderable = render_event(event, priced=self.priced, live=self.live)
+        if renderable is not None:
+            self.print(renderable, prose=isinstance(event, RunFinished))
+        self._spin(activity(event))
+
+    def say(self, text: str, *, style: str = "") -> None:
+        """A line of our own words (a banner, where the trace went)."""
+        self.print(Text(text, style=style))
+
+    def print(self, renderable: RenderableType, *, prose: bool = False, end: str = "\n") -> None:
+        """Print on the console. Off a terminal, lines are not wrapped (a log reader or grep sees each whole),
+        except `prose` (the answer's Markdown), which is laid out to the width."""
+        self.console.print(renderable, soft_wrap=not (self.live or prose), end=end)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No spinner, and log lines held back until the block ends: for a question the person must answer."""
+        spinning = self._status
+        if spinning is not None:
+            spinning.stop()
+        held = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(held):
+                yield
+        finally:
+            sys.stderr.write(held.getvalue())
+            if spinning is not None:
+                spinning.start()
+
+    def close(self) -> None:
+        """Stop the spinner."""
+        self._spin("")
+
+    def _spin(self, text: str) -> None:
+        if not self.live:
+            return
+        if not text:
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+        elif self._status is None:
+            # Log lines go to stderr; only when stderr is this very terminal are they printed above the spinner
+            # (through the console) rather than across it.
+            self._status = Live(
+                Spinner("dots", text, style="green"),
+                console=self.console,
+                transient=True,
+                redirect_stderr=_same_terminal(self.console.file, sys.stderr),
+            )
+            self._status.start()
+        else:
+            self._status.update(Spinner("dots", text, style="green"))
+
+
+def _same_terminal(first: IO[str], second: IO[str]) -> bool:
+    try:
+        return os.path.samestat(os.fstat(first.fileno()), os.fstat(second.fileno()))
+    except (OSError, ValueError, AttributeError):
+        return False

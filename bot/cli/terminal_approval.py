@@ -1,4 +1,4 @@
-"""Approvals asked on the terminal, for `opsagent investigate`, `tools call` and the demo.
+"""Approvals asked on the terminal, for `opsagent investigate`, `tools call` and the demo, and reading a line there.
 
 With no terminal to ask (a pipe, CI, a cron job) the answer is a denial: side effects fail closed.
 """
@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import os
 import sys
 from typing import TextIO
 
+from rich.text import Text
+
+from bot.cli.terminal import TerminalView, printable
 from kernel import ApprovalRequest, Approved, Denied
 
 NO_TERMINAL_REASON = "there is no terminal to ask for approval (run interactively to approve)"
@@ -18,28 +22,57 @@ NO_TERMINAL_REASON = "there is no terminal to ask for approval (run interactivel
 class TerminalApprover:
     """A confirm hook that shows the exact call and waits for y/N from whoever is at the terminal."""
 
-    def __init__(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None, user: str | None = None) -> None:
+    def __init__(self, view: TerminalView, *, stdin: TextIO | None = None, user: str | None = None) -> None:
+        self._view = view
         self._stdin = stdin or sys.stdin
-        self._stdout = stdout or sys.stdout
         self._user = user or getpass.getuser()
 
     async def __call__(self, request: ApprovalRequest) -> Approved | Denied:
-        """Approve only on an explicit yes; anything else, or no terminal, denies."""
-        print(render_approval_request(request), file=self._stdout, flush=True)
-        if not self._stdin.isatty():
-            print(f"  ✗ denied: {NO_TERMINAL_REASON}", file=self._stdout, flush=True)
-            return Denied(by="opsagent", reason=NO_TERMINAL_REASON)
-        print("  Approve? [y/N] ", end="", file=self._stdout, flush=True)
-        answer = (await asyncio.to_thread(self._stdin.readline)).strip().lower()
+        """Approve only on an explicit yes; anything else, or no terminal, denies. The spinner stops and log
+        lines wait while the question is open, so they do not land in the middle of it."""
+        with self._view.paused():
+            self._view.print(render_approval_request(request))
+            if not self._stdin.isatty():
+                self._view.say(f"  ✗ denied: {NO_TERMINAL_REASON}", style="red")
+                return Denied(by="opsagent", reason=NO_TERMINAL_REASON)
+            self._view.print(Text("  Approve? [y/N] ", style="bold yellow"), end="")
+            answer = (await read_line(self._stdin)).strip().lower()
         if answer in ("y", "yes"):
             return Approved(by=f"{self._user} (terminal)", args_hash=request.args_hash)
         return Denied(by=f"{self._user} (terminal)", reason="denied at the terminal")
 
 
-def render_approval_request(request: ApprovalRequest) -> str:
+def render_approval_request(request: ApprovalRequest) -> Text:
     """What the approver sees: the action, its exact arguments, and why the agent wants it."""
-    lines = [f"⚠ approval needed (run {request.run_id}, step {request.step}): {request.call.render()}"]
+    text = Text.assemble(
+        ("⚠ approval needed ", "bold yellow"),
+        f"(run {request.run_id}, step {request.step}): ",
+        (printable(request.call.render()), "bold"),
+    )
     if request.thought:
-        lines.append(f"  why: {request.thought}")
-    lines.append(f"  call hash: {request.args_hash[:16]}")
-    return "\n".join(lines)
+        text.append(f"\n  why: {printable(request.thought)}")
+    text.append(f"\n  call hash: {request.args_hash[:16]}", style="dim")
+    return text
+
+
+async def read_line(stream: TextIO) -> str:
+    """The next line from `stream` ("" at its end), awaited without a thread, so a cancelled run never leaves a
+    reader blocked behind it; a stream with no file descriptor (a test's StringIO) is read directly."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return stream.readline()
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        chunk = os.read(fd, 1)  # byte by byte: whatever follows the line stays for the next reader
+        if not chunk:
+            break
+        line += chunk
+    return line.decode(errors="replace")

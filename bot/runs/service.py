@@ -29,7 +29,17 @@ from bot.slack.refusals import refusal_text
 from bot.slack.run_thread import RunThread, TraceLink
 from bot.store.protocol import RunStore, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
-from kernel import DEFAULT_REDACTOR, Agent, ConfirmHook, Redactor, RunControl, RunResult, StopReason, new_run_id
+from kernel import (
+    DEFAULT_REDACTOR,
+    Agent,
+    ConfirmHook,
+    Redactor,
+    RunControl,
+    RunResult,
+    StopReason,
+    follow_up_task,
+    new_run_id,
+)
 from opsagent_tools.runbooks import RunbookLibrary, task_with_runbooks
 
 log = structlog.get_logger("opsagent.investigations")
@@ -394,9 +404,6 @@ def _readable_trace(record: RunRecord) -> RunResult | None:
 
 
 def _with_history(text: str, earlier: RunRecord | None) -> str:
-    """A follow-up in an investigation thread knows the earlier task and answer."""
+    """A follow-up in an investigation thread knows the earlier task and answer (as the terminal's follow-ups do)."""
     result = _readable_trace(earlier) if earlier is not None else None
-    if result is None:
-        return text
-    answer = result.answer or result.partial_answer or f"(no answer: {result.stop_reason})"
-    return f"{text}\n\nEarlier in this thread you investigated: {result.task}\nYour answer then: {answer}"
+    return text if result is None else follow_up_task(text, result)

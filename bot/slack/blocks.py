@@ -242,7 +242,7 @@ def _footer(result: RunResult, trace_name: str | None) -> str:
     parts = [
         f"{usage.steps} steps",
         tokens,
-        f"${usage.cost_usd:.4f}",
+        *([f"${usage.cost_usd:.4f}"] if usage.cost_usd else []),  # no price configured: no cost, not "$0.0000"
         duration(usage.elapsed_s * 1000),
         f"stop: {result.stop_reason.value}",
         f"run {_short_code(result.run_id)}",

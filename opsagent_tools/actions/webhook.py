@@ -65,8 +65,9 @@ class ActionWebhook:
         client: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.time,
         journal: ActionJournal | None = None,
+        previews_only: bool = False,
     ) -> None:
-        if not secret:
+        if not secret and not previews_only:
             raise ValueError(f"the action webhook needs an HMAC secret: set {settings.secret_env}")
         self._settings = settings
         self._secret = secret
@@ -81,9 +82,12 @@ class ActionWebhook:
         environ: Mapping[str, str] = os.environ,
         *,
         journal: ActionJournal | None = None,
+        previews_only: bool = False,
     ) -> ActionWebhook:
-        """The webhook with its secret read from the variable the settings name."""
-        return cls(settings, secret=environ.get(settings.secret_env, "").encode(), journal=journal)
+        """The webhook with its secret read from the variable the settings name. `previews_only`: the policy never
+        sends an action (read_only, dry_run), so a missing secret is no error; sending without one fails."""
+        secret = environ.get(settings.secret_env, "").encode()
+        return cls(settings, secret=secret, journal=journal, previews_only=previews_only)
 
     def prepare(self, action: str, params: dict[str, Any], ctx: CallContext) -> ActionRequest:
         """The request for `action`: the body, its idempotency key, and (unsigned) headers."""
@@ -103,6 +107,10 @@ class ActionWebhook:
 
     def sign(self, request: ActionRequest) -> ActionRequest:
         """The request with a fresh timestamp and its HMAC signature."""
+        if not self._secret:
+            raise ToolFailure(
+                f"{self._settings.secret_env} is not set, so the action cannot be signed: it was not sent"
+            )
         timestamp = str(int(self._clock()))
         mac = hmac.new(self._secret, timestamp.encode() + b"." + request.body, hashlib.sha256).hexdigest()
         headers = {**request.headers, TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: f"sha256={mac}"}
@@ -148,7 +156,7 @@ class ActionWebhook:
         except NOT_SENT as exc:
             raise ToolFailure(
                 f"cannot reach the action webhook at {signed.url} ({type(exc).__name__}): the action did not run. "
-                "Tell the user; check actions.webhook.url and that the receiver is up."
+                "Tell the user; check tools.actions.webhook.url and that the receiver is up."
             ) from exc
         except httpx.TimeoutException as exc:
             raise ToolFailure(

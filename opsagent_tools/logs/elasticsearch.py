@@ -196,7 +196,7 @@ class ElasticsearchBackend:
         except httpx.HTTPError as exc:
             raise ToolFailure(
                 f"Cannot reach Elasticsearch at {self._settings.url} ({type(exc).__name__}: {exc}). It may be down or "
-                "logs.elasticsearch.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
+                "tools.logs.elasticsearch.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
             ) from None
         try:
             answer = response.json()
@@ -213,13 +213,13 @@ class ElasticsearchBackend:
             )
         if status == 404:
             raise ToolFailure(
-                f"Elasticsearch has no such index ({reason}; searched {where}). logs.elasticsearch.index may be "
+                f"Elasticsearch has no such index ({reason}; searched {where}). tools.logs.elasticsearch.index may be "
                 "wrong: tell the user."
             )
         if status in (401, 403):
             raise ToolFailure(
                 f"Elasticsearch refused the credentials (HTTP {status}: {reason}). Credentials are configuration "
-                "(logs.elasticsearch username/password_env/api_key_env): tell the user, and use other evidence."
+                "(tools.logs.elasticsearch: username, password_env, api_key_env): tell the user, and use other evidence."
             )
         raise ToolFailure(
             f"Elasticsearch failed with HTTP {status}: {reason}. Try a shorter window or a narrower query; "

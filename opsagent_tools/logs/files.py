@@ -73,7 +73,7 @@ class FileLogBackend:
         if not root.is_dir():
             raise ToolFailure(
                 f"The log directory {root} does not exist or is not a directory. "
-                "This is a configuration problem (logs.files.directory): tell the user, and use other evidence."
+                "This is a configuration problem (tools.logs.files.directory): tell the user, and use other evidence."
             )
         scan = _Scan(q, text_matcher(q.query))
         files = 0

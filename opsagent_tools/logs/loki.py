@@ -166,7 +166,7 @@ class LokiBackend:
             ) from None
         except httpx.HTTPError as exc:
             raise ToolFailure(
-                f"Cannot reach Loki at {url} ({type(exc).__name__}: {exc}). Loki may be down or logs.loki.url wrong: "
+                f"Cannot reach Loki at {url} ({type(exc).__name__}: {exc}). Loki may be down or tools.logs.loki.url wrong: "
                 "tell the user, and use other evidence (metrics, deploys) meanwhile."
             ) from None
         body = response.text.strip()[:300]
@@ -179,7 +179,7 @@ class LokiBackend:
         if response.status_code in (401, 403):
             raise ToolFailure(
                 f"Loki refused the credentials (HTTP {response.status_code}: {body}). Credentials are configuration "
-                "(logs.loki username/password_env/token_env/tenant_id): tell the user, and use other evidence."
+                "(tools.logs.loki: username, password_env, token_env, tenant_id): tell the user, and use other evidence."
             )
         if response.status_code != 200:
             raise ToolFailure(
@@ -227,7 +227,7 @@ class LokiBackend:
                 labels = sorted(await self._get(client, "labels", window, "") or [])
                 missing = unknown_name("label", label, labels, where="is on any stream in this window")
                 result.notes.append(
-                    f"{missing} logs.loki.service_label names it, so that setting may be wrong: tell the user."
+                    f"{missing} tools.logs.loki.service_label names it, so that setting may be wrong: tell the user."
                 )
         except ToolFailure as exc:
             result.notes.append(f"Could not list the services Loki knows: {exc}")

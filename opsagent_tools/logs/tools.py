@@ -52,7 +52,7 @@ class LogsSettings(BaseModel):
     @model_validator(mode="after")
     def _selected_backend_is_configured(self) -> "LogsSettings":
         if self.backend == "files" and self.files is None:
-            raise ValueError('logs.backend is "files" but logs.files.directory is not set')
+            raise ValueError('tools.logs.backend is "files" but tools.logs.files.directory is not set')
         return self
 
 
@@ -66,15 +66,15 @@ def build_backend(settings: LogsSettings, environ: Mapping[str, str] = os.enviro
             loki = settings.loki
             return LokiBackend(
                 loki,
-                password=_secret(loki.password_env, "logs.loki.password_env", environ),
-                token=_secret(loki.token_env, "logs.loki.token_env", environ),
+                password=_secret(loki.password_env, "tools.logs.loki.password_env", environ),
+                token=_secret(loki.token_env, "tools.logs.loki.token_env", environ),
             )
         case "elasticsearch":
             es = settings.elasticsearch
             return ElasticsearchBackend(
                 es,
-                password=_secret(es.password_env, "logs.elasticsearch.password_env", environ),
-                api_key=_secret(es.api_key_env, "logs.elasticsearch.api_key_env", environ),
+                password=_secret(es.password_env, "tools.logs.elasticsearch.password_env", environ),
+                api_key=_secret(es.api_key_env, "tools.logs.elasticsearch.api_key_env", environ),
             )
 
 

@@ -18,9 +18,9 @@ from opsagent_tools.metrics.series import Series
 
 LONG_QUERY_CHARS = 2000
 """PromQL longer than this goes in a POST form: proxies in front of Prometheus often cap URL length."""
-URL_SETTING = "metrics.prometheus.url"
+URL_SETTING = "tools.metrics.url"
 """The configuration key named in "cannot reach Prometheus" errors."""
-HEADERS_SETTING = "metrics.prometheus.headers"
+HEADERS_SETTING = "tools.metrics.headers"
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 

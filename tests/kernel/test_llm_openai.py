@@ -238,13 +238,23 @@ async def test_tool_call_without_name_is_malformed(server, make_llm):
     assert caught.value.kind is LLMErrorKind.MALFORMED_RESPONSE
 
 
-async def test_401_is_auth_and_names_the_variable(server, make_llm):
-    server.script(Reply(openai_error("Incorrect API key provided: sk-test.", code="invalid_api_key"), status=401))
+async def test_401_is_auth_and_names_the_variable_the_key_came_from(server, make_llm, sleeps):
+    refused = Reply(openai_error("Incorrect API key provided: sk-test.", code="invalid_api_key"), status=401)
+    server.script(refused, refused, refused)
     with pytest.raises(LLMError) as caught:
-        await make_llm().complete(chat())
+        await make_llm(api_key_env="PROD_OPENAI_KEY").complete(chat())
     assert caught.value.kind is LLMErrorKind.AUTH
     assert "Incorrect API key provided" in caught.value.message
-    assert "OPSAGENT_LLM_API_KEY" in caught.value.message
+    assert caught.value.message.endswith(
+        "The key in PROD_OPENAI_KEY was refused: check that variable (a typo, a revoked key, another endpoint's key)."
+    )
+    env = {"OPSAGENT_LLM_MODEL": "m", "OPSAGENT_LLM_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": "sk-x"}
+    async with OpenAICompatibleLLM.from_env(env, retry=fast_policy(sleeps)) as llm:
+        with pytest.raises(LLMError, match="The key in OPENAI_API_KEY was refused"):
+            await llm.complete(chat())
+    with pytest.raises(LLMError) as caught:
+        await make_llm(api_key=None).complete(chat())
+    assert caught.value.message.endswith("No API key was sent: set OPSAGENT_LLM_API_KEY or OPENAI_API_KEY.")
 
 
 async def test_connection_refused(make_llm):

@@ -130,7 +130,7 @@ async def test_a_follow_up_in_the_thread_knows_the_earlier_answer(harness, scrip
     await harness.until(lambda: len(harness.models) == 2 and harness.models[1].calls == 1, "the follow-up run")
     first_message = harness.models[1].requests[0].messages[0].content
     assert first_message.startswith("Task: is it still the deploy?")
-    assert "Earlier in this thread you investigated: why 5xx?" in first_message
+    assert "Earlier in this conversation you investigated: why 5xx?" in first_message
     assert "**Root cause**: v2.14.0 (step 1)." in first_message
 
 

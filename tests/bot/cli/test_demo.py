@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import io
 import json
 
+from rich.console import Console
+
 from bot.cli.demo import OFFLINE_BANNER, run_demo
+from bot.cli.terminal import TerminalView
 from kernel import Approved, ErrorKind
 
 
-async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal(capsys):
-    lines: list[str] = []
-    result = await run_demo(None, print_line=lines.append)
-    assert lines[0] == OFFLINE_BANNER
+def captured_view() -> tuple[TerminalView, io.StringIO]:
+    """A view on a console that writes to memory, as to a pipe (no terminal, no colour)."""
+    out = io.StringIO()
+    return TerminalView(Console(file=out, highlight=False)), out
+
+
+async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal():
+    view, out = captured_view()
+    result = await run_demo(None, view=view)
+    assert out.getvalue().startswith(OFFLINE_BANNER + "\n")
     assert result.ok
     assert [s.call.name for s in result.steps] == [
         "query_metrics",
@@ -33,14 +43,14 @@ async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal(cap
     assert rollback.error is ErrorKind.DENIED
     assert "there is no terminal to ask for approval" in rollback.observation
     assert "pool.max_size" in result.answer
-    assert "⚠ approval needed (run " in capsys.readouterr().out
+    assert "⚠ approval needed (run " in out.getvalue()
 
 
 async def test_an_approved_rollback_reaches_the_deployment_webhook_signed():
     async def approve(request):
         return Approved(by="U_ONCALL", args_hash=request.args_hash)
 
-    result = await run_demo(None, print_line=lambda _: None, confirm=approve)
+    result = await run_demo(None, view=captured_view()[0], confirm=approve)
     rollback = result.steps[5]
     assert rollback.error is None
     assert rollback.approval.by == "U_ONCALL"

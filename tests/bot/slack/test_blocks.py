@@ -447,6 +447,13 @@ def test_final_message_success_structure() -> None:
     assert_within_limits(message)
 
 
+def test_the_footer_shows_a_cost_only_when_the_model_has_a_price() -> None:
+    unpriced = Usage(steps=4, turns=4, prompt_tokens=32058, cost_usd=0.0, elapsed_s=75.2)
+    [message] = final_message(result(usage=unpriced), trace_name=None)
+    footer = message.blocks[-1]["elements"][0]["text"]
+    assert footer == "4 steps · 32,058 prompt tokens · 1 min 15 s · stop: finish · run `run42`"
+
+
 def test_final_message_failure_says_so_first_and_labels_the_partial_answer() -> None:
     [message] = final_message(
         result(stop_reason=StopReason.MAX_STEPS, answer=None, partial_answer="Probably the pool.", detail="20 steps"),

@@ -32,7 +32,7 @@ def test_both_sources_or_an_unknown_key_is_an_error_naming_it(tmp_path):
     with pytest.raises(ValueError, match="set runbooks \\(a directory\\) or runbooks_git \\(a repository\\), not both"):
         load_settings(config, environ={})
     config.write_text('[knowledge]\nrunbook = "/srv/runbooks"\n')
-    with pytest.raises(ValueError, match=r"knowledge\.runbook"):
+    with pytest.raises(ValueError, match=r"\[knowledge\] unknown key `runbook` \(did you mean `runbooks`\?\)"):
         load_settings(config, environ={})
     config.write_text('[knowledge]\nrunbooks_git = "x"\nref = "--upload-pack=evil"\n')
     with pytest.raises(ValueError, match="cannot start with '-'"):

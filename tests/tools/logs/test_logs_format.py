@@ -287,7 +287,7 @@ def test_description_names_the_pitfalls_and_the_query_syntax(recorded):
 
 
 def test_settings_need_a_directory_for_files_and_secrets_from_named_variables(monkeypatch):
-    with pytest.raises(ValueError, match=r'logs.backend is "files" but logs.files.directory is not set'):
+    with pytest.raises(ValueError, match=r'tools.logs.backend is "files" but tools.logs.files.directory is not set'):
         LogsSettings()
     settings = LogsSettings(backend="elasticsearch", elasticsearch={"api_key_env": "OPSAGENT_TEST_ES_KEY"})
     monkeypatch.delenv("OPSAGENT_TEST_ES_KEY", raising=False)

@@ -198,7 +198,7 @@ async def test_zero_lines_with_a_wrong_service_label_names_the_labels_that_exist
     assert [r.path for r in loki.requests][1:] == ["/loki/api/v1/label/app/values", "/loki/api/v1/labels"]
     assert text.splitlines()[-1] == (
         'note: No label "app" is on any stream in this window. Known labels (2): pod, service_name. '
-        "logs.loki.service_label names it, so that setting may be wrong: tell the user."
+        "tools.logs.loki.service_label names it, so that setting may be wrong: tell the user."
     )
 
 
@@ -239,8 +239,8 @@ async def test_server_errors_and_bad_credentials_say_what_to_do():
         "keeps failing, Loki is unhealthy: use other evidence."
     )
     assert refused.text == PREFIX + (
-        "Loki refused the credentials (HTTP 401: no org id). Credentials are configuration (logs.loki "
-        "username/password_env/token_env/tenant_id): tell the user, and use other evidence."
+        "Loki refused the credentials (HTTP 401: no org id). Credentials are configuration (tools.logs.loki: "
+        "username, password_env, token_env, tenant_id): tell the user, and use other evidence."
     )
 
 
@@ -260,7 +260,7 @@ async def test_connection_refused_names_the_url():
     outcome = await search_logs(log_tools(settings, now=lambda: NOW), service="order-service")
     assert outcome.text == PREFIX + (
         f"Cannot reach Loki at {url} (ConnectError: All connection attempts failed). Loki may be down or "
-        "logs.loki.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
+        "tools.logs.loki.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
     )
 
 

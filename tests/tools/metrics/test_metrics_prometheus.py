@@ -280,7 +280,7 @@ async def test_a_stopped_server_is_unreachable() -> None:
     url = closed_port_url()
     text = await call(metrics_tools(MetricsSettings(url=url)), "query_metrics", service="order-service")
     assert text.startswith(f"'query_metrics' failed: cannot reach Prometheus at {url} (")
-    assert text.endswith("): check metrics.prometheus.url and that the server is up")
+    assert text.endswith("): check tools.metrics.url and that the server is up")
 
 
 async def test_a_slow_server_times_out_with_advice() -> None:
@@ -297,7 +297,7 @@ async def test_a_slow_server_times_out_with_advice() -> None:
     ("reply", "message"),
     [
         (Reply(body="<html>Bad Gateway</html>", status=502), "Prometheus answered HTTP 502 without an API response"),
-        (Reply(body="404 page not found", status=404), "(HTTP 404): check metrics.prometheus.url (Mimir and Cortex"),
+        (Reply(body="404 page not found", status=404), "(HTTP 404): check tools.metrics.url (Mimir and Cortex"),
         (Reply(body="no auth", status=401), "refused the request (HTTP 401): check the credentials"),
         (
             Reply(body={"status": "error", "errorType": "timeout", "error": "query timed out"}, status=503),

@@ -1,0 +1,96 @@
+"""The demo is a starting point: `--keep DIR` leaves backends and an opsagent.toml that every command works on, and
+a trace replayed on the same code is identical (the tools' clock is the one the run had)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+
+from opsagent_process import opsagent
+
+from bot.cli.replay import replay_trace
+from bot.settings import load_settings
+from kernel import Agent, RunResult, ScriptedModel, text_turn
+from opsagent_tools.demo_incident import write_demo_incident
+from opsagent_tools.toolset import build_tools
+from samples.demo_config import write_demo_config
+
+
+async def test_the_kept_demo_works_with_every_command(tmp_path):
+    kept = tmp_path / "demo"
+    demo = await opsagent("demo", "--keep", kept, cwd=tmp_path)
+    assert demo.code == 0, demo
+    config = kept / "opsagent.toml"
+    [trace] = (kept / "traces").glob("*.json")
+    assert f"trace saved: {trace}" in demo.out
+    assert f"opsagent --config {config} investigate --scripted" in demo.out
+
+    call = await opsagent(
+        "--config", config, "tools", "call", "query_metrics", "--args", '{"service": "order-service"}', cwd=tmp_path
+    )
+    assert call.code == 0, call
+    assert call.out.startswith("order-service http_5xx_rate over the last 30m: jumped from 0.10% to 12.0% at t-9m")
+
+    preview = await opsagent(
+        "--config", config, "tools", "call", "rollback_deployment",
+        "--args", '{"service": "order-service", "to_version": "v2.13.2"}', cwd=tmp_path,
+    )  # fmt: skip
+    assert preview.code == 0, preview
+    assert preview.out.startswith("[DryRun]"), "the kept policy previews actions; no signing secret is needed"
+
+    scripted = await opsagent("--config", config, "investigate", "--scripted", cwd=tmp_path)
+    assert scripted.code == 0, scripted
+    assert "■ finished" in scripted.out
+
+    replay = await opsagent("--config", config, "replay", trace, "--json", cwd=tmp_path)
+    assert replay.code == 0, replay.out
+    report = json.loads(replay.out)
+    assert report["divergences"] == []
+    assert [step["status"] for step in report["steps"]] == ["same"] * 5 + ["dry_run", "same"]
+
+    stats = await opsagent("stats", kept / "traces", cwd=tmp_path)
+    assert stats.code == 0
+    assert "runs: 1" in stats.out
+    assert "success: 1/1 (100.0%)" in stats.out
+
+
+async def test_keep_refuses_a_directory_with_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    ran = await opsagent("demo", "--keep", tmp_path, cwd=tmp_path)
+    assert ran.code == 2
+    assert ran.err == f"opsagent: --keep {tmp_path}: choose a new or empty directory (this one is not empty)\n"
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+async def test_a_replay_runs_the_tools_at_the_recorded_time(tmp_path):
+    """A run two hours ago on live backends: its time-relative observations ("t-9m", the log window) replay the
+    same today, because the replay's tools read the recorded turns' clock, not the wall clock."""
+    then = datetime.now(UTC) - timedelta(hours=2)
+    config = write_demo_config(tmp_path, then)
+    settings = load_settings(config)
+    turns = [
+        text_turn("query_metrics", "The 5xx rate.", service="order-service", metric="http_5xx_rate"),
+        text_turn("search_logs", "Who returns them?", service="gateway", since="15m"),
+        text_turn("finish", answer="The gateway relays order-service's 5xx (steps 1-2)."),
+    ]
+    agent = Agent(llm=ScriptedModel(turns), tools=build_tools(settings.tools, now=lambda: then))
+    recorded = await agent.run("order-service 5xx?")
+    for turn in recorded.turns:  # as if the model had been asked then
+        turn.started_at = then
+        turn.ms = 0.0
+    trace = RunResult.from_json(recorded.to_json())
+    assert "jumped from 0.10% to 12.0% at t-9m" in trace.steps[0].observation
+    report = await replay_trace(trace, settings)
+    assert report.divergences == []
+
+
+def test_the_demo_investigation_reads_the_same_whenever_it_runs(tmp_path):
+    """The demo's backends are a recording: their tools' "now" is where it ends, not the wall clock."""
+    then = datetime.now(UTC) - timedelta(days=3)
+    tools = build_tools(
+        write_demo_incident(tmp_path, then, action_url="http://127.0.0.1:9/a"), environ={"X": "1"}, previews_only=True
+    )
+    model = ScriptedModel([text_turn("query_metrics", "", service="order-service"), text_turn("finish", answer="a")])
+    result = asyncio.run(Agent(llm=model, tools=tools).run("5xx?"))
+    assert "jumped from 0.10% to 12.0% at t-9m" in result.steps[0].observation

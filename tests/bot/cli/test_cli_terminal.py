@@ -1,0 +1,125 @@
+"""The terminal a person sees: colour only on a terminal and never with NO_COLOR, the answer's Markdown rendered,
+cost only when priced, log lines kept out of stdout, and follow-up questions asked as a Slack thread asks them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pty
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from opsagent_process import environment, opsagent, start
+
+from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from samples.demo_config import write_demo_config
+
+COLOUR = re.compile(r"\x1b\[[0-9;]*(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9]+)*m")
+"""An SGR sequence that sets a foreground or background colour."""
+ANSWER = "**Root cause**: v2.14.0 cut the pool (step 1).\n- restore `max_size: 50`\n- alert on pending requests"
+
+
+async def on_a_terminal(*args: object, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Run `opsagent ARGS` with stdout on a pseudo-terminal, as in a person's shell; what it showed there."""
+    leader, follower = pty.openpty()
+    proc = await start(*args, cwd=cwd, env=env | {"TERM": "xterm-256color", "COLUMNS": "120"}, stdout=follower)
+    os.close(follower)
+    shown = bytearray()
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            chunk = await loop.run_in_executor(None, os.read, leader, 65536)
+        except OSError:  # the terminal closes with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    async with asyncio.timeout(30):
+        await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode, shown.decode(errors="replace")
+
+
+async def test_colour_on_a_terminal_only_and_never_with_no_color(tmp_path):
+    code, shown = await on_a_terminal("demo", cwd=tmp_path, env=environment())
+    assert code == 0
+    assert COLOUR.search(shown), "a terminal gets colour"
+    assert "■ finished" in shown
+    code, plain = await on_a_terminal("demo", cwd=tmp_path, env=environment(NO_COLOR="1"))
+    assert code == 0
+    assert "■ finished" in plain
+    assert not COLOUR.search(plain), "NO_COLOR: no colour, even on a terminal"
+    piped = await opsagent("demo", cwd=tmp_path)
+    assert piped.code == 0
+    assert "\x1b[" not in piped.out, "a pipe gets plain text"
+
+
+def finish_script(server: FakeModelServer) -> None:
+    call = openai_tool_call("c1", "query_metrics", {"service": "order-service", "metric": "http_5xx_rate"})
+    finish = openai_tool_call("c2", "finish", {"answer": ANSWER})
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}
+    server.script(
+        Reply(openai_completion(None, tool_calls=[call], usage=usage)),
+        Reply(openai_completion(None, tool_calls=[finish], usage=usage)),
+    )
+
+
+async def test_the_answer_is_rendered_and_cost_shows_only_with_a_price(tmp_path):
+    priced = '[llm]\nmodel = "fake-gpt"\nbase_url = "{url}/v1"\n[llm.prices."fake-gpt"]\ninput_per_mtok = 2.5\noutput_per_mtok = 10\n'
+    unpriced = '[llm]\nmodel = "fake-gpt"\nbase_url = "{url}/v1"\n'
+    outputs = []
+    for llm in (unpriced, priced):
+        async with FakeModelServer() as server:
+            finish_script(server)
+            config = write_demo_config(
+                tmp_path / str(len(outputs)), datetime.now(UTC), extra=llm.format(url=server.url)
+            )
+            ran = await opsagent("--config", config, "investigate", "order-service 5xx?", cwd=tmp_path)
+        assert ran.code == 0, ran
+        outputs.append(ran.out)
+    plain, with_cost = outputs
+    assert "Root cause: v2.14.0 cut the pool (step 1)." in plain, "Markdown is rendered, not shown raw"
+    assert "**" not in plain
+    assert "• restore max_size: 50" in plain
+    footer = next(line for line in plain.splitlines() if " prompt tokens · " in line)
+    assert "$" not in footer, "no price configured: no cost"
+    assert re.search(r"2,000 prompt tokens · \$0\.0070 · [0-9.]+ s · stop: finish", with_cost)
+
+
+async def test_log_lines_go_to_stderr_or_the_log_file_never_into_the_view(tmp_path):
+    ran = await opsagent("demo", cwd=tmp_path)
+    assert "side_effect_refused" in ran.err, "the denied rollback is logged"
+    assert "side_effect_refused" not in ran.out
+    logged = tmp_path / "opsagent.log"
+    quiet = await opsagent("demo", "--log-file", logged, cwd=tmp_path)
+    assert quiet.code == 0
+    assert "side_effect_refused" not in quiet.err + quiet.out
+    assert "side_effect_refused" in logged.read_text()
+
+
+async def test_interactive_follow_ups_carry_the_earlier_task_and_answer(tmp_path):
+    config = write_demo_config(tmp_path, datetime.now(UTC))
+    async with FakeModelServer() as server:
+        finish_script(server)
+        follow_up = openai_tool_call("c3", "finish", {"answer": "The gateway only relays the 503s (step 1)."})
+        server.script(Reply(openai_completion(None, tool_calls=[follow_up])))
+        env = environment(OPSAGENT_LLM_BASE_URL=f"{server.url}/v1", OPSAGENT_LLM_MODEL="fake-gpt")
+        ran = await opsagent(
+            "--config", config, "investigate", "order-service 5xx?", "--interactive",
+            cwd=tmp_path, env=env, stdin=b"and the gateway?\n",
+        )  # fmt: skip
+    assert ran.code == 0, ran
+    asked = server.bodies[2]["messages"][-1]["content"]
+    assert asked.startswith(
+        "Task: and the gateway?\n\nEarlier in this conversation you investigated: order-service 5xx?\n"
+        "Your answer then: **Root cause**: v2.14.0 cut the pool (step 1)."
+    )
+    assert ran.out.count("follow-up question (an empty line ends the session): ") == 2
+    assert "The gateway only relays the 503s (step 1)." in ran.out
+    traces = sorted((tmp_path / "traces").glob("*.json"))
+    assert len(traces) == 2
+    tasks = {json.loads(path.read_text())["task"].split("\n")[0] for path in traces}
+    assert tasks == {"order-service 5xx?", "and the gateway?"}
