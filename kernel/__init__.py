@@ -7,6 +7,7 @@ from kernel.anthropic import AnthropicLLM
 from kernel.budget import Budget, PriceTable, Pricing, Usage
 from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL, ToolCall, canonical_args
+from kernel.citations import StepCitations, cited_steps, step_references
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
 from kernel.dispatch import Dispatcher, DispatchResult
@@ -90,6 +91,7 @@ __all__ = [
     "SideEffectMode",
     "SideEffectPolicy",
     "Step",
+    "StepCitations",
     "StepCompleted",
     "StepError",
     "StepStarted",
@@ -102,11 +104,13 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "canonical_args",
+    "cited_steps",
     "load_trace",
     "native_turn",
     "new_run_id",
     "parse_output",
     "react",
+    "step_references",
     "text_turn",
     "tool_from_function",
     "truncate_observation",

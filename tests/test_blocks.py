@@ -23,7 +23,7 @@ from bot.slack.blocks import (
     run_header,
     step_message,
 )
-from bot.slack.mrkdwn import escape_mrkdwn, literal, markdown_to_mrkdwn, size, split_mrkdwn, step_references, user_ref
+from bot.slack.mrkdwn import escape_mrkdwn, literal, markdown_to_mrkdwn, size, split_mrkdwn, user_ref
 from bot.words import stop_reason_words
 from kernel import ApprovalRecord, ApprovalRequest, ErrorKind, RunResult, Step, StopReason, ToolCall, Usage
 
@@ -174,15 +174,6 @@ def test_user_ref_mentions_only_slack_ids() -> None:
     assert user_ref("USA") == "USA"
     assert user_ref("<!channel> ```") == "&lt;!channel&gt; ˋˋˋ"
     assert user_ref(None) == "someone"
-
-
-def test_step_references() -> None:
-    leading, cited, ranges = step_references(
-        "Steps 1, 2 and 6 agree; see step #9 and step 3 to 5, not step 7 and 200 users."
-    )
-    assert leading == {1, 9, 3, 7}
-    assert cited == {1, 2, 6, 9, 3, 5, 7, 200}
-    assert ranges == [(3, 5)]
 
 
 # ---------------------------------------------------------------- exact structures
