@@ -12,7 +12,19 @@ from kernel.clock import RunControl
 from kernel.context import ContextPolicy
 from kernel.dispatch import Dispatcher, DispatchResult
 from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
+from kernel.evidence import (
+    ActionTaken,
+    CitationIssue,
+    CitationProblem,
+    ClaimCheck,
+    ClaimStatus,
+    EvidenceCheck,
+    UnbackedAction,
+    check_evidence,
+)
+from kernel.findings import Confidence, Evidence, Findings, FinishedBy, RuledOut
 from kernel.http_retry import RetryPolicy
+from kernel.hypothesis import Hypothesis, hypothesis_in
 from kernel.llm import (
     LLM,
     ChatRequest,
@@ -38,6 +50,7 @@ from kernel.policy import (
     SideEffectMode,
     SideEffectPolicy,
 )
+from kernel.prose_findings import findings_from_prose
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
@@ -51,6 +64,7 @@ __all__ = [
     "LLM",
     "READ_OUTPUT_TOOL",
     "SCHEMA_VERSION",
+    "ActionTaken",
     "Agent",
     "AnthropicLLM",
     "ApprovalRecord",
@@ -59,6 +73,11 @@ __all__ = [
     "Budget",
     "CallContext",
     "ChatRequest",
+    "CitationIssue",
+    "CitationProblem",
+    "ClaimCheck",
+    "ClaimStatus",
+    "Confidence",
     "ConfirmHook",
     "ContextPolicy",
     "Decision",
@@ -68,6 +87,11 @@ __all__ = [
     "Dispatcher",
     "ErrorKind",
     "Event",
+    "Evidence",
+    "EvidenceCheck",
+    "Findings",
+    "FinishedBy",
+    "Hypothesis",
     "LLMError",
     "LLMErrorKind",
     "LLMResponse",
@@ -80,6 +104,7 @@ __all__ = [
     "Pricing",
     "Redactor",
     "RetryPolicy",
+    "RuledOut",
     "RunControl",
     "RunFinished",
     "RunResult",
@@ -102,9 +127,13 @@ __all__ = [
     "ToolFailure",
     "ToolRegistry",
     "ToolSpec",
+    "UnbackedAction",
     "Usage",
     "canonical_args",
+    "check_evidence",
     "cited_steps",
+    "findings_from_prose",
+    "hypothesis_in",
     "load_trace",
     "native_turn",
     "new_run_id",

@@ -1,6 +1,6 @@
 """Reading which steps a text cites ("step 3", "steps 4-5", "steps 1, 2 and 6"): the one citation parser.
 
-Every surface that links an answer to its steps uses it (Slack's final message, for one).
+Findings mapped from prose, the evidence gate and every surface that links an answer to its steps use it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 _STEP_REF = re.compile(r"\bsteps?\s*#?(\d{1,9})((?:\s*(?:,|&|and|to|-|–|—)\s*#?\d{1,9})*)", re.IGNORECASE)
 _REF_TAIL = re.compile(r"(,|&|and|to|-|–|—)\s*#?(\d{1,9})", re.IGNORECASE)
+_PARENTHESISED = re.compile(r"\s*[(\[]\s*(?:see\s+)?steps?\s*#?\d[^()\[\]]{0,80}[)\]]\s*$", re.IGNORECASE)
 MAX_RANGE = 100
 """A range wider than this ("steps 1-100000") is read as its two ends, not expanded."""
 
@@ -66,3 +67,15 @@ NO_CITATIONS = StepCitations(frozenset(), frozenset(), ())
 def cited_steps(text: str) -> tuple[int, ...]:
     """Every step `text` cites, in order, ranges expanded."""
     return step_references(text).steps
+
+
+def without_trailing_citation(text: str) -> str:
+    """`text` without a citation in parentheses at its end ("… at t-11m (steps 1-2)." → "… at t-11m."), so a
+    surface that shows the steps as links does not show them twice."""
+    stripped = text.rstrip()
+    if "step" not in stripped[-90:].lower():
+        return stripped
+    end = stripped[-1] if stripped and stripped[-1] in ".;" else ""
+    body = stripped[:-1] if end else stripped
+    cut = _PARENTHESISED.sub("", body)
+    return (cut + end) if cut != body else stripped

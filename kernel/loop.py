@@ -188,7 +188,9 @@ class Agent:
         elif state.stop is not None and state.stop is not StopReason.AWAITING_APPROVAL:
             step, verdict = state.record(planned, _not_run(planned, f"the run is stopping ({state.stop})").error)
         elif call.name == FINISH_TOOL:
-            state.stop, state.answer = StopReason.FINISH, str(call.args["answer"])
+            assert planned.conclusion is not None  # `plan_turn` reads every valid finish into one
+            state.stop = StopReason.FINISH
+            state.conclude(planned.conclusion)
             step, verdict = state.record(planned)
         elif (earlier := state.guard.check(call, state.next_index)) is not None:
             step, verdict = state.record(planned, _loop_warning(earlier))
@@ -226,8 +228,8 @@ class Agent:
             state.detail += f"; the summary turn failed ({type(exc).__name__})"
             return
         planned, _ = plan_turn(response)  # native or text: a `finish` call carries the account
-        finish = next((p.call for p in planned if p.call and p.call.name == FINISH_TOOL and p.error is None), None)
-        state.partial_answer = str(finish.args["answer"]) if finish else response.text.strip() or None
+        finish = next((p.conclusion for p in planned if p.conclusion is not None), None)
+        state.partial_answer = finish.answer if finish else response.text.strip() or None
         usage = response.usage
         prompt_tokens = (
             usage.prompt_tokens if usage else state.conversation.prompt_tokens + estimate_tokens(prompt.content)

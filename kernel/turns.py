@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 
 from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.conclusion import Conclusion, InvalidFinish, conclude
 from kernel.llm import LLMResponse
 from kernel.parsing import parse_output
+from kernel.prompt import finish_spec, render_signature
 from kernel.tool_errors import (
     BAD_ARGS_JSON_TEMPLATE,
+    BAD_ARGS_TEMPLATE,
     FINISH_NEEDS_ANSWER,
     FINISH_NOT_ALONE,
     ErrorKind,
@@ -28,6 +32,8 @@ class PlannedStep:
     thought: str
     call: ToolCall | None
     error: StepError | None = None
+    conclusion: Conclusion | None = None
+    """For a valid `finish`: its arguments read as the run's conclusion."""
 
 
 def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
@@ -60,13 +66,30 @@ def _reject_constant(name: str) -> None:
 
 
 def _check_finish(planned: list[PlannedStep]) -> list[PlannedStep]:
-    """`finish` must come alone and with an answer; otherwise it is an error the model can fix."""
+    """`finish` must come alone and with valid findings (or an answer); otherwise it is an error the model can fix."""
     for i, p in enumerate(planned):
         if p.call is None or p.call.name != FINISH_TOOL or p.error is not None:
             continue
-        answer = p.call.args.get("answer")
         if len(planned) > 1:
-            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NOT_ALONE))
-        elif not isinstance(answer, str) or not answer.strip():
-            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NEEDS_ANSWER))
+            planned[i] = PlannedStep(p.thought, p.call, _bad_finish(FINISH_NOT_ALONE))
+            continue
+        match conclude(p.call.args):
+            case Conclusion() as conclusion:
+                planned[i] = PlannedStep(p.thought, p.call, conclusion=conclusion)
+            case InvalidFinish(problems=()):
+                planned[i] = PlannedStep(p.thought, p.call, _bad_finish(FINISH_NEEDS_ANSWER))
+            case InvalidFinish(problems=problems):
+                message = BAD_ARGS_TEMPLATE.format(
+                    name=FINISH_TOOL, problems="\n".join(problems), schema=_finish_signature()
+                )
+                planned[i] = PlannedStep(p.thought, p.call, _bad_finish(message))
     return planned
+
+
+def _bad_finish(message: str) -> StepError:
+    return StepError(kind=ErrorKind.BAD_ARGS, message=message)
+
+
+@cache
+def _finish_signature() -> str:
+    return render_signature(finish_spec())
