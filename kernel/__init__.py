@@ -51,6 +51,7 @@ from kernel.policy import (
     SideEffectPolicy,
 )
 from kernel.prose_findings import findings_from_prose
+from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
@@ -103,6 +104,7 @@ __all__ = [
     "PriceTable",
     "Pricing",
     "Redactor",
+    "ReplyKind",
     "RetryPolicy",
     "RuledOut",
     "RunControl",
@@ -132,6 +134,7 @@ __all__ = [
     "canonical_args",
     "check_evidence",
     "cited_steps",
+    "classify_reply",
     "findings_from_prose",
     "hypothesis_in",
     "load_trace",

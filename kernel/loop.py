@@ -145,6 +145,7 @@ class Agent:
                 yield StepCompleted(await self._step(state, dispatcher, planned, control), state.usage.cost_usd)
             state.close_turn()
         state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
+        state.keep_unconfirmed_prose()
         if self.salvage and state.stop in SALVAGE_REASONS:
             await self._salvage(state, control)
         yield RunFinished(state.result())
@@ -169,7 +170,7 @@ class Agent:
 
     def _plan(self, state: RunState, response: LLMResponse) -> list[PlannedStep]:
         """Count the turn's usage and split it into steps; calls past the step budget are not run."""
-        planned, native = plan_turn(response)
+        planned, native = plan_turn(response, reminded=state.reminded)
         if response.usage is not None:
             prompt, completion, estimated = response.usage.prompt_tokens, response.usage.completion_tokens, False
         else:
@@ -183,8 +184,10 @@ class Agent:
     async def _step(self, state: RunState, dispatcher: Dispatcher, planned: PlannedStep, control: RunControl) -> Step:
         """Run (or refuse) one planned step, record it, and decide whether the run stops there."""
         call = planned.call
-        if planned.error is not None or call is None:
+        if planned.error is not None:
             step, verdict = state.record(planned, planned.error)
+        elif call is None:  # prose that reads as an answer: the model is asked once to confirm it
+            step, verdict = state.remind(planned), None
         elif state.stop is not None and state.stop is not StopReason.AWAITING_APPROVAL:
             step, verdict = state.record(planned, _not_run(planned, f"the run is stopping ({state.stop})").error)
         elif call.name == FINISH_TOOL:

@@ -27,7 +27,7 @@ from kernel.policy import Approved, Deferred, Denied
 from kernel.prompt import render_task
 from kernel.stop import StopReason
 from kernel.streak import ErrorStreak, StreakStop
-from kernel.tool_errors import ErrorKind, StepError
+from kernel.tool_errors import PROSE_REMINDER, ErrorKind, StepError
 from kernel.tools import ToolRegistry
 from kernel.trace import ApprovalRecord, RunResult, Step
 from kernel.turns import PlannedStep
@@ -125,12 +125,29 @@ class RunState:
             self.usage.steps += 1
         return step, verdict
 
+    def remind(self, planned: PlannedStep) -> Step:
+        """Record a prose reply that reads as an answer: its observation asks the model to confirm it (call
+        `finish`) or go on. Not a failure and not work: neither the error streak nor the step budget counts it."""
+        return self._append(planned, observation=PROSE_REMINDER)
+
+    @property
+    def reminded(self) -> str | None:
+        """The prose answer the latest turn ended with, which the model was asked to confirm; None otherwise."""
+        last = self.steps[-1] if self.steps else None
+        return last.thought if last is not None and last.prose and last.turn == len(self.turns) - 1 else None
+
     def conclude(self, conclusion: Conclusion) -> None:
         """Take the run's final answer, and check its findings against the steps so far. A run resumed after a
         failure drops its partial answer and the account of that stop: it has an answer now."""
         self.answer, self.findings, self.finished_by = conclusion.answer, conclusion.findings, conclusion.by
         self.partial_answer, self.detail = None, ""
         self.evidence_check = check_evidence(conclusion.findings, self.steps, conclusion.answer)
+
+    def keep_unconfirmed_prose(self) -> None:
+        """When the run stops before the model could confirm its prose answer, keep it as the partial answer."""
+        if (prose := self.reminded) is not None and not self.partial_answer:
+            self.partial_answer = prose
+            self.detail = (self.detail + "; " if self.detail else "") + "the model's prose answer was not confirmed"
 
     def _append(self, planned: PlannedStep, **fields: Any) -> Step:
         prompt, completion = self._turn_tokens

@@ -72,6 +72,12 @@ class Step:
         return self.error is None
 
     @property
+    def prose(self) -> bool:
+        """A reply in prose, with no call, that reads as an answer: the kernel asked the model to confirm it
+        (the observation is that reminder). Such a step is not counted against the step budget."""
+        return self.call is None and self.error is None
+
+    @property
     def pending(self) -> bool:
         """Whether the step waits for a human decision."""
         return self.approval is not None and self.approval.decision == "pending"

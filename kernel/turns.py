@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from kernel.calls import FINISH_TOOL, ToolCall
-from kernel.conclusion import Conclusion, InvalidFinish, conclude
+from kernel.conclusion import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.llm import LLMResponse
 from kernel.parsing import parse_output
 from kernel.prompt import finish_spec, render_signature
+from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.tool_errors import (
     BAD_ARGS_JSON_TEMPLATE,
     BAD_ARGS_TEMPLATE,
@@ -27,7 +28,9 @@ from kernel.tool_errors import (
 
 @dataclass(frozen=True, slots=True)
 class PlannedStep:
-    """One step a model turn asks for: a call, possibly already known to be invalid."""
+    """One step a model turn asks for: a call, possibly already known to be invalid.
+
+    No call and no error is a prose reply that reads as an answer (`kernel.prose_reply`)."""
 
     thought: str
     call: ToolCall | None
@@ -36,8 +39,11 @@ class PlannedStep:
     """For a valid `finish`: its arguments read as the run's conclusion."""
 
 
-def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
-    """The steps a model turn asks for, and whether they came as native function calls."""
+def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[list[PlannedStep], bool]:
+    """The steps a model turn asks for, and whether they came as native function calls.
+
+    `reminded` is the prose answer the previous turn ended with, which the model was asked to confirm: prose
+    again now is the answer (the longer of the two: "Yes, that is my answer." confirms the first)."""
     if response.tool_calls:
         planned = []
         for native in response.tool_calls:
@@ -57,8 +63,21 @@ def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
         return _check_finish(planned), True
     parsed = parse_output(response.text)
     if not parsed.calls:
-        return [PlannedStep(parsed.thought, None, format_error(parsed.problem))], False
+        if parsed.problem:  # it tried to make a call, and the call is broken
+            return [PlannedStep(parsed.thought, None, format_error(parsed.problem))], False
+        kind = classify_reply(parsed.thought)
+        if reminded is not None and kind in (ReplyKind.ANSWER, ReplyKind.TOO_SHORT):
+            return [_prose_answer(parsed.thought, max(reminded, parsed.thought, key=len))], False
+        if kind is ReplyKind.ANSWER:
+            return [PlannedStep(parsed.thought, None)], False
+        return [PlannedStep(parsed.thought, None, format_error(kind.problem))], False
     return _check_finish([PlannedStep(parsed.thought, call) for call in parsed.calls]), False
+
+
+def _prose_answer(thought: str, answer: str) -> PlannedStep:
+    """A confirmed prose answer, as the `finish` it stands for (the trace's turn keeps what was said)."""
+    conclusion = conclude_prose(answer)
+    return PlannedStep(thought, ToolCall(name=FINISH_TOOL, args={"answer": conclusion.answer}), conclusion=conclusion)
 
 
 def _reject_constant(name: str) -> None:

@@ -277,7 +277,11 @@ def test_step_message_for_errors_approvals_and_format_errors() -> None:
     unusable = step_message(Step(index=3, turn=2, error=ErrorKind.FORMAT, observation="[FormatError] no action"))
     assert unusable.blocks[0]["text"]["text"] == "⚠️ *Step 3* · the model's reply had no usable action"
     assert unusable.text == "✗ Step 3: no usable action"
-    for m in (message, pending, unusable):
+    prose = step_message(Step(index=4, turn=3, thought="Root cause: <!channel> v2.14.0", observation="If this is…"))
+    assert prose.blocks[0]["text"]["text"] == "💬 *Step 4* · the model answered in prose; asked to confirm"
+    assert prose.blocks[1]["text"]["text"] == "> Root cause: &lt;!channel&gt; v2.14.0"
+    assert prose.text == "✓ Step 4: prose answer"
+    for m in (message, pending, unusable, prose):
         assert_within_limits(m)
 
 

@@ -89,7 +89,10 @@ def run_header(run_id: str, task: str, requested_by: str | None, *, ended: StopR
 
 def step_message(step: Step, *, excerpt_chars: int = 1200, thought_chars: int = 2000) -> Message:
     """One step in the thread: status, call, duration, the thought (quoted), an observation excerpt, any approval."""
-    if step.call is None:
+    if step.prose:
+        head, summary = f"💬 *Step {step.index}* · the model answered in prose; asked to confirm", "prose answer"
+        call_text = ""
+    elif step.call is None:
         head, summary = f"⚠️ *Step {step.index}* · the model's reply had no usable action", "no usable action"
         call_text = ""
     else:
