@@ -148,7 +148,14 @@ def tokens(r: dict[str, Any]) -> str:
     )
     if pager["problems"]:
         reach += "\nPager problems: " + "; ".join(pager["problems"])
-    return f"### (d) Prompt tokens\n{note}\n\n{table(head, rows)}\n\n{reach}"
+    prose = r["prose_ending"]
+    ending = (
+        f"Ending in prose instead of `finish` (the reminder, then the model confirms): "
+        f"{prose['prose_turns']} turns instead of {prose['finish_turns']} (+{prose['extra_turns']}), "
+        f"{prose['prose_prompt_tokens']} prompt tokens instead of {prose['finish_prompt_tokens']} "
+        f"(+{prose['extra_prompt_tokens']}, +{prose['extra_pct']:.1f} % of the run)."
+    )
+    return f"### (d) Prompt tokens\n{note}\n\n{table(head, rows)}\n\n{reach}\n\n{ending}"
 
 
 def slack(r: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from bench import baseline
 from bench.models import PlaybackModel, playback_llm, probe_script
 from bench.pager import PagerModel
 from bench.workloads import (
+    ANSWER,
     INVESTIGATION,
     baseline_ops_tools,
     baseline_probe_tools,
@@ -27,7 +28,7 @@ from bench.workloads import (
     ours_ops_tools,
     ours_probe_tools,
 )
-from kernel import Agent, Budget, ScriptedModel, ToolRegistry
+from kernel import Agent, Budget, FinishedBy, ScriptedModel, ToolRegistry
 from kernel.tokens import estimate_tokens
 
 TASK = "checkout 5xx rate jumped to 12% at 10:41; find the root cause"
@@ -213,6 +214,31 @@ async def prompt_tokens() -> dict[str, Any]:
         "trace_recoverable": sum(trace_ok),
         "pager": pager,
         "reachable_pass": all(trace_ok) and pager["recovered"] == len(expected),
+        "prose_ending": await prose_ending(turns),
+    }
+
+
+async def prose_ending(turns: list[str]) -> dict[str, Any]:
+    """(d) What a prose ending costs: the investigation ended by `finish`, and by a prose answer that the kernel's
+    reminder makes the model confirm (the same prose again), in turns and tokens per run."""
+    ends = {FinishedBy.FINISH: turns, FinishedBy.PROSE: [*turns[:-1], ANSWER, ANSWER]}
+    spent: dict[str, dict[str, int]] = {}
+    for how, script in ends.items():
+        model = ScriptedModel(script, record=False)
+        result = await Agent(
+            llm=model, tools=ours_ops_tools(), budget=Budget(max_steps=len(script)), salvage=False
+        ).run(TASK)
+        model.assert_complete()
+        if result.finished_by is not how:
+            raise AssertionError(f"the {how} ending did not finish as scripted: {result.stop_reason}")
+        usage = result.usage
+        spent[how] = {"turns": usage.turns, "prompt_tokens": usage.prompt_tokens, "completion": usage.completion_tokens}
+    finish, prose = spent[FinishedBy.FINISH], spent[FinishedBy.PROSE]
+    return {
+        **{f"{how}_{key}": value for how, counts in spent.items() for key, value in counts.items()},
+        "extra_turns": prose["turns"] - finish["turns"],
+        "extra_prompt_tokens": prose["prompt_tokens"] - finish["prompt_tokens"],
+        "extra_pct": 100 * (prose["prompt_tokens"] - finish["prompt_tokens"]) / finish["prompt_tokens"],
     }
 
 

@@ -7,11 +7,24 @@ from kernel.anthropic import AnthropicLLM
 from kernel.budget import Budget, PriceTable, Pricing, Usage
 from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL, ToolCall, canonical_args
+from kernel.citations import StepCitations, cited_steps, step_references
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
 from kernel.dispatch import Dispatcher, DispatchResult
 from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
+from kernel.evidence import (
+    ActionTaken,
+    CitationIssue,
+    CitationProblem,
+    ClaimCheck,
+    ClaimStatus,
+    EvidenceCheck,
+    UnbackedAction,
+    check_evidence,
+)
+from kernel.findings import Confidence, Evidence, Findings, FinishedBy, RuledOut
 from kernel.http_retry import RetryPolicy
+from kernel.hypothesis import Hypothesis, hypothesis_in
 from kernel.llm import (
     LLM,
     ChatRequest,
@@ -38,6 +51,8 @@ from kernel.policy import (
     SideEffectPolicy,
 )
 from kernel.prompt import follow_up_task, task_data, without_task_data
+from kernel.prose_findings import findings_from_prose
+from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
@@ -52,6 +67,7 @@ __all__ = [
     "LLM",
     "READ_OUTPUT_TOOL",
     "SCHEMA_VERSION",
+    "ActionTaken",
     "Agent",
     "AnthropicLLM",
     "ApprovalRecord",
@@ -60,6 +76,11 @@ __all__ = [
     "Budget",
     "CallContext",
     "ChatRequest",
+    "CitationIssue",
+    "CitationProblem",
+    "ClaimCheck",
+    "ClaimStatus",
+    "Confidence",
     "ConfirmHook",
     "ContextPolicy",
     "Decision",
@@ -69,6 +90,11 @@ __all__ = [
     "Dispatcher",
     "ErrorKind",
     "Event",
+    "Evidence",
+    "EvidenceCheck",
+    "Findings",
+    "FinishedBy",
+    "Hypothesis",
     "LLMError",
     "LLMErrorKind",
     "LLMResponse",
@@ -80,7 +106,9 @@ __all__ = [
     "PriceTable",
     "Pricing",
     "Redactor",
+    "ReplyKind",
     "RetryPolicy",
+    "RuledOut",
     "RunControl",
     "RunFinished",
     "RunResult",
@@ -92,6 +120,7 @@ __all__ = [
     "SideEffectMode",
     "SideEffectPolicy",
     "Step",
+    "StepCitations",
     "StepCompleted",
     "StepError",
     "StepStarted",
@@ -103,14 +132,21 @@ __all__ = [
     "ToolFailure",
     "ToolRegistry",
     "ToolSpec",
+    "UnbackedAction",
     "Usage",
     "canonical_args",
+    "check_evidence",
+    "cited_steps",
+    "classify_reply",
+    "findings_from_prose",
     "follow_up_task",
+    "hypothesis_in",
     "load_trace",
     "native_turn",
     "new_run_id",
     "parse_output",
     "react",
+    "step_references",
     "task_data",
     "text_turn",
     "tool_from_function",

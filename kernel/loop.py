@@ -145,6 +145,7 @@ class Agent:
                 yield StepCompleted(await self._step(state, dispatcher, planned, control), state.usage.cost_usd)
             state.close_turn()
         state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
+        state.keep_unconfirmed_prose()
         if self.salvage and state.stop in SALVAGE_REASONS:
             await self._salvage(state, control)
         yield RunFinished(state.result())
@@ -169,7 +170,7 @@ class Agent:
 
     def _plan(self, state: RunState, response: LLMResponse) -> list[PlannedStep]:
         """Count the turn's usage and split it into steps; calls past the step budget are not run."""
-        planned, native = plan_turn(response)
+        planned, native = plan_turn(response, reminded=state.reminded)
         if response.usage is not None:
             prompt, completion, estimated = response.usage.prompt_tokens, response.usage.completion_tokens, False
         else:
@@ -183,12 +184,16 @@ class Agent:
     async def _step(self, state: RunState, dispatcher: Dispatcher, planned: PlannedStep, control: RunControl) -> Step:
         """Run (or refuse) one planned step, record it, and decide whether the run stops there."""
         call = planned.call
-        if planned.error is not None or call is None:
+        if planned.error is not None:
             step, verdict = state.record(planned, planned.error)
+        elif call is None:  # prose that reads as an answer: the model is asked once to confirm it
+            step, verdict = state.remind(planned), None
         elif state.stop is not None and state.stop is not StopReason.AWAITING_APPROVAL:
             step, verdict = state.record(planned, _not_run(planned, f"the run is stopping ({state.stop})").error)
         elif call.name == FINISH_TOOL:
-            state.stop, state.answer = StopReason.FINISH, str(call.args["answer"])
+            assert planned.conclusion is not None  # `plan_turn` reads every valid finish into one
+            state.stop = StopReason.FINISH
+            state.conclude(planned.conclusion)
             step, verdict = state.record(planned)
         elif (earlier := state.guard.check(call, state.next_index)) is not None:
             step, verdict = state.record(planned, _loop_warning(earlier))
@@ -226,8 +231,8 @@ class Agent:
             state.detail += f"; the summary turn failed ({type(exc).__name__})"
             return
         planned, _ = plan_turn(response)  # native or text: a `finish` call carries the account
-        finish = next((p.call for p in planned if p.call and p.call.name == FINISH_TOOL and p.error is None), None)
-        state.partial_answer = str(finish.args["answer"]) if finish else response.text.strip() or None
+        finish = next((p.conclusion for p in planned if p.conclusion is not None), None)
+        state.partial_answer = finish.answer if finish else response.text.strip() or None
         usage = response.usage
         prompt_tokens = (
             usage.prompt_tokens if usage else state.conversation.prompt_tokens + estimate_tokens(prompt.content)

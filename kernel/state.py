@@ -14,8 +14,12 @@ from typing import Any, assert_never
 
 from kernel.budget import Budget, Usage
 from kernel.calls import ToolCall
+from kernel.conclusion import Conclusion
 from kernel.context import Conversation
 from kernel.dispatch import DispatchResult
+from kernel.evidence import EvidenceCheck, check_evidence
+from kernel.findings import Findings, FinishedBy
+from kernel.hypothesis import hypothesis_in
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
 from kernel.observations import ObservationStore, fence, handle_for, truncate_observation
@@ -23,7 +27,7 @@ from kernel.policy import Approved, Deferred, Denied
 from kernel.prompt import render_task
 from kernel.stop import StopReason
 from kernel.streak import ErrorStreak, StreakStop
-from kernel.tool_errors import ErrorKind, StepError
+from kernel.tool_errors import PROSE_REMINDER, ErrorKind, StepError
 from kernel.tools import ToolRegistry
 from kernel.trace import ApprovalRecord, RunResult, Step
 from kernel.turns import PlannedStep
@@ -73,6 +77,9 @@ class RunState:
     turns: list[LLMResponse] = field(default_factory=list)
     stop: StopReason | None = None
     answer: str | None = None
+    findings: Findings | None = None
+    evidence_check: EvidenceCheck | None = None
+    finished_by: FinishedBy | None = None
     partial_answer: str | None = None
     detail: str = ""
     guard: LoopGuard = field(default_factory=LoopGuard)
@@ -99,7 +106,6 @@ class RunState:
         self, planned: PlannedStep, outcome: DispatchResult | StepError | None = None
     ) -> tuple[Step, Verdict | None]:
         """Record a finished step: the observation the model will see, its error, and what it says of the run."""
-        prompt, completion = self._turn_tokens
         index = self.next_index
         verdict: Verdict | None
         match outcome:
@@ -114,20 +120,50 @@ class RunState:
                 fields, verdict = {}, None
             case _:
                 assert_never(outcome)
+        step = self._append(planned, **fields)
+        if not step.pending and step.error is not ErrorKind.NOT_RUN:
+            self.usage.steps += 1
+        return step, verdict
+
+    def remind(self, planned: PlannedStep) -> Step:
+        """Record a prose reply that reads as an answer: its observation asks the model to confirm it (call
+        `finish`) or go on. Not a failure and not work: neither the error streak nor the step budget counts it."""
+        return self._append(planned, observation=PROSE_REMINDER)
+
+    @property
+    def reminded(self) -> str | None:
+        """The prose answer the latest turn ended with, which the model was asked to confirm; None otherwise."""
+        last = self.steps[-1] if self.steps else None
+        return last.thought if last is not None and last.prose and last.turn == len(self.turns) - 1 else None
+
+    def conclude(self, conclusion: Conclusion) -> None:
+        """Take the run's final answer, and check its findings against the steps so far. A run resumed after a
+        failure drops its partial answer and the account of that stop: it has an answer now."""
+        self.answer, self.findings, self.finished_by = conclusion.answer, conclusion.findings, conclusion.by
+        self.partial_answer, self.detail = None, ""
+        self.evidence_check = check_evidence(conclusion.findings, self.steps, conclusion.answer)
+
+    def keep_unconfirmed_prose(self) -> None:
+        """When the run stops before the model could confirm its prose answer, keep it as the partial answer."""
+        if (prose := self.reminded) is not None and not self.partial_answer:
+            self.partial_answer = prose
+            self.detail = (self.detail + "; " if self.detail else "") + "the model's prose answer was not confirmed"
+
+    def _append(self, planned: PlannedStep, **fields: Any) -> Step:
+        prompt, completion = self._turn_tokens
         step = Step(
-            index=index,
+            index=self.next_index,
             turn=len(self.turns) - 1,
             thought=planned.thought,
             call=planned.call,
             prompt_tokens=prompt,
             completion_tokens=completion,
+            hypothesis=hypothesis_in(planned.thought),
             **fields,
         )
-        if not step.pending and step.error is not ErrorKind.NOT_RUN:
-            self.usage.steps += 1
         self.steps.append(step)
         self._open.append(step)
-        return step, verdict
+        return step
 
     def _dispatch_fields(
         self, index: int, call: ToolCall | None, outcome: DispatchResult
@@ -253,6 +289,9 @@ class RunState:
             started_at=self.started_at,
             stop_reason=self.stop or StopReason.INTERRUPTED,
             answer=self.answer,
+            findings=self.findings,
+            evidence_check=self.evidence_check,
+            finished_by=self.finished_by,
             partial_answer=self.partial_answer,
             detail=self.detail,
             steps=list(self.steps),

@@ -64,7 +64,12 @@ NOT_RUN_TEMPLATE = "'{name}' was not run: {why}."
 FINISH_NOT_ALONE = (
     "'finish' must be the only call in its turn: read the results of your other calls first, then finish."
 )
-FINISH_NEEDS_ANSWER = "'finish' needs a non-empty string argument 'answer' with your final answer."
+FINISH_NEEDS_ANSWER = "'finish' needs your findings: at least a non-empty 'summary' (one sentence)."
+PROSE_REMINDER = (
+    "If this is your final answer, call `finish` with it; otherwise continue with a tool call. "
+    "A reply without a call ends the investigation."
+)
+"""The one confirming turn a prose answer gets (see `kernel.prose_reply`): it is not an error."""
 FORMAT_TEMPLATE = (
     "Your reply had no usable action{problem}. Reply with your thought, then exactly one JSON block:\n"
     '{{"action": "<tool name>", "args": {{...}}}}\n'

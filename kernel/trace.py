@@ -17,15 +17,16 @@ from pydantic.dataclasses import dataclass
 
 from kernel.budget import Usage
 from kernel.calls import ToolCall
+from kernel.conclusion import conclude_prose
+from kernel.evidence import ActionTaken, EvidenceCheck, actions_taken, check_evidence
+from kernel.findings import Findings, FinishedBy
+from kernel.hypothesis import Hypothesis
 from kernel.llm import LLMResponse
 from kernel.stop import StopReason
 from kernel.tool_errors import ErrorKind
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bump on any incompatible change, and add the step up from the old version to `MIGRATIONS`."""
-
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
-"""`MIGRATIONS[n]` turns a version-n trace dict into a version-n+1 one."""
 
 
 @dataclass(slots=True)
@@ -62,11 +63,19 @@ class Step:
     """Prompt tokens of the model turn that produced this step."""
     completion_tokens: int = 0
     approval: ApprovalRecord | None = None
+    hypothesis: Hypothesis | None = None
+    """The working hypothesis the thought stated (a `Hypothesis: … (likely)` line), if any."""
 
     @property
     def ok(self) -> bool:
         """Whether the step succeeded."""
         return self.error is None
+
+    @property
+    def prose(self) -> bool:
+        """A reply in prose, with no call, that reads as an answer: the kernel asked the model to confirm it
+        (the observation is that reminder). Such a step is not counted against the step budget."""
+        return self.call is None and self.error is None
 
     @property
     def pending(self) -> bool:
@@ -87,7 +96,14 @@ class RunResult(BaseModel):
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     stop_reason: StopReason
     answer: str | None = None
-    """The final answer; set only when the run finished."""
+    """The final answer in Markdown; set only when the run finished (rendered from `findings` when the
+    model sent only typed fields)."""
+    findings: Findings | None = None
+    """The structured final answer; set only when the run finished."""
+    evidence_check: EvidenceCheck | None = None
+    """The findings checked against the steps (`kernel.evidence`); set with `findings`."""
+    finished_by: FinishedBy | None = None
+    """How the run finished: a `finish` call or an accepted prose answer; None until it finished."""
     partial_answer: str | None = None
     """On failure: the model's last word on what it knows and could not check. Not an answer."""
     detail: str = ""
@@ -107,6 +123,15 @@ class RunResult(BaseModel):
         """True only when the model finished with an answer."""
         return self.stop_reason is StopReason.FINISH
 
+    def actions_taken(self) -> tuple[ActionTaken, ...]:
+        """The approved side effects that ran, from the steps (never from what the model says)."""
+        return actions_taken(self.steps)
+
+    @property
+    def leading_hypothesis(self) -> Hypothesis | None:
+        """The latest working hypothesis a step stated, if any."""
+        return next((s.hypothesis for s in reversed(self.steps) if s.hypothesis is not None), None)
+
     def pending_steps(self) -> list[Step]:
         """Steps that wait for an approval decision (when `stop_reason` is `awaiting_approval`)."""
         return [s for s in self.steps if s.pending]
@@ -123,6 +148,25 @@ class RunResult(BaseModel):
     def from_json(cls, text: str | bytes) -> RunResult:
         """Load a trace written by this or any earlier schema version."""
         return cls.model_validate(migrate(json.loads(text)))
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 added the structured answer: a finished v1 run (always by a `finish` call) gets its findings
+    mapped from its answer, and their evidence check."""
+    if data.get("stop_reason") != StopReason.FINISH or not isinstance(data.get("answer"), str):
+        return data
+    conclusion = conclude_prose(data["answer"])
+    steps = [Step(**step) for step in data.get("steps", [])]
+    check = check_evidence(conclusion.findings, steps, conclusion.answer)
+    return data | {
+        "finished_by": FinishedBy.FINISH.value,
+        "findings": conclusion.findings.model_dump(mode="json"),
+        "evidence_check": check.model_dump(mode="json"),
+    }
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+"""`MIGRATIONS[n]` turns a version-n trace dict into a version-n+1 one."""
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

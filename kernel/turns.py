@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 
 from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.conclusion import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.llm import LLMResponse
 from kernel.parsing import parse_output
+from kernel.prompt import finish_spec, render_signature
+from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.tool_errors import (
     BAD_ARGS_JSON_TEMPLATE,
+    BAD_ARGS_TEMPLATE,
     FINISH_NEEDS_ANSWER,
     FINISH_NOT_ALONE,
     ErrorKind,
@@ -23,15 +28,22 @@ from kernel.tool_errors import (
 
 @dataclass(frozen=True, slots=True)
 class PlannedStep:
-    """One step a model turn asks for: a call, possibly already known to be invalid."""
+    """One step a model turn asks for: a call, possibly already known to be invalid.
+
+    No call and no error is a prose reply that reads as an answer (`kernel.prose_reply`)."""
 
     thought: str
     call: ToolCall | None
     error: StepError | None = None
+    conclusion: Conclusion | None = None
+    """For a valid `finish`: its arguments read as the run's conclusion."""
 
 
-def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
-    """The steps a model turn asks for, and whether they came as native function calls."""
+def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[list[PlannedStep], bool]:
+    """The steps a model turn asks for, and whether they came as native function calls.
+
+    `reminded` is the prose answer the previous turn ended with, which the model was asked to confirm: prose
+    again now is the answer (the longer of the two: "Yes, that is my answer." confirms the first)."""
     if response.tool_calls:
         planned = []
         for native in response.tool_calls:
@@ -51,8 +63,21 @@ def plan_turn(response: LLMResponse) -> tuple[list[PlannedStep], bool]:
         return _check_finish(planned), True
     parsed = parse_output(response.text)
     if not parsed.calls:
-        return [PlannedStep(parsed.thought, None, format_error(parsed.problem))], False
+        if parsed.problem:  # it tried to make a call, and the call is broken
+            return [PlannedStep(parsed.thought, None, format_error(parsed.problem))], False
+        kind = classify_reply(parsed.thought)
+        if reminded is not None and kind in (ReplyKind.ANSWER, ReplyKind.TOO_SHORT):
+            return [_prose_answer(parsed.thought, max(reminded, parsed.thought, key=len))], False
+        if kind is ReplyKind.ANSWER:
+            return [PlannedStep(parsed.thought, None)], False
+        return [PlannedStep(parsed.thought, None, format_error(kind.problem))], False
     return _check_finish([PlannedStep(parsed.thought, call) for call in parsed.calls]), False
+
+
+def _prose_answer(thought: str, answer: str) -> PlannedStep:
+    """A confirmed prose answer, as the `finish` it stands for (the trace's turn keeps what was said)."""
+    conclusion = conclude_prose(answer)
+    return PlannedStep(thought, ToolCall(name=FINISH_TOOL, args={"answer": conclusion.answer}), conclusion=conclusion)
 
 
 def _reject_constant(name: str) -> None:
@@ -60,13 +85,30 @@ def _reject_constant(name: str) -> None:
 
 
 def _check_finish(planned: list[PlannedStep]) -> list[PlannedStep]:
-    """`finish` must come alone and with an answer; otherwise it is an error the model can fix."""
+    """`finish` must come alone and with valid findings (or an answer); otherwise it is an error the model can fix."""
     for i, p in enumerate(planned):
         if p.call is None or p.call.name != FINISH_TOOL or p.error is not None:
             continue
-        answer = p.call.args.get("answer")
         if len(planned) > 1:
-            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NOT_ALONE))
-        elif not isinstance(answer, str) or not answer.strip():
-            planned[i] = PlannedStep(p.thought, p.call, StepError(kind=ErrorKind.BAD_ARGS, message=FINISH_NEEDS_ANSWER))
+            planned[i] = PlannedStep(p.thought, p.call, _bad_finish(FINISH_NOT_ALONE))
+            continue
+        match conclude(p.call.args):
+            case Conclusion() as conclusion:
+                planned[i] = PlannedStep(p.thought, p.call, conclusion=conclusion)
+            case InvalidFinish(problems=()):
+                planned[i] = PlannedStep(p.thought, p.call, _bad_finish(FINISH_NEEDS_ANSWER))
+            case InvalidFinish(problems=problems):
+                message = BAD_ARGS_TEMPLATE.format(
+                    name=FINISH_TOOL, problems="\n".join(problems), schema=_finish_signature()
+                )
+                planned[i] = PlannedStep(p.thought, p.call, _bad_finish(message))
     return planned
+
+
+def _bad_finish(message: str) -> StepError:
+    return StepError(kind=ErrorKind.BAD_ARGS, message=message)
+
+
+@cache
+def _finish_signature() -> str:
+    return render_signature(finish_spec())

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.tables import render_table
-from kernel import RunResult, load_trace
+from kernel import FinishedBy, RunResult, load_trace
 
 NO_ACTION = "(no usable action)"
 """The row for model turns that held no call (format errors): not a tool, but a failed step."""
 APPROVAL_DECISIONS = ("approved", "denied", "pending")
+FINISHED_BY = tuple(by.value for by in FinishedBy)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class TraceStats:
 
     runs: int
     ok: int
+    finished_by: dict[str, int]
+    """Finished runs by how they finished: a `finish` call, or a prose answer the model confirmed."""
     stop_reasons: dict[str, int]
     steps: list[int]
     """Recorded steps per run (every step in the trace, failed ones included)."""
@@ -67,6 +70,7 @@ class TraceStats:
             "runs": self.runs,
             "ok": self.ok,
             "success_rate": self.success_rate,
+            "finished_by": self.finished_by,
             "stop_reasons": self.stop_reasons,
             "steps": {"mean": _mean(self.steps), "p50": percentile(self.steps, 50), "p95": percentile(self.steps, 95)},
             "prompt_tokens": {"total": sum(self.prompt_tokens), "mean": _mean(self.prompt_tokens)},
@@ -108,7 +112,10 @@ def summarise(traces: Sequence[RunResult], *, skipped: Sequence[str] = ()) -> Tr
     calls: Counter[str] = Counter()
     errors: dict[str, Counter[str]] = {}
     approvals = dict.fromkeys(APPROVAL_DECISIONS, 0)
+    finished_by = dict.fromkeys(FINISHED_BY, 0)
     for trace in traces:
+        if trace.ok and trace.finished_by is not None:
+            finished_by[trace.finished_by] += 1
         for step in trace.steps:
             name = step.call.name if step.call else NO_ACTION
             calls[name] += 1
@@ -120,6 +127,7 @@ def summarise(traces: Sequence[RunResult], *, skipped: Sequence[str] = ()) -> Tr
     return TraceStats(
         runs=len(traces),
         ok=sum(t.ok for t in traces),
+        finished_by=finished_by,
         stop_reasons=dict(sorted(stops.items(), key=lambda kv: (-kv[1], kv[0]))),
         steps=[len(t.steps) for t in traces],
         prompt_tokens=[t.usage.prompt_tokens for t in traces],
@@ -152,6 +160,7 @@ def render_stats(stats: TraceStats) -> str:
     lines = [
         f"runs: {stats.runs}{skipped}",
         f"success: {stats.ok}/{stats.runs} ({stats.ok / stats.runs:.1%})",
+        "finished by: " + " · ".join(f"{how} {count}" for how, count in stats.finished_by.items()),
         "stop reasons: " + " · ".join(f"{reason} {count}" for reason, count in stats.stop_reasons.items()),
         f"steps: mean {steps['mean']:.1f} · p50 {steps['p50']} · p95 {steps['p95']}",
         f"prompt tokens: total {tokens['total']:,} · mean {tokens['mean']:,.0f}",

@@ -28,11 +28,10 @@ from bot.slack.mrkdwn import (
     size,
     slack_date,
     split_mrkdwn,
-    step_references,
     user_ref,
 )
 from bot.words import duration, stop_reason_words
-from kernel import ApprovalRequest, RunResult, Step, StopReason, without_task_data
+from kernel import ApprovalRequest, RunResult, Step, StopReason, step_references, without_task_data
 
 MAX_BLOCKS = 50
 SECTION_CHARS = 3000
@@ -90,7 +89,10 @@ def run_header(run_id: str, task: str, requested_by: str | None, *, ended: StopR
 
 def step_message(step: Step, *, excerpt_chars: int = 1200, thought_chars: int = 2000) -> Message:
     """One step in the thread: status, call, duration, the thought (quoted), an observation excerpt, any approval."""
-    if step.call is None:
+    if step.prose:
+        head, summary = f"💬 *Step {step.index}* · the model answered in prose; asked to confirm", "prose answer"
+        call_text = ""
+    elif step.call is None:
         head, summary = f"⚠️ *Step {step.index}* · the model's reply had no usable action", "no usable action"
         call_text = ""
     else:
@@ -256,9 +258,9 @@ def _evidence(result: RunResult, body: str) -> list[dict[str, Any]]:
     """The steps the answer cites ("step 3", "steps 4-5"), each with its call; cited steps that do not exist."""
     if not body.strip():
         return []
-    leading, singles, ranges = step_references(body)
-    cited = [s for s in result.steps if s.index in singles or any(a <= s.index <= b for a, b in ranges)]
-    if not cited and not singles:
+    refs = step_references(body)
+    cited = [s for s in result.steps if s.index in refs]
+    if not cited and not refs.numbers:
         return [context_block(f"_The answer cites no step; the trace has all {len(result.steps)}._")]
     lines = ["*Evidence cited:*"]
     for step in cited[:_MAX_EVIDENCE]:
@@ -267,7 +269,7 @@ def _evidence(result: RunResult, body: str) -> list[dict[str, Any]]:
         lines.append(f"• Step {step.index} {mark} {call}")
     if len(cited) > _MAX_EVIDENCE:
         lines.append(f"• … and {len(cited) - _MAX_EVIDENCE} more cited steps")
-    missing = sorted(leading - {step.index for step in result.steps})
+    missing = sorted(refs.leading - {step.index for step in result.steps})
     if missing:
         listed = ", ".join(str(n) for n in missing[:10]) + (", …" if len(missing) > 10 else "")
         lines.append(f"⚠️ The answer cites step(s) {clip(listed, 200)}, which the trace does not have.")

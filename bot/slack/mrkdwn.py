@@ -31,8 +31,6 @@ _STRIKE = re.compile(r"~~(?=\S)(.{1,500}?)(?<=\S)~~")
 _TICK_RUN = re.compile("`{3,}")
 _TOKEN = re.compile("\x00(\\d+)\x00")
 _SLACK_USER = re.compile(r"[UW](?=[A-Z]*\d)[A-Z0-9]{5,30}")
-_STEP_REF = re.compile(r"\bsteps?\s*#?(\d{1,9})((?:\s*(?:,|&|and|to|-|–|—)\s*#?\d{1,9})*)", re.IGNORECASE)
-_REF_TAIL = re.compile(r"(,|&|and|to|-|–|—)\s*#?(\d{1,9})", re.IGNORECASE)
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 _BOLD_MARK = "\x01"
 
@@ -129,23 +127,6 @@ def slack_date(at: datetime, token: str = "{date_short_pretty} {time}") -> str:
     at = at if at.tzinfo else at.replace(tzinfo=UTC)
     fallback = at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"<!date^{int(at.timestamp())}^{token}|{fallback}>"
-
-
-def step_references(text: str) -> tuple[set[int], set[int], list[tuple[int, int]]]:
-    """Steps a text cites ("step 3", "steps 4-5", "steps 1, 2 and 6"): the numbers right after "step", every
-    number cited, and the ranges."""
-    leading: set[int] = set()
-    numbers: set[int] = set()
-    ranges: list[tuple[int, int]] = []
-    for match in _STEP_REF.finditer(text):
-        previous = int(match.group(1))
-        leading.add(previous)
-        for sep, number in _REF_TAIL.findall(match.group(2)):
-            if sep.lower() in ("to", "-", "–", "—"):
-                ranges.append((previous, int(number)))
-            numbers.add(int(number))
-            previous = int(number)
-    return leading, numbers | leading, ranges
 
 
 def markdown_to_mrkdwn(text: str) -> str:

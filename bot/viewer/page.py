@@ -99,7 +99,7 @@ def _outcome(result: RunResult, text: _Text) -> str:
 
 def _step(result: RunResult, step: Step, text: _Text) -> str:
     status = "ok" if step.ok else f"error: {step.error}"
-    tool = step.call.name if step.call is not None else "(no usable action)"
+    tool = step.call.name if step.call is not None else "(prose answer)" if step.prose else "(no usable action)"
     numbers = f"{duration(step.ms)} · {step.prompt_tokens:,} prompt + {step.completion_tokens:,} completion tokens"
     parts = [
         f'<li class="step{"" if step.ok else " error"}" id="step-{step.index}" data-index="{step.index}"><header>'

@@ -165,7 +165,8 @@ async def test_prose_without_action_gets_format_error_then_recovers(tools):
     result, model = await run(tools, ["I will look at the metrics next.", FINISH])
     assert trail(result) == [(None, ErrorKind.FORMAT), ("finish", None)]
     assert result.steps[0].observation.startswith(
-        "[FormatError] Your reply had no usable action. Reply with your thought"
+        "[FormatError] Your reply had no usable action (it announced an action without making it: make the call "
+        "now). Reply with your thought"
     )
     assert model.requests[1].messages[-1].content.startswith("Observation (step 1):\n[FormatError]")
 

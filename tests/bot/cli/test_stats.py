@@ -10,7 +10,7 @@ import pytest
 
 from bot.cli.main import main
 from bot.cli.stats import NO_ACTION, percentile, summarise
-from kernel import ApprovalRecord, ErrorKind, RunResult, Step, StopReason, ToolCall, Usage
+from kernel import ApprovalRecord, ErrorKind, FinishedBy, RunResult, Step, StopReason, ToolCall, Usage
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 
@@ -26,9 +26,19 @@ def step(index: int, tool: str | None, error: ErrorKind | None = None, approval:
     )
 
 
-def trace(run_id: str, stop: StopReason, steps: list[Step], *, tokens: int, cost: float, seconds: float) -> RunResult:
+def trace(
+    run_id: str,
+    stop: StopReason,
+    steps: list[Step],
+    *,
+    tokens: int,
+    cost: float,
+    seconds: float,
+    by: FinishedBy = FinishedBy.FINISH,
+) -> RunResult:
     usage = Usage(steps=len(steps), turns=len(steps), prompt_tokens=tokens, cost_usd=cost, elapsed_s=seconds)
-    return RunResult(run_id=run_id, task="t", stop_reason=stop, steps=steps, usage=usage)
+    finished_by = by if stop is StopReason.FINISH else None
+    return RunResult(run_id=run_id, task="t", stop_reason=stop, steps=steps, usage=usage, finished_by=finished_by)
 
 
 TRACES = {
@@ -67,6 +77,7 @@ TRACES = {
         tokens=1500,
         cost=0.02,
         seconds=4.0,
+        by=FinishedBy.PROSE,
     ),
 }
 NOT_TRACES = {"config.json": '{"hello": "world"}', "broken.json": '{"schema_version": 1,', "list.json": "[1, 2]"}
@@ -97,6 +108,7 @@ def test_stats_json_counts_everything_exactly(capsys, traces_dir):
     assert stats["runs"] == 4
     assert stats["ok"] == 2
     assert stats["success_rate"] == 0.5
+    assert stats["finished_by"] == {"finish": 1, "prose": 1}
     assert stats["stop_reasons"] == {"finish": 2, "awaiting_approval": 1, "max_steps": 1}
     assert stats["steps"] == {"mean": 2.5, "p50": 3, "p95": 3}
     assert stats["prompt_tokens"] == {"total": 6000, "mean": 1500}
@@ -122,9 +134,10 @@ def test_stats_table_is_readable(capsys, traces_dir):
     code, out, _ = cli(capsys, "stats", traces_dir)
     lines = out.splitlines()
     assert code == 0
-    assert lines[:8] == [
+    assert lines[:9] == [
         "runs: 4 (3 files skipped)",
         "success: 2/4 (50.0%)",
+        "finished by: finish 1 · prose 1",
         "stop reasons: finish 2 · awaiting_approval 1 · max_steps 1",
         "steps: mean 2.5 · p50 3 · p95 3",
         "prompt tokens: total 6,000 · mean 1,500",
@@ -132,21 +145,22 @@ def test_stats_table_is_readable(capsys, traces_dir):
         "duration: mean 4.2 s · p95 10.0 s",
         "approvals: approved 1 · denied 1 · pending 1",
     ]
-    assert lines[8].split() == ["tool", "calls", "errors", "rate", "by", "kind"]
-    assert lines[9].split() == ["query_metrics", "3", "1", "33.3%", "bad_args", "1"]
-    assert lines[11].split() == ["rollback_deployment", "2", "0", "0.0%", "-"]
+    assert lines[9].split() == ["tool", "calls", "errors", "rate", "by", "kind"]
+    assert lines[10].split() == ["query_metrics", "3", "1", "33.3%", "bad_args", "1"]
+    assert lines[12].split() == ["rollback_deployment", "2", "0", "0.0%", "-"]
 
 
-def test_stats_reads_the_v1_trace_corpus(capsys, tmp_path):
+def test_stats_reads_the_trace_corpus_of_every_version(capsys, tmp_path):
     for path in FIXTURES.glob("*.json"):
         shutil.copy(path, tmp_path / path.name)
     code, out, _ = cli(capsys, "stats", tmp_path, "--json")
     stats = json.loads(out)
     assert code == 0
-    assert stats["runs"] == 2
-    assert stats["stop_reasons"] == {"awaiting_approval": 1, "finish": 1}
-    assert stats["approvals"] == {"approved": 0, "denied": 0, "pending": 1}
-    assert stats["steps"] == {"mean": 4.5, "p50": 3, "p95": 6}
+    assert stats["runs"] == 3
+    assert stats["stop_reasons"] == {"finish": 2, "awaiting_approval": 1}
+    assert stats["finished_by"] == {"finish": 2, "prose": 0}, "a v1 run finished by a finish call"
+    assert stats["approvals"] == {"approved": 1, "denied": 0, "pending": 1}
+    assert stats["steps"] == {"mean": 5.0, "p50": 6, "p95": 6}
 
 
 def test_an_empty_directory_says_so(capsys, tmp_path):

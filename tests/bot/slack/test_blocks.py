@@ -23,7 +23,7 @@ from bot.slack.blocks import (
     run_header,
     step_message,
 )
-from bot.slack.mrkdwn import escape_mrkdwn, literal, markdown_to_mrkdwn, size, split_mrkdwn, step_references, user_ref
+from bot.slack.mrkdwn import escape_mrkdwn, literal, markdown_to_mrkdwn, size, split_mrkdwn, user_ref
 from bot.words import stop_reason_words
 from kernel import ApprovalRecord, ApprovalRequest, ErrorKind, RunResult, Step, StopReason, ToolCall, Usage
 
@@ -176,15 +176,6 @@ def test_user_ref_mentions_only_slack_ids() -> None:
     assert user_ref(None) == "someone"
 
 
-def test_step_references() -> None:
-    leading, cited, ranges = step_references(
-        "Steps 1, 2 and 6 agree; see step #9 and step 3 to 5, not step 7 and 200 users."
-    )
-    assert leading == {1, 9, 3, 7}
-    assert cited == {1, 2, 6, 9, 3, 5, 7, 200}
-    assert ranges == [(3, 5)]
-
-
 # ---------------------------------------------------------------- exact structures
 
 
@@ -286,7 +277,11 @@ def test_step_message_for_errors_approvals_and_format_errors() -> None:
     unusable = step_message(Step(index=3, turn=2, error=ErrorKind.FORMAT, observation="[FormatError] no action"))
     assert unusable.blocks[0]["text"]["text"] == "⚠️ *Step 3* · the model's reply had no usable action"
     assert unusable.text == "✗ Step 3: no usable action"
-    for m in (message, pending, unusable):
+    prose = step_message(Step(index=4, turn=3, thought="Root cause: <!channel> v2.14.0", observation="If this is…"))
+    assert prose.blocks[0]["text"]["text"] == "💬 *Step 4* · the model answered in prose; asked to confirm"
+    assert prose.blocks[1]["text"]["text"] == "> Root cause: &lt;!channel&gt; v2.14.0"
+    assert prose.text == "✓ Step 4: prose answer"
+    for m in (message, pending, unusable, prose):
         assert_within_limits(m)
 
 

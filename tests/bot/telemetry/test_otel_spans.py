@@ -106,7 +106,9 @@ async def test_a_failed_run_marks_the_agent_span_with_its_stop_reason():
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     run = ActiveRun(run_id=new_run_id(), channel="C1", thread_ts="1.1", requested_by="U1", control=RunControl())
-    agent = Agent(llm=ScriptedModel(["no action here"] * 3, model="gpt-test"), tools=incident_tools(), salvage=False)
+    agent = Agent(
+        llm=ScriptedModel(["Let me check the logs."] * 3, model="gpt-test"), tools=incident_tools(), salvage=False
+    )
     observer = RunSpans(provider, provider_name="openai")
     async for event in agent.events("why?", control=run.control, run_id=run.run_id):
         observer.observe(run, event)
