@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,7 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.check_result import CheckResult
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
+from opsagent_tools.mcp import McpConnections, McpSettings
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.files import FileMetricsClient
 from opsagent_tools.metrics.prometheus import PrometheusClient
@@ -37,7 +38,8 @@ class ActionsSettings(BaseModel):
 
 
 class ToolsSettings(BaseModel):
-    """The `[metrics]`, `[logs]`, `[repos]` and `[actions]` sections; each one left out disables its tools."""
+    """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.actions]` and `[tools.mcp]` sections;
+    each one left out disables its tools."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -46,6 +48,8 @@ class ToolsSettings(BaseModel):
     logs: LogsSettings | None = None
     repos: RepoSettings | None = None
     actions: ActionsSettings | None = None
+    mcp: McpSettings | None = None
+    """`[tools.mcp.servers.<name>]`: MCP servers whose tools join the catalogue (connected by `McpConnections`)."""
 
 
 def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:
@@ -62,10 +66,12 @@ def build_tools(
     environ: Mapping[str, str] = os.environ,
     now: Clock | None = None,
     journal: ActionJournal | None = None,
+    mcp: McpConnections | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `journal` records side effects (the bot's run
-    store makes them exactly-once across restarts; by default, within this process)."""
+    store makes them exactly-once across restarts; by default, within this process). `mcp`, once entered,
+    adds the tools of the MCP servers that started (without it, `[tools.mcp]` adds none)."""
     registry = ToolRegistry()
     if settings.metrics is not None:
         for tool in metrics_tools(settings.metrics, client=metrics_client(settings.metrics), now=now):
@@ -80,16 +86,9 @@ def build_tools(
     if settings.actions is not None:
         for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ, journal=journal)):
             registry.add(tool)
+    for tool in mcp.tools() if mcp is not None else ():
+        registry.add(tool)
     return registry
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One backend's answer to `opsagent check`."""
-
-    name: str
-    ok: bool
-    message: str
 
 
 async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] = os.environ) -> list[CheckResult]:
@@ -104,6 +103,9 @@ async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] 
             results.append(await _probe(f"repo {name}", _check_repo(backend)))
     if settings.actions is not None:
         results.append(_check_actions(settings.actions, environ))
+    if settings.mcp is not None:
+        async with McpConnections(settings.mcp, environ) as mcp:
+            results += mcp.report()
     return results
 
 

@@ -11,8 +11,11 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import structlog
 
 from bot.agent import build_agent, build_llm, require_llm
 from bot.audit.trail import AuditTrail
@@ -41,13 +44,16 @@ from kernel import (
     RunControl,
     RunFinished,
     RunResult,
+    Tool,
     ToolCall,
     ToolRegistry,
     load_trace,
 )
+from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpConnections, McpToolEntry
 from opsagent_tools.toolset import build_tools, check_backends
 
 TRACE_DIR = Path("traces")
+log = structlog.get_logger("opsagent.cli")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,17 +141,15 @@ async def _demo(args: argparse.Namespace) -> int:
 
 async def _investigate(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    agent = build_agent(
-        settings,
-        llm=require_llm(settings, instead="run `opsagent demo`, which runs offline without one"),
-        tools=build_tools(settings.tools),
-        confirm=TerminalApprover(),
-    )
+    llm = require_llm(settings, instead="run `opsagent demo`, which runs offline without one")
     result: RunResult | None = None
-    async for event in agent.events(args.task):
-        _print(render_event(event))
-        if isinstance(event, RunFinished):
-            result = event.result
+    async with McpConnections(settings.tools.mcp) as mcp:
+        _warn_about_servers(mcp)
+        agent = build_agent(settings, llm=llm, tools=build_tools(settings.tools, mcp=mcp), confirm=TerminalApprover())
+        async for event in agent.events(args.task):
+            _print(render_event(event))
+            if isinstance(event, RunFinished):
+                result = event.result
     assert result is not None  # the loop always ends with RunFinished
     return _finish(result, args.trace)
 
@@ -183,13 +187,20 @@ async def _eval(args: argparse.Namespace) -> int:
 
 
 async def _tools_list(args: argparse.Namespace) -> int:
-    registry = build_tools(_settings(args).tools)
-    if args.json:
-        print(json.dumps([tool.spec.model_dump() for tool in registry], indent=2))
-    elif not len(registry):
-        print("no tools are configured: add [tools.metrics], [tools.logs], [tools.repos] or [tools.actions]")
-    else:
-        print(_render_tools(registry))
+    settings = _settings(args)
+    async with McpConnections(settings.tools.mcp) as mcp:
+        _warn_about_servers(mcp)
+        registry = build_tools(settings.tools, mcp=mcp)
+        entries = {entry.name: entry for entry in mcp.entries}
+        if args.json:
+            print(json.dumps([_tool_json(tool, entries.get(tool.name)) for tool in registry], indent=2))
+        elif not len(registry):
+            print(
+                "no tools are configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.actions] "
+                "or [tools.mcp.servers.<name>]"
+            )
+        else:
+            print(_render_tools(registry, entries))
     return 0
 
 
@@ -203,15 +214,17 @@ async def _tools_call(args: argparse.Namespace) -> int:
         ) from exc
     if not isinstance(arguments, dict):
         raise ValueError("--args must be a JSON object")
-    dispatcher = Dispatcher(
-        build_tools(settings.tools),
-        policy=settings.policy,
-        confirm=TerminalApprover(),
-        redactor=DEFAULT_REDACTOR,
-        control=RunControl(),
-    )
     call = ToolCall(name=args.name, args=arguments)
-    outcome = await dispatcher.dispatch(call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call))
+    async with McpConnections(settings.tools.mcp) as mcp:
+        _warn_about_servers(mcp)
+        dispatcher = Dispatcher(
+            build_tools(settings.tools, mcp=mcp),
+            policy=settings.policy,
+            confirm=TerminalApprover(),
+            redactor=DEFAULT_REDACTOR,
+            control=RunControl(),
+        )
+        outcome = await dispatcher.dispatch(call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call))
     print(outcome.text)
     return 1 if outcome.error else 0
 
@@ -232,8 +245,10 @@ async def _check(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     llm = require_llm(settings)
-    async with opened_store(settings.store.url) as store:
-        tools = build_tools(settings.tools, journal=StoreActionJournal(store, AuditTrail(store)))
+    async with opened_store(settings.store.url) as store, McpConnections(settings.tools.mcp) as mcp:
+        for report in mcp.report():
+            log.info("mcp_server", server=report.name, ok=report.ok, detail=report.message)
+        tools = build_tools(settings.tools, journal=StoreActionJournal(store, AuditTrail(store)), mcp=mcp)
 
         def agent_for(confirm: ConfirmHook) -> Agent:
             return build_agent(settings, llm=llm, tools=tools, confirm=confirm)
@@ -247,13 +262,42 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(args.config)
 
 
-def _render_tools(registry: ToolRegistry) -> str:
+def _render_tools(registry: ToolRegistry, mcp_entries: Mapping[str, McpToolEntry]) -> str:
     blocks = []
     for tool in registry:
-        flags = " [side effect: needs approval]" if tool.side_effect else ""
+        flags = _tool_flags(tool, mcp_entries.get(tool.name))
         schema = json.dumps(tool.spec.parameters.get("properties", {}), indent=2)
-        blocks.append(f"{tool.name}{flags}\n  {tool.spec.description}\n  arguments: {schema}")
+        blocks.append(f"{tool.name}{f' [{flags}]' if flags else ''}\n  {tool.spec.description}\n  arguments: {schema}")
     return "\n\n".join(blocks)
+
+
+def _tool_flags(tool: Tool, entry: McpToolEntry | None) -> str:
+    """What an operator needs to know about a tool beyond its description: side effects, where it comes from."""
+    flags = ["side effect: needs approval"] if tool.side_effect else []
+    if entry is not None:
+        flags.insert(0, f"MCP server {entry.server}, tool {entry.mcp_name}")
+        if entry.read_only:
+            flags.append("read-only (listed in read_only)")
+        if tool.deferred:
+            flags.append(f"found through {MCP_SEARCH_TOOL}, not sent every turn")
+        if entry.read_only_hint and tool.side_effect:
+            flags.append("the server says readOnlyHint = true: not trusted; list it in read_only if it only reads")
+    return "; ".join(flags)
+
+
+def _tool_json(tool: Tool, entry: McpToolEntry | None) -> dict[str, Any]:
+    """The model-facing spec, plus what the operator needs: side effects, and an MCP tool's origin."""
+    data: dict[str, Any] = {**tool.spec.model_dump(), "side_effect": tool.side_effect, "deferred": tool.deferred}
+    if entry is not None:
+        data["mcp"] = {"server": entry.server, "tool": entry.mcp_name, "read_only_hint": entry.read_only_hint}
+    return data
+
+
+def _warn_about_servers(mcp: McpConnections) -> None:
+    """A server that did not start is said once on stderr; the command goes on with the other tools."""
+    for report in mcp.report():
+        if not report.ok:
+            print(f"opsagent: {report.name}: {report.message}", file=sys.stderr)
 
 
 def _print(text: str) -> None:

@@ -27,6 +27,7 @@ from kernel import (
     Step,
     StopReason,
 )
+from opsagent_tools.mcp import McpConnections
 from opsagent_tools.toolset import build_tools
 
 REPLAY_POLICY = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
@@ -196,11 +197,12 @@ async def replay_trace(
 ) -> ReplayReport:
     """Re-run the trace's task with its recorded model turns on the configured tools and budget, with
     side effects forced to dry runs, and compare the two runs."""
-    tools = build_tools(settings.tools, environ=environ)
-    model = ReplayModel(trace.turns, model=trace.model or "replay")
-    # The summary turn of a failed run is not among the recorded turns: no salvage.
-    agent = build_agent(settings, llm=model, tools=tools, policy=REPLAY_POLICY, salvage=False)
-    replayed = await agent.run(trace.task, run_id=trace.run_id)
+    async with McpConnections(settings.tools.mcp, environ) as mcp:
+        tools = build_tools(settings.tools, environ=environ, mcp=mcp)
+        model = ReplayModel(trace.turns, model=trace.model or "replay")
+        # The summary turn of a failed run is not among the recorded turns: no salvage.
+        agent = build_agent(settings, llm=model, tools=tools, policy=REPLAY_POLICY, salvage=False)
+        replayed = await agent.run(trace.task, run_id=trace.run_id)
     side_effects = frozenset(tool.name for tool in tools if tool.side_effect)
     return compare_runs(trace, replayed, turns_needed=model.exhausted_at, side_effects=side_effects)
 

@@ -111,7 +111,7 @@ async def run_scenario(
 ) -> ScenarioOutcome:
     """Investigate the scenario's task with `llm` on its recordings, side effects dry-run, and score the run
     (budgets, context and prices from `settings`; None: the kernel's defaults)."""
-    tools = recorded_registry(scenario.recordings, scenario.repos)
+    tools = recorded_registry(scenario.recordings, scenario.repos, scenario.mcp_tools)
     # An unfinished run fails the path level whatever it could summarise: no salvage.
     agent = build_agent(settings, llm=llm, tools=tools, policy=EVAL_POLICY, salvage=False)
     result = await agent.run(scenario.task)
