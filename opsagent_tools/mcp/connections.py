@@ -16,7 +16,7 @@ from typing import Self
 from kernel import Tool
 from opsagent_tools.check_result import CheckResult
 from opsagent_tools.mcp.search import mcp_search_tool
-from opsagent_tools.mcp.server import McpServer, ServerState
+from opsagent_tools.mcp.server import McpServer, ServerState, quiet_sdk_logs
 from opsagent_tools.mcp.settings import McpSettings
 from opsagent_tools.mcp.tools import McpToolEntry, SkippedTool, server_tools
 
@@ -32,6 +32,8 @@ class McpConnections:
         self.skipped: list[SkippedTool] = []
 
     async def __aenter__(self) -> Self:
+        if self.servers:
+            quiet_sdk_logs()
         await asyncio.gather(*(server.start() for server in self.servers))
         for server in self.servers:
             if server.state is ServerState.UP:

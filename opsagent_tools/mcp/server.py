@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import threading
 from collections import deque
@@ -105,18 +106,20 @@ class McpServer:
         self.restarts = 0
         self.secrets: tuple[str, ...] = ()
         self._client: Client | None = None
-        self._up = asyncio.Event()
         self._broken = asyncio.Event()
-        self._settled = asyncio.Event()
-        """Set once the first start has succeeded or failed."""
+        self._attempt = asyncio.Event()
+        """Set (and replaced) when an attempt to start ends, in success or failure: waiting calls look again."""
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stderr: StderrTail | None = None
+        self._garbage: str | None = None
+        """The last thing the server sent that was not MCP, if any: why a start that timed out did."""
 
     async def start(self) -> None:
         """Start the server and list its tools, within `start_timeout_s`; never raises (see `state`, `failure`)."""
+        first = self._attempt
         self._task = asyncio.create_task(self._supervise(), name=f"mcp-{self.name}")
-        await self._settled.wait()
+        await first.wait()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """Call one of the server's tools; every failure is a `ToolFailure` saying what happened and what to do."""
@@ -149,7 +152,6 @@ class McpServer:
         """The connection of `client` is gone: later calls wait for the restart instead of reusing it."""
         if self._client is client:
             self._client, self.state = None, ServerState.RESTARTING
-            self._up.clear()
             self._broken.set()
 
     async def close(self) -> None:
@@ -178,8 +180,8 @@ class McpServer:
                         f"the MCP server '{self.name}' is down and restarting it failed ({self.failure}); "
                         "it is retried with backoff. Use other tools meanwhile."
                     )
-                case _:  # starting or restarting right now: wait (dispatch's timeout bounds the wait)
-                    await self._up.wait()
+                case _:  # starting or restarting right now: wait for it (dispatch's timeout bounds the wait)
+                    await self._attempt.wait()
 
     async def _supervise(self) -> None:
         failures = 0
@@ -189,8 +191,7 @@ class McpServer:
                 async with self._connected() as client:
                     was_up = True
                     self._client, self.state, self.failure = client, ServerState.UP, None
-                    self._up.set()
-                    self._settled.set()
+                    self._attempt_over()
                     await self._broken.wait()
             except Exception as exc:  # a server that fails in any way is reported, never raised
                 if not was_up:
@@ -198,22 +199,27 @@ class McpServer:
                 log.warning("mcp_server_down", server=self.name, error=self.failure or self._describe(exc))
             finally:
                 self._client = None
-                self._up.clear()
                 self._broken.clear()
             if self._stop.is_set():
                 return
             if not self.started:  # it never started: no tools to serve, nothing to restart
                 self.state = ServerState.FAILED
-                self._settled.set()
+                self._attempt_over()
                 return
-            failures = 0 if was_up else failures + 1
             self.state = ServerState.RESTARTING
+            if not was_up:
+                self._attempt_over()
+            failures = 0 if was_up else failures + 1
             if failures:
                 delay = self._backoff[min(failures, len(self._backoff)) - 1]
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), delay)
             self.restarts += 1
             log.info("mcp_server_restarting", server=self.name, attempt=self.restarts)
+
+    def _attempt_over(self) -> None:
+        done, self._attempt = self._attempt, asyncio.Event()
+        done.set()
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[Client]:
@@ -241,7 +247,13 @@ class McpServer:
                 command=self.settings.command, args=self.settings.args, env=secrets, cwd=self.settings.cwd
             )
             transport = stdio_client(parameters, errlog=self._stderr.writer)
-        return Client(transport, client_info=CLIENT_INFO, cache=None)
+        return Client(transport, client_info=CLIENT_INFO, cache=None, message_handler=self._on_message)
+
+    async def _on_message(self, message: Any) -> None:
+        """The session's notifications and transport faults: a fault is remembered (a line that is not JSON-RPC)."""
+        if isinstance(message, Exception):
+            first_line = (str(message).splitlines() or [type(message).__name__])[0]
+            self._garbage = f"it sent something that is not MCP JSON-RPC ({first_line})"
 
     def _why_closed(self) -> str:
         last = self._stderr.last() if self._stderr is not None else ""
@@ -252,6 +264,8 @@ class McpServer:
         leaves = list(_leaf_exceptions(exc))
         first = leaves[0] if leaves else exc
         match first:
+            case TimeoutError() if self._garbage is not None:
+                what = self._garbage
             case TimeoutError():
                 what = f"no answer within start_timeout_s = {self.settings.start_timeout_s:g} s"
             case FileNotFoundError():
@@ -280,6 +294,22 @@ async def _list_tools(client: Client) -> tuple[list[Tool], bool]:
         if cursor is None or len(tools) >= MAX_TOOLS_PER_SERVER:
             break
     return tools[:MAX_TOOLS_PER_SERVER], cursor is not None or len(tools) > MAX_TOOLS_PER_SERVER
+
+
+class SdkLogLine(logging.Handler):
+    """The SDK's own log records as one structlog line each, without the tracebacks it attaches
+    (a misbehaving server is reported by `McpServer`; a person never sees a traceback)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log.warning("mcp_sdk", logger=record.name, message=DEFAULT_REDACTOR.redact(record.getMessage())[:300])
+
+
+def quiet_sdk_logs() -> None:
+    """Send the SDK's warnings and errors through `SdkLogLine` instead of Python's default stderr handler."""
+    sdk = logging.getLogger("mcp")
+    if not any(isinstance(handler, SdkLogLine) for handler in sdk.handlers):
+        sdk.addHandler(SdkLogLine(logging.WARNING))
+        sdk.propagate = False
 
 
 def _leaf_exceptions(exc: BaseException) -> list[BaseException]:

@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the SDK (MCPServer, formerly FastMCP): an incident tracker's tools,
 plus tools that misbehave on purpose (an error result, a crash mid-call, a hang), over stdio or streamable HTTP.
 
-Run it as `python mcp_ops_server.py [--extra N] [--page-size N] [--http PORT --token T] [--fail-start]`.
+Run it as `python mcp_ops_server.py [--extra N] [--page-size N] [--http PORT --token T] [--fail-start]
+[--refuse-restart FILE]`.
 """
 
 from __future__ import annotations
@@ -113,7 +114,13 @@ def main() -> None:
     parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on this port instead of stdio")
     parser.add_argument("--token", default="", help="with --http: the bearer token every request must carry")
     parser.add_argument("--fail-start", action="store_true", help="exit at once, as a misconfigured server does")
+    parser.add_argument("--refuse-restart", default="", help="the first start creates this file; later ones fail")
     args = parser.parse_args()
+    if args.refuse_restart and os.path.exists(args.refuse_restart):
+        print("error: the tracker's database is gone", file=sys.stderr, flush=True)
+        sys.exit(2)
+    if args.refuse_restart:
+        open(args.refuse_restart, "w").close()
     if args.fail_start:
         print("error: TRACKER_URL is not set", file=sys.stderr, flush=True)
         sys.exit(2)
