@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from enum import StrEnum
 from typing import Any, BinaryIO, TextIO
@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from kernel import DEFAULT_REDACTOR, ToolFailure
 from opsagent_tools.mcp.results import masked
-from opsagent_tools.mcp.settings import McpServerSettings
+from opsagent_tools.mcp.settings import McpServerSettings, MissingSecret
 
 log = structlog.get_logger("opsagent.mcp")
 
@@ -117,9 +117,13 @@ class McpServer:
 
     async def start(self) -> None:
         """Start the server and list its tools, within `start_timeout_s`; never raises (see `state`, `failure`)."""
-        first = self._attempt
+        first = asyncio.create_task(self._attempt.wait())
         self._task = asyncio.create_task(self._supervise(), name=f"mcp-{self.name}")
-        await first.wait()
+        await asyncio.wait({first, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        first.cancel()
+        if self._task.done() and self.state is ServerState.STARTING:  # the supervisor itself failed: say so
+            error = None if self._task.cancelled() else self._task.exception()
+            self.state, self.failure = ServerState.FAILED, self._describe(error or RuntimeError("stopped"))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """Call one of the server's tools; every failure is a `ToolFailure` saying what happened and what to do."""
@@ -153,6 +157,7 @@ class McpServer:
         if self._client is client:
             self._client, self.state = None, ServerState.RESTARTING
             self._broken.set()
+            log.warning("mcp_server_down", server=self.name, error=self._why_closed())
 
     async def close(self) -> None:
         """Stop the server (a stdio process is asked to exit, then killed) and end its supervisor."""
@@ -234,7 +239,7 @@ class McpServer:
 
     def _client_for(self, stack: AsyncExitStack) -> Client:
         secrets = self.settings.secrets(self._environ)
-        self.secrets = tuple(secrets.values())
+        self.secrets = tuple(_secret_parts(secrets.values()))
         if self.settings.url is not None:
             http = httpx2.AsyncClient(headers=secrets, timeout=httpx2.Timeout(self.settings.start_timeout_s, read=300))
             stack.push_async_callback(http.aclose)
@@ -270,7 +275,7 @@ class McpServer:
                 what = f"no answer within start_timeout_s = {self.settings.start_timeout_s:g} s"
             case FileNotFoundError():
                 what = f"command not found: {self.settings.command}"
-            case ValueError() if "not set in the environment" in str(first):
+            case MissingSecret():
                 what = str(first)
             case MCPError() if first.code == CONNECTION_CLOSED:
                 what = "it exited during start-up"
@@ -310,6 +315,17 @@ def quiet_sdk_logs() -> None:
     if not any(isinstance(handler, SdkLogLine) for handler in sdk.handlers):
         sdk.addHandler(SdkLogLine(logging.WARNING))
         sdk.propagate = False
+
+
+def _secret_parts(values: Iterable[str]) -> list[str]:
+    """The values to mask in what a server says: each value, and the credentials of an 'Bearer <token>' header."""
+    parts: list[str] = []
+    for value in values:
+        parts.append(value)
+        scheme, _, credentials = value.partition(" ")
+        if credentials and scheme.isalpha():
+            parts.append(credentials.strip())
+    return parts
 
 
 def _leaf_exceptions(exc: BaseException) -> list[BaseException]:

@@ -20,6 +20,10 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_START_TIMEOUT_S = 20.0
 
 
+class MissingSecret(ValueError):
+    """A variable that `env` or `headers_env` names is not set: the server cannot be started."""
+
+
 class McpServerSettings(BaseModel):
     """One MCP server: a command run over stdio, or a streamable-HTTP URL, and what its tools may do."""
 
@@ -84,11 +88,13 @@ class McpServerSettings(BaseModel):
 
     def secrets(self, environ: Mapping[str, str]) -> dict[str, str]:
         """The environment variables (stdio) or headers (HTTP) to send, read from `environ`; a missing one is a
-        ValueError that names it."""
+        `MissingSecret` that names it."""
         wanted = {name: name for name in self.env} if self.command is not None else dict(self.headers_env)
         missing = sorted({name for name in wanted.values() if not environ.get(name)})
         if missing:
-            raise ValueError(f"{', '.join(missing)} not set in the environment: set it, or remove it from the config")
+            raise MissingSecret(
+                f"{', '.join(missing)} not set in the environment: set it, or remove it from the config"
+            )
         return {key: environ[name] for key, name in wanted.items()}
 
 
