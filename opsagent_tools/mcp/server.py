@@ -201,7 +201,8 @@ class McpServer:
             except Exception as exc:  # a server that fails in any way is reported, never raised
                 if not was_up:
                     self.failure = self._describe(exc)
-                log.warning("mcp_server_down", server=self.name, error=self.failure or self._describe(exc))
+                if self.started:  # a failed first start is reported by `McpConnections.report`, once
+                    log.warning("mcp_server_down", server=self.name, error=self.failure or self._describe(exc))
             finally:
                 self._client = None
                 self._broken.clear()
