@@ -6,7 +6,9 @@ The one way every command and the Slack bot get their agent, so each reads the s
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from bot.settings import LLMSettings, Settings
@@ -21,6 +23,7 @@ from kernel import (
     SideEffectPolicy,
     ToolRegistry,
 )
+from opsagent_tools.mcp import McpConnections
 from opsagent_tools.runbooks import RunbookLibrary
 from opsagent_tools.toolset import build_tools
 
@@ -62,19 +65,35 @@ def build_agent(
     )
 
 
-def build_toolset(
+@dataclass(frozen=True)
+class Toolset:
+    """The tools a command offers, the runbook library they read, and the MCP servers behind some of them."""
+
+    tools: ToolRegistry
+    runbooks: RunbookLibrary | None
+    """None without `[knowledge]` runbooks; the command also names its runbooks to the model at a run's start."""
+    mcp: McpConnections
+    """Connected for as long as the toolset is open; `report()` says which servers started."""
+
+
+@asynccontextmanager
+async def opened_toolset(
     settings: Settings,
     *,
-    runbooks: RunbookLibrary | None = None,
     policy: SideEffectPolicy | None = None,
+    environ: Mapping[str, str] = os.environ,
     **options: Any,
-) -> ToolRegistry:
-    """The configured tools, with the runbook tools over `runbooks` (`RunbookLibrary.from_settings`, made once by
-    the caller, which also names the runbooks that may apply to its task). Under a policy that never sends an
-    action (`policy`, else the configured one) the action tools are there for their previews and need no signing
-    secret. `options` go to `build_tools`."""
-    mode = (policy or settings.policy).mode
-    return build_tools(settings.tools, runbooks=runbooks, previews_only=mode in PREVIEW_MODES, **options)
+) -> AsyncIterator[Toolset]:
+    """The configured tools, with the runbook tools and the tools of the MCP servers that started, connected for
+    the duration of the block. Under a policy that never sends an action (`policy`, else the configured one)
+    the action tools are there for their previews and need no signing secret. `options` go to `build_tools`."""
+    runbooks = RunbookLibrary.from_settings(settings.knowledge)
+    previews_only = (policy or settings.policy).mode in PREVIEW_MODES
+    async with McpConnections(settings.tools.mcp, environ) as mcp:
+        tools = build_tools(
+            settings.tools, runbooks=runbooks, mcp=mcp, environ=environ, previews_only=previews_only, **options
+        )
+        yield Toolset(tools, runbooks, mcp)
 
 
 def require_llm(settings: Settings, *, instead: str = "") -> LLM:

@@ -47,6 +47,9 @@ class Tool:
     """For side-effect tools: what would be done, returned instead of acting under `dry_run`."""
     context_param: str | None = None
     """The handler's parameter annotated `CallContext`, filled in by dispatch; not a model argument."""
+    deferred: bool = False
+    """Callable by name, but left out of the catalogue sent every turn: the model learns its schema from a
+    lookup tool (such as `mcp_search`), so a large catalogue does not cost tokens on every request."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -104,9 +107,13 @@ class ToolRegistry:
         """Registered tool names, in registration order."""
         return list(self._tools)
 
+    def offered(self) -> list[str]:
+        """The names of the tools in the catalogue the model sees every turn (the registered less the deferred)."""
+        return [tool.name for tool in self._tools.values() if not tool.deferred]
+
     def specs(self) -> list[ToolSpec]:
-        """Model-facing specs of every tool, in registration order."""
-        return [tool.spec for tool in self._tools.values()]
+        """Model-facing specs of every tool offered every turn, in registration order (deferred ones are left out)."""
+        return [tool.spec for tool in self._tools.values() if not tool.deferred]
 
     def render(self) -> str:
         """The tool catalogue as prompt text, for models without native function calling."""

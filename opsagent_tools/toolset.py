@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,10 +16,12 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.check_result import CheckResult
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
 from opsagent_tools.kubernetes import KubernetesSettings, check_kubernetes, kubernetes_tools
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.discovery import log_discovery
+from opsagent_tools.mcp import McpConnections, McpSettings
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.discovery import PrometheusDiscovery
 from opsagent_tools.metrics.files import FileMetricsClient
@@ -42,9 +43,9 @@ class ActionsSettings(BaseModel):
 
 
 class ToolsSettings(BaseModel):
-    """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.kubernetes]` and `[tools.actions]` sections;
-    each one left out disables its tools. `[tools.discover]` tunes `discover`, which lists what the metric and log
-    backends hold."""
+    """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.kubernetes]`, `[tools.actions]` and
+    `[tools.mcp]` sections; each one left out disables its tools. `[tools.discover]` tunes `discover`, which lists
+    what the metric and log backends hold."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -55,6 +56,8 @@ class ToolsSettings(BaseModel):
     kubernetes: KubernetesSettings | None = None
     """Read-only cluster access: an allowlist of namespaces, a kubeconfig context or the pod's service account."""
     actions: ActionsSettings | None = None
+    mcp: McpSettings | None = None
+    """`[tools.mcp.servers.<name>]`: MCP servers whose tools join the catalogue (connected by `McpConnections`)."""
     discover: DiscoverySettings = Field(default_factory=DiscoverySettings)
     recorded_at: AwareDatetime | None = None
     """For backends that are a recording (the demo's, a recorded incident): when it ends, which the tools take as
@@ -82,13 +85,15 @@ def build_tools(
     now: Clock | None = None,
     journal: ActionJournal | None = None,
     previews_only: bool = False,
+    mcp: McpConnections | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `runbooks` adds the runbook tools over that library
     (the one whose runbooks are named at the start of runs); `journal` records side effects (the bot's run
     store makes them exactly-once across restarts; by default, within this process). `previews_only`: the
     policy never sends an action (read_only, dry_run), so the action webhook needs no signing secret. `now`
-    replaces the tools' clock (a replay pins the recorded one)."""
+    replaces the tools' clock (a replay pins the recorded one). `mcp`, once entered, adds the tools of the MCP
+    servers that started (without it, `[tools.mcp]` adds none)."""
     registry = ToolRegistry()
     now = now or settings.clock()
     lookback = timedelta(seconds=settings.discover.lookback_s)
@@ -121,16 +126,9 @@ def build_tools(
         )
         for tool in action_tools(webhook):
             registry.add(tool)
+    for tool in mcp.tools() if mcp is not None else ():
+        registry.add(tool)
     return registry
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One backend's answer to `opsagent check`."""
-
-    name: str
-    ok: bool
-    message: str
 
 
 async def check_backends(
@@ -140,8 +138,9 @@ async def check_backends(
     environ: Mapping[str, str] = os.environ,
     previews_only: bool = False,
 ) -> list[CheckResult]:
-    """Reach each configured backend once, and read the runbooks; never raises, one result per backend (and one
-    per runbook that cannot be read; `previews_only` as for `build_tools`)."""
+    """Reach each configured backend once, read the runbooks and start the MCP servers; never raises, one result
+    per backend (and one per runbook that cannot be read, one per MCP server; `previews_only` as for
+    `build_tools`)."""
     results: list[CheckResult] = []
     if runbooks is not None:
         results += await check_runbooks(runbooks)
@@ -157,6 +156,9 @@ async def check_backends(
         results.append(await _probe("kubernetes", check_kubernetes(settings.kubernetes, environ)))
     if settings.actions is not None:
         results.append(_check_actions(settings.actions, environ, previews_only=previews_only))
+    if settings.mcp is not None:
+        async with McpConnections(settings.mcp, environ) as mcp:
+            results += mcp.report()
     return results
 
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 from rich.text import Text
 
-from bot.agent import build_agent, build_toolset, require_llm
+from bot.agent import build_agent, opened_toolset, require_llm
 from bot.cli.demo import demo_script
-from bot.cli.session import exit_code, save_trace, watch
+from bot.cli.session import exit_code, save_trace, warn_about_servers, watch
 from bot.cli.terminal import TerminalView
 from bot.cli.terminal_approval import TerminalApprover, read_line
 from bot.settings import Settings
 from kernel import LLM, StopReason, follow_up_task
-from opsagent_tools.runbooks import RunbookLibrary, task_with_runbooks
+from opsagent_tools.runbooks import task_with_runbooks
 
 FOLLOW_UP_PROMPT = "follow-up question (an empty line ends the session): "
 
@@ -29,18 +29,18 @@ async def investigate(settings: Settings, task: str, *, trace: Path | None, inte
     llm: LLM = demo_script() if scripted else require_llm(settings, instead="run `opsagent demo`, which runs offline")
     prices = settings.llm.prices if settings.llm else {}
     view = TerminalView(priced=llm.model in prices)
-    runbooks = RunbookLibrary.from_settings(settings.knowledge)
-    tools = build_toolset(settings, runbooks=runbooks)
-    agent = build_agent(settings, llm=llm, tools=tools, confirm=TerminalApprover(view))
-    briefed = await task_with_runbooks(task, runbooks)
-    result = await watch(lambda control: agent.events(briefed, control=control), view)
-    save_trace(result, trace, view)
-    while interactive and result.stop_reason is not StopReason.CANCELLED:
-        view.print(Text(FOLLOW_UP_PROMPT, style="bold cyan"), end="")
-        question = (await read_line(sys.stdin)).strip()
-        if not question:
-            break
-        follow_up = follow_up_task(question, result)
-        result = await watch(lambda control, asked=follow_up: agent.events(asked, control=control), view)
-        save_trace(result, None, view)
+    async with opened_toolset(settings) as toolset:
+        warn_about_servers(toolset.mcp)
+        agent = build_agent(settings, llm=llm, tools=toolset.tools, confirm=TerminalApprover(view))
+        briefed = await task_with_runbooks(task, toolset.runbooks)
+        result = await watch(lambda control: agent.events(briefed, control=control), view)
+        save_trace(result, trace, view)
+        while interactive and result.stop_reason is not StopReason.CANCELLED:
+            view.print(Text(FOLLOW_UP_PROMPT, style="bold cyan"), end="")
+            question = (await read_line(sys.stdin)).strip()
+            if not question:
+                break
+            follow_up = follow_up_task(question, result)
+            result = await watch(lambda control, asked=follow_up: agent.events(asked, control=control), view)
+            save_trace(result, None, view)
     return exit_code(result)

@@ -14,19 +14,21 @@ import os
 import sys
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
+import structlog
 from rich.text import Text
 
-from bot.agent import NO_MODEL, build_agent, build_llm, build_toolset, require_llm
+from bot.agent import NO_MODEL, build_agent, build_llm, opened_toolset, require_llm
 from bot.cli import init
 from bot.cli.check import run_check
 from bot.cli.demo import DEMO_TASK, run_demo
 from bot.cli.investigate import investigate
 from bot.cli.replay import render_report, replay_trace
-from bot.cli.session import INTERRUPTED_EXIT, exit_code, save_trace
+from bot.cli.session import INTERRUPTED_EXIT, exit_code, save_trace, warn_about_servers
 from bot.cli.stats import collect_stats, render_stats
 from bot.cli.terminal import TerminalView
 from bot.cli.terminal_approval import TerminalApprover
@@ -40,11 +42,12 @@ from kernel import (
     ConfirmHook,
     Dispatcher,
     RunControl,
+    Tool,
     ToolCall,
     ToolRegistry,
     load_trace,
 )
-from opsagent_tools.runbooks import RunbookLibrary
+from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpToolEntry
 
 PERSON_FACING = (ValueError, OSError, StoreUnavailableError, SchemaVersionError)
 """Failures whose message says what to fix (Slack's, `SlackUnavailableError`, is an OSError): printed as they
@@ -52,6 +55,7 @@ are, exit 2."""
 BROKEN_PIPE_EXIT = 141
 """As a process killed by SIGPIPE: the reader (`| head`) went away."""
 DEBUG_ENV = "OPSAGENT_DEBUG"
+log = structlog.get_logger("opsagent.cli")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -254,16 +258,18 @@ async def _eval(args: argparse.Namespace) -> int:
 
 
 async def _tools_list(args: argparse.Namespace) -> int:
-    registry = _toolset(_settings(args))
-    if args.json:
-        print(json.dumps([tool.spec.model_dump() for tool in registry], indent=2))
-    elif not len(registry):
-        print(
-            "no tools are configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.kubernetes], "
-            "[tools.actions] or [knowledge] runbooks"
-        )
-    else:
-        print(_render_tools(registry))
+    async with opened_toolset(_settings(args)) as toolset:
+        warn_about_servers(toolset.mcp)
+        registry, entries = toolset.tools, {entry.name: entry for entry in toolset.mcp.entries}
+        if args.json:
+            print(json.dumps([_tool_json(tool, entries.get(tool.name)) for tool in registry], indent=2))
+        elif not len(registry):
+            print(
+                "no tools are configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.kubernetes], "
+                "[tools.actions], [tools.mcp.servers.<name>] or [knowledge] runbooks"
+            )
+        else:
+            print(_render_tools(registry, entries))
     return 0
 
 
@@ -277,15 +283,17 @@ async def _tools_call(args: argparse.Namespace) -> int:
         ) from exc
     if not isinstance(arguments, dict):
         raise ValueError("--args must be a JSON object")
-    dispatcher = Dispatcher(
-        _toolset(settings),
-        policy=settings.policy,
-        confirm=TerminalApprover(TerminalView()),
-        redactor=DEFAULT_REDACTOR,
-        control=RunControl(),
-    )
     call = ToolCall(name=args.name, args=arguments)
-    outcome = await dispatcher.dispatch(call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call))
+    async with opened_toolset(settings) as toolset:
+        warn_about_servers(toolset.mcp)
+        dispatcher = Dispatcher(
+            toolset.tools,
+            policy=settings.policy,
+            confirm=TerminalApprover(TerminalView()),
+            redactor=DEFAULT_REDACTOR,
+            control=RunControl(),
+        )
+        outcome = await dispatcher.dispatch(call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call))
     print(outcome.text)
     return 1 if outcome.error else 0
 
@@ -307,15 +315,24 @@ async def _serve(args: argparse.Namespace) -> int:
     llm = require_llm(settings)
     secrets = SlackSecrets.from_env()
     async with opened_store(settings.store.url) as store:
-        runbooks = RunbookLibrary.from_settings(settings.knowledge)
-        tools = build_toolset(settings, runbooks=runbooks, journal=StoreActionJournal(store, AuditTrail(store)))
+        journal = StoreActionJournal(store, AuditTrail(store))
+        async with opened_toolset(settings, journal=journal) as toolset:
+            for report in toolset.mcp.report():
+                log.info("mcp_server", server=report.name, ok=report.ok, detail=report.message)
 
-        def agent_for(confirm: ConfirmHook) -> Agent:
-            return build_agent(settings, llm=llm, tools=tools, confirm=confirm)
+            def agent_for(confirm: ConfirmHook) -> Agent:
+                return build_agent(settings, llm=llm, tools=toolset.tools, confirm=confirm)
 
-        await serve_slack(
-            settings, secrets, agent_for, store=store, http=args.http, host=args.host, port=args.port, runbooks=runbooks
-        )
+            await serve_slack(
+                settings,
+                secrets,
+                agent_for,
+                store=store,
+                http=args.http,
+                host=args.host,
+                port=args.port,
+                runbooks=toolset.runbooks,
+            )
     return 0
 
 
@@ -323,17 +340,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(getattr(args, "config", None))
 
 
-def _toolset(settings: Settings) -> ToolRegistry:
-    """The configured tools, the runbook tools included, for `tools list` and `tools call`."""
-    return build_toolset(settings, runbooks=RunbookLibrary.from_settings(settings.knowledge))
-
-
-def _render_tools(registry: ToolRegistry) -> str:
+def _render_tools(registry: ToolRegistry, mcp_entries: Mapping[str, McpToolEntry]) -> str:
     blocks = []
     for tool in registry:
-        flags = " [side effect: needs approval]" if tool.side_effect else " [read-only]"
+        flags = _tool_flags(tool, mcp_entries.get(tool.name))
         schema = json.dumps(tool.spec.parameters.get("properties", {}), indent=2)
-        blocks.append(f"{tool.name}{flags}\n  {tool.spec.description}\n  arguments: {schema}")
+        blocks.append(f"{tool.name}{f' [{flags}]' if flags else ''}\n  {tool.spec.description}\n  arguments: {schema}")
     return "\n\n".join(blocks)
 
 
@@ -342,6 +354,29 @@ def _version() -> str:
         return version("opsagent")
     except PackageNotFoundError:  # run from a checkout without an install
         return "unknown (not installed)"
+
+
+def _tool_flags(tool: Tool, entry: McpToolEntry | None) -> str:
+    """What an operator needs to know about a tool beyond its description: read-only or a side effect, and
+    where it comes from."""
+    flags = ["side effect: needs approval" if tool.side_effect else "read-only"]
+    if entry is not None:
+        flags.insert(0, f"MCP server {entry.server}, tool {entry.mcp_name}")
+        if entry.read_only:
+            flags[-1] = "read-only (listed in read_only)"
+        if tool.deferred:
+            flags.append(f"found through {MCP_SEARCH_TOOL}, not sent every turn")
+        if entry.read_only_hint and tool.side_effect:
+            flags.append("the server says readOnlyHint = true: not trusted; list it in read_only if it only reads")
+    return "; ".join(flags)
+
+
+def _tool_json(tool: Tool, entry: McpToolEntry | None) -> dict[str, Any]:
+    """The model-facing spec, plus what the operator needs: side effects, and an MCP tool's origin."""
+    data: dict[str, Any] = {**tool.spec.model_dump(), "side_effect": tool.side_effect, "deferred": tool.deferred}
+    if entry is not None:
+        data["mcp"] = {"server": entry.server, "tool": entry.mcp_name, "read_only_hint": entry.read_only_hint}
+    return data
 
 
 if __name__ == "__main__":

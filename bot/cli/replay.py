@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, assert_never
 
-from bot.agent import build_agent, build_toolset
+from bot.agent import build_agent, opened_toolset
 from bot.settings import Settings
 from kernel import (
     ChatRequest,
@@ -29,7 +29,6 @@ from kernel import (
     Step,
     StopReason,
 )
-from opsagent_tools.runbooks import RunbookLibrary
 
 REPLAY_POLICY = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
 """Whatever the configuration says, a replay's side effects only report what they would do."""
@@ -210,11 +209,11 @@ async def replay_trace(
     had (the configured recording's end, else the recorded turns' times), and compare the two runs."""
     model = ReplayModel(trace.turns, model=trace.model or "replay", started_at=trace.started_at)
     clock = None if settings.tools.recorded_at is not None else model.recorded_now
-    runbooks = RunbookLibrary.from_settings(settings.knowledge)
-    tools = build_toolset(settings, runbooks=runbooks, policy=REPLAY_POLICY, environ=environ, now=clock)
-    # The summary turn of a failed run is not among the recorded turns: no salvage.
-    agent = build_agent(settings, llm=model, tools=tools, policy=REPLAY_POLICY, salvage=False)
-    replayed = await agent.run(trace.task, run_id=trace.run_id)
+    async with opened_toolset(settings, policy=REPLAY_POLICY, environ=environ, now=clock) as toolset:
+        # The summary turn of a failed run is not among the recorded turns: no salvage.
+        agent = build_agent(settings, llm=model, tools=toolset.tools, policy=REPLAY_POLICY, salvage=False)
+        replayed = await agent.run(trace.task, run_id=trace.run_id)
+        tools = toolset.tools
     side_effects = frozenset(tool.name for tool in tools if tool.side_effect)
     return compare_runs(trace, replayed, turns_needed=model.exhausted_at, side_effects=side_effects)
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from bot.cli.terminal import TerminalView
 from kernel import RunControl, RunFinished, RunResult, RunStream, StopReason
+from opsagent_tools.mcp import McpConnections
 
 TRACE_DIR = Path("traces")
 CTRL_C_REASON = "cancelled at the terminal (Ctrl-C)"
@@ -59,3 +61,10 @@ def exit_code(result: RunResult) -> int:
     if result.ok:
         return 0
     return INTERRUPTED_EXIT if result.stop_reason is StopReason.CANCELLED else 1
+
+
+def warn_about_servers(mcp: McpConnections) -> None:
+    """A server that did not start is said once on stderr; the command goes on with the other tools."""
+    for report in mcp.report():
+        if not report.ok:
+            print(f"opsagent: {report.name}: {report.message}", file=sys.stderr)

@@ -114,7 +114,7 @@ async def run_scenario(
     """Investigate the scenario's task with `llm` on its recordings, side effects dry-run, and score the run
     (budgets, context and prices from `settings`; None: the kernel's defaults)."""
     runbooks = RunbookLibrary(TextSource(scenario.runbooks)) if scenario.runbooks else None
-    tools = recorded_registry(scenario.recordings, scenario.repos, runbooks)
+    tools = recorded_registry(scenario.recordings, scenario.repos, runbooks, mcp_tools=scenario.mcp_tools)
     # An unfinished run fails the path level whatever it could summarise: no salvage.
     agent = build_agent(settings, llm=llm, tools=tools, policy=EVAL_POLICY, salvage=False)
     result = await agent.run(await task_with_runbooks(scenario.task, runbooks))

@@ -15,6 +15,8 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from kernel import FINISH_TOOL, READ_OUTPUT_TOOL
+from opsagent_tools.mcp import full_name
+from opsagent_tools.mcp.settings import MAX_SERVER_NAME, SERVER_NAME
 from opsagent_tools.runbooks.documents import FrontMatterError, parse_runbook
 
 SCENARIO_SUFFIX = ".toml"
@@ -44,6 +46,20 @@ class Recording(BaseModel):
         if (self.output is None) == (self.error is None):
             raise ValueError("give exactly one of 'output' (what the tool returned) or 'error' (how it failed)")
         return self
+
+
+class RecordedMcpTool(BaseModel):
+    """A tool of an MCP server as the server lists it, and whether the operator lists it as read-only; the
+    evaluation builds it with the production builder, so the model sees what production would show."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    server: str = Field(pattern=SERVER_NAME.pattern, max_length=MAX_SERVER_NAME)
+    tool: str = Field(min_length=1)
+    """The server's own name for it; the model calls `<server>__<tool>`, as recordings and expectations do."""
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    read_only: bool = False
 
 
 class ExpectedFact(BaseModel):
@@ -124,6 +140,8 @@ class Scenario(BaseModel):
     """The on-call's message that starts the investigation."""
     repos: list[str] = Field(min_length=1)
     """The repositories the repository tools offer (their description names them, as in production)."""
+    mcp_tools: list[RecordedMcpTool] = Field(default_factory=list)
+    """MCP tools this scenario's catalogue adds to the production one (their outputs are recordings too)."""
     recordings: list[Recording] = Field(min_length=1)
     runbooks: dict[str, str] = Field(default_factory=dict)
     """The runbook library of the incident, by path ("checkout/high-5xx.md" = its Markdown): named at the start
@@ -177,14 +195,25 @@ def load_scenario(path: Path, tool_names: Collection[str]) -> Scenario:
         raise ValueError(f"{path}: not valid TOML: {exc}") from exc
     if "name" in data:
         raise ValueError(f"{path}: name: not allowed, the scenario's name is its file name ({path.stem})")
+    known = {*tool_names, *_mcp_tool_names(data.get("mcp_tools"))}
     try:
-        return Scenario.model_validate({"name": path.stem, **data}, context={TOOLS_CONTEXT: tool_names})
+        return Scenario.model_validate({"name": path.stem, **data}, context={TOOLS_CONTEXT: known})
     except ValidationError as exc:
         problems = [
             f"  {'.'.join(map(str, e['loc'])) or '(file)'}: {e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors()
         ]
         raise ValueError(f"{path}: invalid scenario:\n" + "\n".join(problems)) from exc
+
+
+def _mcp_tool_names(declared: Any) -> set[str]:
+    """The full names of the MCP tools a scenario declares (malformed entries are reported by validation)."""
+    entries = declared if isinstance(declared, list) else []
+    return {
+        full_name(entry["server"], entry["tool"])
+        for entry in entries
+        if isinstance(entry, dict) and isinstance(entry.get("server"), str) and isinstance(entry.get("tool"), str)
+    }
 
 
 def load_scenarios(target: Path, tool_names: Collection[str]) -> list[Scenario]:

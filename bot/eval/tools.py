@@ -14,12 +14,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bot.eval.scenarios import Recording
+from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as McpTool
+
+from bot.eval.scenarios import RecordedMcpTool, Recording
 from bot.eval.scoring import args_match
 from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
 from opsagent_tools.actions.webhook import ActionWebhookSettings
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, kubernetes_tools
 from opsagent_tools.logs.tools import LogsSettings
+from opsagent_tools.mcp import McpServerSettings, ToolCaller, full_name, server_tools
 from opsagent_tools.metrics.tools import MetricsSettings
 from opsagent_tools.repos.tools import RepoConfig, RepoSettings
 from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
@@ -65,16 +69,40 @@ def catalogue_names() -> frozenset[str]:
 
 
 def recorded_registry(
-    recordings: Sequence[Recording], repos: Sequence[str], runbooks: RunbookLibrary | None = None
+    recordings: Sequence[Recording],
+    repos: Sequence[str],
+    runbooks: RunbookLibrary | None = None,
+    mcp_tools: Sequence[RecordedMcpTool] = (),
 ) -> ToolRegistry:
-    """The production catalogue answering from `recordings`, except the runbook tools, which read the scenario's
-    own runbooks for real; side-effect tools keep their real preview, which dispatch shows under the dry-run
-    policy the evaluation always uses."""
+    """The production catalogue, plus the scenario's MCP tools, answering from `recordings`, except the runbook
+    tools, which read the scenario's own runbooks for real; side-effect tools keep their real preview, which
+    dispatch shows under the dry-run policy the evaluation always uses."""
     live = {tool.name for tool in runbook_tools(runbooks)} if runbooks is not None else set()
-    return ToolRegistry(
+    registry = ToolRegistry(
         tool if tool.name in live else dataclasses.replace(tool, handler=_recorded_handler(tool, recordings))
         for tool in production_tools(repos, runbooks)
     )
+    for tool in recorded_mcp_tools(mcp_tools, recordings):
+        registry.add(tool)
+    return registry
+
+
+def recorded_mcp_tools(declared: Sequence[RecordedMcpTool], recordings: Sequence[Recording]) -> list[Tool]:
+    """The scenario's MCP tools, built by the production builder, their server answering from `recordings`
+    (a recorded `error` is the server's isError result)."""
+    tools: list[Tool] = []
+    for server in dict.fromkeys(entry.server for entry in declared):
+        mine = [entry for entry in declared if entry.server == server]
+        settings = McpServerSettings(
+            url=NEVER_CALLED_URL, read_only=[e.tool for e in mine if e.read_only], max_tools=len(mine)
+        )
+        definitions = [McpTool(name=e.tool, description=e.description, input_schema=e.input_schema) for e in mine]
+        entries, skipped = server_tools(server, settings, definitions, _recorded_server(server, recordings))
+        if skipped:
+            first = skipped[0]
+            raise ValueError(f"MCP tool {full_name(first.server, first.mcp_name)}: {first.reason}")
+        tools += [entry.tool for entry in entries]
+    return tools
 
 
 def find_recording(recordings: Sequence[Recording], call: ToolCall) -> Recording | None:
@@ -83,16 +111,31 @@ def find_recording(recordings: Sequence[Recording], call: ToolCall) -> Recording
     return max(matching, key=lambda r: len(r.args), default=None)
 
 
+def _recorded_server(server: str, recordings: Sequence[Recording]) -> ToolCaller:
+    async def call(mcp_name: str, arguments: dict[str, Any]) -> CallToolResult:
+        recording = _recording_for(recordings, ToolCall(name=full_name(server, mcp_name), args=arguments))
+        if recording.error is not None:
+            return CallToolResult(content=[TextContent(text=recording.error)], is_error=True)
+        assert recording.output is not None  # a Recording has exactly one of output and error
+        return CallToolResult(content=[TextContent(text=recording.output)])
+
+    return call
+
+
+def _recording_for(recordings: Sequence[Recording], call: ToolCall) -> Recording:
+    recording = find_recording(recordings, call)
+    if recording is None:
+        raise ToolFailure(
+            f"no recorded output for {call.render()}: this evaluation scenario has no data for that call; "
+            "use what other calls return"
+        )
+    return recording
+
+
 def _recorded_handler(tool: Tool, recordings: Sequence[Recording]) -> Any:
     async def recorded(**kwargs: Any) -> str:
         args = {name: value for name, value in kwargs.items() if name != tool.context_param and value is not None}
-        call = ToolCall(name=tool.name, args=args)
-        recording = find_recording(recordings, call)
-        if recording is None:
-            raise ToolFailure(
-                f"no recorded output for {call.render()}: this evaluation scenario has no data for that call; "
-                "use what other calls return"
-            )
+        recording = _recording_for(recordings, ToolCall(name=tool.name, args=args))
         if recording.error is not None:
             raise ToolFailure(recording.error)
         assert recording.output is not None  # a Recording has exactly one of output and error

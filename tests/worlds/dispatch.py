@@ -11,6 +11,7 @@ from typing import Any
 from kernel import (
     DEFAULT_REDACTOR,
     CallContext,
+    ConfirmHook,
     Dispatcher,
     DispatchResult,
     RunControl,
@@ -21,11 +22,24 @@ from kernel import (
 )
 
 
-async def dispatch_call(tools: ToolRegistry | Iterable[Tool], name: str, /, **args: Any) -> DispatchResult:
-    """Dispatch `name(**args)` over `tools` under the default (read-only) policy."""
+async def dispatch_call(
+    tools: ToolRegistry | Iterable[Tool],
+    name: str,
+    /,
+    *,
+    policy: SideEffectPolicy | None = None,
+    confirm: ConfirmHook | None = None,
+    control: RunControl | None = None,
+    **args: Any,
+) -> DispatchResult:
+    """Dispatch `name(**args)` over `tools`, by default under the read-only policy with no confirm hook."""
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
     dispatcher = Dispatcher(
-        registry, policy=SideEffectPolicy(), confirm=None, redactor=DEFAULT_REDACTOR, control=RunControl()
+        registry,
+        policy=policy or SideEffectPolicy(),
+        confirm=confirm,
+        redactor=DEFAULT_REDACTOR,
+        control=control or RunControl(),
     )
     call = ToolCall(name=name, args=args)
     return await dispatcher.dispatch(call, CallContext(run_id="test", step=1, call=call))

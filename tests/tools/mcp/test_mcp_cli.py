@@ -1,0 +1,93 @@
+"""`opsagent tools list`, `tools call` and `check` with MCP servers configured, as an operator runs them."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from bot.cli.main import main
+from servers.mcp_harness import OPS_SERVER, TOKEN
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPS_TOKEN", TOKEN)
+    monkeypatch.setenv("OPS_NOTES_FILE", str(tmp_path / "notes.txt"))
+    path = tmp_path / "opsagent.toml"
+    path.write_text(
+        f"""
+[tools.mcp.servers.ops]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(OPS_SERVER))}]
+env = ["OPS_TOKEN", "OPS_NOTES_FILE"]
+read_only = ["recent_incidents", "service_status"]
+
+[tools.mcp.servers.broken]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(OPS_SERVER))}, "--fail-start"]
+"""
+    )
+    return path
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tools_list_shows_each_mcp_tools_status_and_the_untrusted_hint(capsys, config):
+    code, out, err = cli(capsys, "--config", config, "tools", "list")
+    assert code == 0
+    assert "ops__recent_incidents [MCP server ops, tool recent_incidents; read-only (listed in read_only)]" in out
+    assert (
+        "ops__add_note [MCP server ops, tool add_note; side effect: needs approval; the server says readOnlyHint = "
+        "true: not trusted; list it in read_only if it only reads]"
+    ) in out
+    assert "ops__crash [MCP server ops, tool crash; side effect: needs approval]\n" in out
+    (warning,) = err.splitlines()[-1:]
+    assert warning.startswith("opsagent: mcp broken: stdio:"), "the failed server is said once, on stderr"
+    assert "did not start" in warning
+
+
+def test_tools_list_json_carries_side_effects_and_the_mcp_origin(capsys, config):
+    code, out, _ = cli(capsys, "--config", config, "tools", "list", "--json")
+    tools = {tool["name"]: tool for tool in json.loads(out)}
+    assert code == 0
+    assert tools["ops__add_note"]["side_effect"] is True
+    assert tools["ops__add_note"]["mcp"] == {"server": "ops", "tool": "add_note", "read_only_hint": True}
+    assert tools["ops__recent_incidents"]["side_effect"] is False
+
+
+def test_tools_call_runs_an_mcp_tool_through_dispatch(capsys, config):
+    code, out, _ = cli(
+        capsys,
+        "--config",
+        config,
+        "tools",
+        "call",
+        "ops__recent_incidents",
+        "--args",
+        '{"service": "cart", "limit": 1}',
+    )
+    assert code == 0
+    assert out == "INC-100 cart: elevated 5xx after deploy v2.14.0\n"
+
+
+def test_check_reports_each_server_in_one_line(capsys, config):
+    code, out, _ = cli(capsys, "--config", config, "check")
+    assert code == 1, "a server did not start"
+    lines = out.splitlines()
+    assert any(
+        line.startswith("✓ mcp ops: stdio:") and "started; 8 tools (2 read-only, 6 side effects)" in line
+        for line in lines
+    )
+    assert any(
+        line.startswith("✗ mcp broken: stdio:")
+        and line.endswith(
+            "did not start: it exited during start-up; its last stderr line: error: TRACKER_URL is not set"
+        )
+        for line in lines
+    )
