@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
-from opsagent_tools.kubernetes import KubernetesSettings, check_kubernetes, kubernetes_tools
+from opsagent_tools.changes import ChangesSettings, change_sources, check_changes, recent_changes_tool
+from opsagent_tools.changes.timeline import ChangeSource
+from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.files import FileMetricsClient
@@ -38,7 +40,8 @@ class ActionsSettings(BaseModel):
 
 
 class ToolsSettings(BaseModel):
-    """The `[metrics]`, `[logs]`, `[repos]`, `[kubernetes]` and `[actions]` sections; each one left out disables its tools."""
+    """The `[metrics]`, `[logs]`, `[repos]`, `[kubernetes]`, `[changes]` and `[actions]` sections; each one left out
+    disables its tools."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -48,6 +51,8 @@ class ToolsSettings(BaseModel):
     repos: RepoSettings | None = None
     kubernetes: KubernetesSettings | None = None
     """Read-only cluster access: an allowlist of namespaces, a kubeconfig context or the pod's service account."""
+    changes: ChangesSettings | None = None
+    """`recent_changes`, one timeline read from the backends of the sections above."""
     actions: ActionsSettings | None = None
 
 
@@ -70,8 +75,10 @@ def build_tools(
     at start-up, rather than in the middle of an incident. `journal` records side effects (the bot's run
     store makes them exactly-once across restarts; by default, within this process)."""
     registry = ToolRegistry()
+    metrics = metrics_client(settings.metrics) if settings.metrics is not None else None
+    kube = KubeApi.from_settings(settings.kubernetes, environ) if settings.kubernetes is not None else None
     if settings.metrics is not None:
-        for tool in metrics_tools(settings.metrics, client=metrics_client(settings.metrics), now=now):
+        for tool in metrics_tools(settings.metrics, client=metrics, now=now):
             registry.add(tool)
     if settings.logs is not None:
         log_options = {"now": now} if now is not None else {}
@@ -82,8 +89,11 @@ def build_tools(
             registry.add(tool)
     if settings.kubernetes is not None:
         kube_options = {"now": now} if now is not None else {}
-        for tool in kubernetes_tools(settings.kubernetes, environ=environ, **kube_options):
+        for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, **kube_options):
             registry.add(tool)
+    if settings.changes is not None:
+        sources = _change_sources(settings.changes, settings, metrics, kube)
+        registry.add(recent_changes_tool(settings.changes, sources, now=now))
     if settings.actions is not None:
         for tool in action_tools(ActionWebhook.from_env(settings.actions.webhook, environ, journal=journal)):
             registry.add(tool)
@@ -111,9 +121,34 @@ async def check_backends(settings: ToolsSettings, *, environ: Mapping[str, str] 
             results.append(await _probe(f"repo {name}", _check_repo(backend)))
     if settings.kubernetes is not None:
         results.append(await _probe("kubernetes", check_kubernetes(settings.kubernetes, environ)))
+    if settings.changes is not None:
+        results.append(await _probe("changes", _check_changes(settings.changes, settings, environ)))
     if settings.actions is not None:
         results.append(_check_actions(settings.actions, environ))
     return results
+
+
+def _change_sources(
+    changes: ChangesSettings,
+    settings: ToolsSettings,
+    metrics: PrometheusClient | FileMetricsClient | None,
+    kube: KubeApi | None,
+) -> list[ChangeSource]:
+    """The timeline's sources over the backends the other sections configure."""
+    return change_sources(
+        changes,
+        kube=kube,
+        repos=settings.repos,
+        backends=build_backends(settings.repos) if settings.repos is not None else None,
+        metrics=settings.metrics,
+        metrics_client=metrics,
+    )
+
+
+async def _check_changes(changes: ChangesSettings, settings: ToolsSettings, environ: Mapping[str, str]) -> str:
+    metrics = metrics_client(settings.metrics) if settings.metrics is not None else None
+    kube = KubeApi.from_settings(settings.kubernetes, environ) if settings.kubernetes is not None else None
+    return await check_changes(_change_sources(changes, settings, metrics, kube))
 
 
 async def _probe(name: str, check: Awaitable[str]) -> CheckResult:

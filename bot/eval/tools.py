@@ -17,10 +17,12 @@ from bot.eval.scenarios import Recording
 from bot.eval.scoring import args_match
 from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
 from opsagent_tools.actions.webhook import ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.changes import ChangesSettings, change_sources, recent_changes_tool
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, kubernetes_tools
 from opsagent_tools.logs.tools import LogsSettings, log_tools
+from opsagent_tools.metrics.prometheus import PrometheusClient
 from opsagent_tools.metrics.tools import MetricsSettings, metrics_tools
-from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
+from opsagent_tools.repos.tools import RepoConfig, RepoSettings, build_backends, repo_tools
 
 NEVER_CALLED_URL = "https://evaluation.invalid/never-called"
 """The backends the real tools are built with; their handlers are replaced, so nothing is ever sent."""
@@ -29,17 +31,29 @@ CATALOGUE_LOGS = LogsSettings(backend="loki")
 """The log tool is described as for Loki, the most common production log store."""
 CATALOGUE_KUBERNETES = KubernetesSettings(all_namespaces=True)
 """The Kubernetes tools are described as for a cluster whose every namespace may be read: scenarios name theirs."""
+CATALOGUE_CHANGES = ChangesSettings()
+"""The change timeline is described with every source on, over the backends above."""
 
 
 def production_tools(repos: Sequence[str]) -> list[Tool]:
     """Every tool the production builders make, with `repos` as the configured repositories."""
-    repositories = {name: RepoConfig(path=NO_CLONE) for name in repos}
+    repo_settings = RepoSettings(repositories={name: RepoConfig(path=NO_CLONE) for name in repos})
+    metrics = MetricsSettings(url=NEVER_CALLED_URL)
     webhook = ActionWebhook(ActionWebhookSettings(url=NEVER_CALLED_URL), secret=b"evaluation: never sent")
+    sources = change_sources(
+        CATALOGUE_CHANGES,
+        kube=_never_called_cluster(),
+        repos=repo_settings,
+        backends=build_backends(repo_settings),
+        metrics=metrics,
+        metrics_client=PrometheusClient(base_url=NEVER_CALLED_URL),
+    )
     return [
-        *metrics_tools(MetricsSettings(url=NEVER_CALLED_URL)),
+        *metrics_tools(metrics),
         *log_tools(CATALOGUE_LOGS),
-        *repo_tools(RepoSettings(repositories=repositories)),
+        *repo_tools(repo_settings),
         *kubernetes_tools(CATALOGUE_KUBERNETES, api=_never_called_cluster()),
+        recent_changes_tool(CATALOGUE_CHANGES, sources),
         *action_tools(webhook),
     ]
 
