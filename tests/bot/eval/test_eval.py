@@ -33,6 +33,7 @@ REQUIRED_KINDS = (
     "disk-full",
     "dns-failure",
     "red-herring-deploy",
+    "deploy-in-the-timeline",
 )
 
 
