@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
+from typing import cast
 
 from lightkube.resources.apps_v1 import Deployment, ReplicaSet
 
@@ -64,8 +65,12 @@ class RolloutChanges:
     async def _namespace(
         self, kube: KubeSession, namespace: str | None, query: ChangeQuery
     ) -> tuple[int, list[Change], list[str]]:
-        deployments = await kube.list(Deployment, namespace)
-        replicasets = await kube.list(ReplicaSet, namespace)
+        lists = await asyncio.gather(
+            kube.list(Deployment, namespace), kube.list(ReplicaSet, namespace), return_exceptions=True
+        )  # both at once, and both finished before either's failure is raised
+        for failed in (answer for answer in lists if isinstance(answer, BaseException)):
+            raise failed
+        deployments, replicasets = cast(tuple[Page[Deployment], Page[ReplicaSet]], tuple(lists))
         matching = [d for d in deployments.items if self._matches(d, query.service)]
         changes = [change for d in matching for change in _rollouts(d, replicasets, query)]
         where = namespace or "the cluster"
