@@ -16,9 +16,11 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from kernel import ToolFailure, ToolRegistry
 from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
+from opsagent_tools.changes import ChangesSettings, change_sources, check_changes, recent_changes_tool
+from opsagent_tools.changes.timeline import ChangeSource
 from opsagent_tools.check_result import CheckResult
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
-from opsagent_tools.kubernetes import KubernetesSettings, check_kubernetes, kubernetes_tools
+from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.mcp import McpConnections, McpSettings
@@ -43,9 +45,9 @@ class ActionsSettings(BaseModel):
 
 
 class ToolsSettings(BaseModel):
-    """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.kubernetes]`, `[tools.actions]` and
-    `[tools.mcp]` sections; each one left out disables its tools. `[tools.discover]` tunes `discover`, which lists
-    what the metric and log backends hold."""
+    """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.kubernetes]`, `[tools.changes]`,
+    `[tools.actions]` and `[tools.mcp]` sections; each one left out disables its tools. `[tools.discover]` tunes
+    `discover`, which lists what the metric and log backends hold."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -55,6 +57,8 @@ class ToolsSettings(BaseModel):
     repos: RepoSettings | None = None
     kubernetes: KubernetesSettings | None = None
     """Read-only cluster access: an allowlist of namespaces, a kubeconfig context or the pod's service account."""
+    changes: ChangesSettings | None = None
+    """`recent_changes`, one timeline read from the backends of the sections above."""
     actions: ActionsSettings | None = None
     mcp: McpSettings | None = None
     """`[tools.mcp.servers.<name>]`: MCP servers whose tools join the catalogue (connected by `McpConnections`)."""
@@ -86,6 +90,7 @@ def build_tools(
     journal: ActionJournal | None = None,
     previews_only: bool = False,
     mcp: McpConnections | None = None,
+    kube: KubeApi | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `runbooks` adds the runbook tools over that library
@@ -93,16 +98,20 @@ def build_tools(
     store makes them exactly-once across restarts; by default, within this process). `previews_only`: the
     policy never sends an action (read_only, dry_run), so the action webhook needs no signing secret. `now`
     replaces the tools' clock (a replay pins the recorded one). `mcp`, once entered, adds the tools of the MCP
-    servers that started (without it, `[tools.mcp]` adds none)."""
+    servers that started (without it, `[tools.mcp]` adds none). `kube` replaces the cluster `[tools.kubernetes]`
+    names (the evaluation's, which is never called)."""
     registry = ToolRegistry()
     now = now or settings.clock()
     lookback = timedelta(seconds=settings.discover.lookback_s)
     sources: list[DiscoverySource] = []
+    metrics: PrometheusClient | FileMetricsClient | None = None
+    if kube is None and settings.kubernetes is not None:
+        kube = KubeApi.from_settings(settings.kubernetes, environ)
     if settings.metrics is not None:
-        client = metrics_client(settings.metrics)
-        for tool in metrics_tools(settings.metrics, client=client, now=now):
+        metrics = metrics_client(settings.metrics)
+        for tool in metrics_tools(settings.metrics, client=metrics, now=now):
             registry.add(tool)
-        sources.append(PrometheusDiscovery(client, settings.metrics, now, lookback))
+        sources.append(PrometheusDiscovery(metrics, settings.metrics, now, lookback))
     if settings.logs is not None:
         backend = build_backend(settings.logs, environ)
         for tool in log_tools(settings.logs, backend=backend, now=now):
@@ -113,8 +122,11 @@ def build_tools(
         for tool in repo_tools(settings.repos):
             registry.add(tool)
     if settings.kubernetes is not None:
-        for tool in kubernetes_tools(settings.kubernetes, environ=environ, now=now):
+        for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, now=now):
             registry.add(tool)
+    if settings.changes is not None:
+        changes = _change_sources(settings.changes, settings, metrics, kube)
+        registry.add(recent_changes_tool(settings.changes, changes, now=now))
     if runbooks is not None:
         for tool in runbook_tools(runbooks):
             registry.add(tool)
@@ -154,6 +166,8 @@ async def check_backends(
             results.append(await _probe(f"repo {name}", _check_repo(backend)))
     if settings.kubernetes is not None:
         results.append(await _probe("kubernetes", check_kubernetes(settings.kubernetes, environ)))
+    if settings.changes is not None:
+        results.append(await _probe("changes", _check_changes(settings.changes, settings, environ)))
     if settings.actions is not None:
         results.append(_check_actions(settings.actions, environ, previews_only=previews_only))
     if settings.mcp is not None:
@@ -167,6 +181,29 @@ async def check_runbooks(library: RunbookLibrary) -> list[CheckResult]:
     status = await library.refresh()
     results = [CheckResult("runbooks", status.error is None and status.loaded_at is not None, status.describe())]
     return results + [CheckResult(f"runbook {skipped.path}", False, skipped.problem) for skipped in status.skipped]
+
+
+def _change_sources(
+    changes: ChangesSettings,
+    settings: ToolsSettings,
+    metrics: PrometheusClient | FileMetricsClient | None,
+    kube: KubeApi | None,
+) -> list[ChangeSource]:
+    """The timeline's sources over the backends the other sections configure."""
+    return change_sources(
+        changes,
+        kube=kube,
+        repos=settings.repos,
+        backends=build_backends(settings.repos) if settings.repos is not None else None,
+        metrics=settings.metrics,
+        metrics_client=metrics,
+    )
+
+
+async def _check_changes(changes: ChangesSettings, settings: ToolsSettings, environ: Mapping[str, str]) -> str:
+    metrics = metrics_client(settings.metrics) if settings.metrics is not None else None
+    kube = KubeApi.from_settings(settings.kubernetes, environ) if settings.kubernetes is not None else None
+    return await check_changes(_change_sources(changes, settings, metrics, kube))
 
 
 async def _probe(name: str, check: Awaitable[str]) -> CheckResult:

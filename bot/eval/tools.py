@@ -21,7 +21,8 @@ from bot.eval.scenarios import RecordedMcpTool, Recording
 from bot.eval.scoring import args_match
 from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
 from opsagent_tools.actions.webhook import ActionWebhookSettings
-from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, kubernetes_tools
+from opsagent_tools.changes import ChangesSettings
+from opsagent_tools.kubernetes import KubeApi, KubernetesSettings
 from opsagent_tools.logs.tools import LogsSettings
 from opsagent_tools.mcp import McpServerSettings, ToolCaller, full_name, server_tools
 from opsagent_tools.metrics.tools import MetricsSettings
@@ -37,23 +38,25 @@ CATALOGUE_LOGS = LogsSettings(backend="loki")
 """The log tool is described as for Loki, the most common production log store."""
 CATALOGUE_KUBERNETES = KubernetesSettings(all_namespaces=True)
 """The Kubernetes tools are described as for a cluster whose every namespace may be read: scenarios name theirs."""
+CATALOGUE_CHANGES = ChangesSettings()
+"""The change timeline is described with every source on, over the backends above."""
 SECRET_ENV = "OPSAGENT_EVAL_NEVER_SENT"
 
 
 def production_tools(repos: Sequence[str], runbooks: RunbookLibrary | None = None) -> ToolRegistry:
     """Every tool the production builder makes, with `repos` as the configured repositories and `runbooks` as
     the runbook library (None: no runbook tools, as in production without `[knowledge]`). The Kubernetes tools
-    are built over a cluster that is never called, since the builder would read a kubeconfig."""
+    and timeline read a cluster that is never called: the builder would otherwise read a kubeconfig."""
     settings = ToolsSettings(
         metrics=MetricsSettings(url=NEVER_CALLED_URL),
         logs=CATALOGUE_LOGS,
         repos=RepoSettings(repositories={name: RepoConfig(path=NO_CLONE) for name in repos}),
+        kubernetes=CATALOGUE_KUBERNETES,
+        changes=CATALOGUE_CHANGES,
         actions=ActionsSettings(webhook=ActionWebhookSettings(url=NEVER_CALLED_URL, secret_env=SECRET_ENV)),
     )
-    registry = build_tools(settings, runbooks=runbooks, environ={SECRET_ENV: "evaluation: never sent"})
-    for tool in kubernetes_tools(CATALOGUE_KUBERNETES, api=_never_called_cluster()):
-        registry.add(tool)
-    return registry
+    environ = {SECRET_ENV: "evaluation: never sent"}
+    return build_tools(settings, runbooks=runbooks, environ=environ, kube=_never_called_cluster())
 
 
 @cache

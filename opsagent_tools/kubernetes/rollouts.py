@@ -31,8 +31,8 @@ async def rollout_history(kube: KubeSession, namespace: str, name: str, now: dat
     uid = meta.uid if meta is not None else None
     selector = selector_text(deployment.spec.selector)
     page = await kube.list(ReplicaSet, namespace, labels=selector)
-    owned = [rs for rs in page.items if _owned_by(rs, name, uid)]
-    owned.sort(key=_revision, reverse=True)
+    owned = [rs for rs in page.items if owned_by(rs, name, uid)]
+    owned.sort(key=revision_of, reverse=True)
     current = (meta.annotations or {}).get(REVISION, "?") if meta is not None else "?"
     status = deployment.status
     lines = [
@@ -68,12 +68,14 @@ async def _deployment(kube: KubeSession, namespace: str, name: str) -> Deploymen
     raise ToolFailure(f"{unknown} (Rollout history is kept for deployments; for a statefulset use k8s_describe.)")
 
 
-def _owned_by(rs: ReplicaSet, name: str, uid: str | None) -> bool:
+def owned_by(rs: ReplicaSet, name: str, uid: str | None) -> bool:
+    """Whether the deployment called `name` (with `uid`, when known) owns `rs`."""
     refs = (rs.metadata.ownerReferences if rs.metadata else None) or []
     return any(ref.kind == "Deployment" and (ref.uid == uid if uid else ref.name == name) for ref in refs)
 
 
-def _revision(rs: ReplicaSet) -> int:
+def revision_of(rs: ReplicaSet) -> int:
+    """The revision a ReplicaSet stands for (its deployment.kubernetes.io/revision annotation); 0 if it has none."""
     text = ((rs.metadata.annotations if rs.metadata else None) or {}).get(REVISION, "0")
     return int(text) if text.isdigit() else 0
 
@@ -82,10 +84,10 @@ def _revision_lines(rs: ReplicaSet, older: ReplicaSet | None, now: datetime) -> 
     meta, status = rs.metadata, rs.status
     annotations = (meta.annotations if meta else None) or {}
     template = rs.spec.template if rs.spec is not None else None
-    images = ", ".join(f"{c.name}={c.image}" for c in _containers(template))
+    images = images_text(template)
     pods = f"{status.replicas if status else 0} pods, {(status and status.readyReplicas) or 0} ready"
     head = (
-        f"  #{_revision(rs)} {meta.name if meta else '?'} created {ago(meta.creationTimestamp if meta else None, now)}"
+        f"  #{revision_of(rs)} {meta.name if meta else '?'} created {ago(meta.creationTimestamp if meta else None, now)}"
         f"; {pods}; {images}"
     )
     lines = [head]
@@ -95,9 +97,14 @@ def _revision_lines(rs: ReplicaSet, older: ReplicaSet | None, now: datetime) -> 
         older_template = older.spec.template if older.spec is not None else None
         changes = template_changes(older_template, template)
         lines.append(
-            f"     changed from #{_revision(older)}: {'; '.join(changes) if changes else 'nothing in the pod template'}"
+            f"     changed from #{revision_of(older)}: {'; '.join(changes) if changes else 'nothing in the pod template'}"
         )
     return lines
+
+
+def images_text(template: PodTemplateSpec | None) -> str:
+    """Each container's image: "app=registry.example.com/checkout:v3.8.0, sidecar=…"."""
+    return ", ".join(f"{c.name}={c.image}" for c in _containers(template))
 
 
 def _containers(template: PodTemplateSpec | None) -> list[Container]:

@@ -33,7 +33,8 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _UNKNOWN_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _DURATION = re.compile(r"(?:\d+[wdhms])+")
 _DURATION_PART = re.compile(r"(\d+)([wdhms])")
-_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+"""A metric name as PromQL spells one (anything else is taken as a query or a pattern)."""
 _SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
@@ -112,7 +113,7 @@ class MetricsSettings(BaseModel):
     @field_validator("aliases")
     @classmethod
     def _over_defaults(cls, aliases: dict[str, MetricAlias]) -> dict[str, MetricAlias]:
-        bad = [name for name in aliases if not _METRIC_NAME.fullmatch(name)]
+        bad = [name for name in aliases if not METRIC_NAME.fullmatch(name)]
         if bad:
             raise ValueError(f"alias names must look like metric names (letters, digits, _): {', '.join(bad)}")
         return DEFAULT_ALIASES | aliases
@@ -157,7 +158,7 @@ def render_promql(template: str, settings: MetricsSettings, service: str, *, ste
     """Fill a template's placeholders in one pass (other braces are PromQL's own and stay)."""
     rate_window = max(step_s + settings.scrape_interval_s, 4 * settings.scrape_interval_s)
     values = {
-        "service": _promql_string(service),
+        "service": promql_string(service),
         "service_label": settings.service_label,
         "container_label": settings.container_label,
         "rate_window": f"{math.ceil(rate_window)}s",
@@ -166,7 +167,7 @@ def render_promql(template: str, settings: MetricsSettings, service: str, *, ste
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
-def _promql_string(text: str) -> str:
+def promql_string(text: str) -> str:
     """Text made safe inside a double-quoted PromQL string."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
@@ -208,7 +209,7 @@ class _MetricsTools:
         if alias is not None:
             promql = render_promql(alias.promql, self.settings, service, step_s=step_s, window_s=window_s)
             return metric, promql, alias.unit
-        if _METRIC_NAME.fullmatch(metric):
+        if METRIC_NAME.fullmatch(metric):
             template = metric + '{{service_label}="{service}"}'
             return metric, render_promql(template, self.settings, service, step_s=step_s, window_s=window_s), None
         return "PromQL", render_promql(metric, self.settings, service, step_s=step_s, window_s=window_s), None
@@ -247,7 +248,7 @@ class _MetricsTools:
         if known is not None and service not in known:
             return f"{unknown_service(service, self.settings, known)} Use one of these names.{tail}"
         not_alias = ""
-        if _METRIC_NAME.fullmatch(name) and name not in self.settings.aliases:
+        if METRIC_NAME.fullmatch(name) and name not in self.settings.aliases:
             not_alias = f" ({name} is not an alias: {', '.join(self.settings.aliases)})"
         return (
             f'no series for {label}="{service}" and {name} in the last {window}{not_alias}: '
@@ -266,7 +267,7 @@ class _MetricsTools:
             lines.append(f"Services (values of label {service_label}, {len(services)}): {capped(services, LIST_CAP)}")
             lines.append('list_metrics(service="...") lists the metric names one service has.')
             return "\n".join(lines)
-        value = _promql_string(service)
+        value = promql_string(service)
         selectors = [f'{{{service_label}="{value}"}}', f'{{{container_label}="{value}"}}']
         names = await self.client.label_values("__name__", selectors, start=end - DISCOVERY_LOOKBACK, end=end)
         where = f'{service_label}="{service}" or {container_label}="{service}"'

@@ -1,4 +1,4 @@
-"""Read a local git clone at any tag, branch or commit: files, directory listings and diffs between refs.
+"""Read a local git clone at any tag, branch or commit: files, listings, diffs, and the tags and merges of a window.
 
 Runs `git` without a shell, with a timeout and a hardened environment; every path passes the sandbox first.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from kernel import ToolFailure
@@ -31,7 +32,11 @@ from opsagent_tools.repos.shapes import (
     FileChange,
     FileContent,
     PathIsDirectory,
+    RefEvent,
+    RefHistory,
+    RefKind,
     file_content,
+    is_merge,
 )
 
 DEFAULT_GIT_TIMEOUT = 10.0
@@ -39,6 +44,8 @@ MAX_SYMLINK_HOPS = 8
 MAX_PATCH_READ_BYTES = 4 * 1024 * 1024
 """The most of a raw patch read from git; files past it are listed without their patch."""
 MAX_TREE_NAMES = 200_000
+MAX_HISTORY = 200
+"""Tags, and commits of the main line, read per history request (newest first)."""
 
 GIT_GLOBAL_ARGS = (
     "--no-pager",
@@ -157,6 +164,30 @@ class GitRepo:
             max_bytes=self.max_diff_bytes,
             max_patch_bytes_per_file=self.max_patch_bytes_per_file,
         )
+
+    async def tags_and_merges(self, since: datetime, until: datetime) -> RefHistory:
+        """Tags dated in the window (an annotated tag by its tagger, a lightweight one by its commit) and merges
+        onto the first-parent line of HEAD committed in it; the newest `MAX_HISTORY` of each are read."""
+        fields = "%(refname:short)%00%(creatordate:unix)%00%(objectname:short)%00%(*objectname:short)%00%(subject)"
+        sort = ("--sort=-creatordate", f"--count={MAX_HISTORY}", f"--format={fields}", "refs/tags")
+        _, tags, _ = await self._run("for-each-ref", *sort, check=True)
+        after = f"--since={since.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
+        line = ("--format=%h%x00%ct%x00%P%x00%s", f"--max-count={MAX_HISTORY}")
+        rc, log, err = await self._run("log", "--first-parent", "--no-color", after, *line, "HEAD")
+        if rc != 0 and b"does not have any commits" not in err:
+            raise ToolFailure(f"git log failed in {self.name}: {err.decode('utf-8', 'replace').strip()[:200]}")
+        events = []
+        for record in tags.decode("utf-8", errors="replace").splitlines():
+            name, stamp, tagged, peeled, subject = [*record.split("\0"), "", "", "", ""][:5]
+            at = _unix_time(stamp)
+            if at is not None and since <= at <= until:
+                events.append(RefEvent(RefKind.TAG, at, peeled or tagged, subject, name=name))
+        for record in log.decode("utf-8", errors="replace").splitlines():
+            sha, stamp, parents, subject = [*record.split("\0"), "", "", ""][:4]
+            at = _unix_time(stamp)
+            if at is not None and since <= at <= until and is_merge(len(parents.split()), subject):
+                events.append(RefEvent(RefKind.MERGE, at, sha, subject))
+        return RefHistory(events)
 
     async def resolve_ref(self, ref: str) -> str:
         """The full commit SHA `ref` names, or a `ToolFailure` listing refs that do exist."""
@@ -302,6 +333,10 @@ async def _read_up_to(stream: asyncio.StreamReader, limit: int) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
     return b"".join(chunks)
+
+
+def _unix_time(stamp: str) -> datetime | None:
+    return datetime.fromtimestamp(int(stamp), UTC) if stamp.strip().isdigit() else None
 
 
 def _parse_tree(out: bytes) -> list[_TreeEntry]:

@@ -1,14 +1,14 @@
 """Read a GitHub (or GitHub Enterprise) repository over the REST API, with the same interface as `GitRepo`.
 
-For services without a local clone: contents at a ref, directory listings, and diffs through the compare API.
+For services without a local clone: contents at a ref, listings, diffs through the compare API, and its history in a
+window: tags and merges (as `GitRepo` reads them) plus what only GitHub knows, deployments and releases.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
-import os
-import re
-import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -17,31 +17,36 @@ import httpx
 
 from kernel import ToolFailure
 from opsagent_tools.names import nearest_names
+from opsagent_tools.repos.github_api import DEFAULT_API_URL, DEFAULT_HTTP_TIMEOUT, DEFAULT_TOKEN_ENV, GitHubApi
 from opsagent_tools.repos.sandbox import DEFAULT_PATH_POLICY, REF_HINT, PathPolicy, check_ref, close_paths, git_path
 from opsagent_tools.repos.shapes import (
     DEFAULT_MAX_DIFF_BYTES,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_PATCH_BYTES_PER_FILE,
+    DeploymentRecord,
     Diff,
     DirEntry,
     DirListing,
     FileChange,
     FileContent,
     PathIsDirectory,
+    RefEvent,
+    RefHistory,
+    RefKind,
+    ReleaseRecord,
     file_content,
+    is_merge,
 )
 
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_TOKEN_ENV = "GITHUB_TOKEN"
-DEFAULT_HTTP_TIMEOUT = 10.0
-API_VERSION = "2022-11-28"
-JSON_MEDIA = "application/vnd.github+json"
 RAW_MEDIA = "application/vnd.github.raw+json"
 SHA_MEDIA = "application/vnd.github.sha"
 COMPARE_FILE_LIMIT = 300
 """GitHub lists at most this many files in one comparison."""
-FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _STATUS = {"removed": "deleted", "changed": "type changed"}
+HISTORY_PAGE = 100
+"""Commits, tags, deployments and releases read per request (GitHub's largest page): one page each."""
+STATUSES_READ = 20
+"""The newest deployments of a window whose latest status is read (one request each)."""
 
 
 class GitHubRepo:
@@ -60,27 +65,23 @@ class GitHubRepo:
         max_patch_bytes_per_file: int = DEFAULT_MAX_PATCH_BYTES_PER_FILE,
         timeout: float = DEFAULT_HTTP_TIMEOUT,
     ) -> None:
-        if not FULL_NAME.match(full_name) or ".." in full_name:
-            raise ValueError(f"GitHub repository must be 'owner/name', got {full_name!r}")
+        self.api = GitHubApi(full_name, api_url=api_url, token_env=token_env, timeout=timeout)
         self.name = name
         self.full_name = full_name
-        self.api_url = api_url.rstrip("/")
-        self.token_env = token_env
         self.policy = policy
         self.max_file_bytes = max_file_bytes
         self.max_diff_bytes = max_diff_bytes
         self.max_patch_bytes_per_file = max_patch_bytes_per_file
-        self.timeout = timeout
 
     async def read_file(self, path: str, ref: str = "HEAD") -> FileContent:
         """The file at `ref` (capped, binary summarised); GitHub follows symlinks that stay in the repository."""
         target = self.policy.check(path)
         check_ref(ref)
-        async with self._client() as client:
-            resp = await self._get(client, self._contents(git_path(target)), ref=ref)
+        async with self.api.client() as client:
+            resp = await self.api.get(client, self._contents(git_path(target)), ref=ref)
             if resp.status_code == 404:
                 raise await self._not_found(client, git_path(target), ref)
-            data = self._ok_json(resp)
+            data = self.api.ok_json(resp)
             if isinstance(data, list):
                 raise PathIsDirectory(f"'{target}' is a directory at {ref}.")
             kind = data.get("type")
@@ -106,11 +107,11 @@ class GitHubRepo:
         """The entries of a directory at `ref`; deny-listed names are shown but marked as withheld."""
         target = self.policy.check(path, allow_root=True)
         check_ref(ref)
-        async with self._client() as client:
-            resp = await self._get(client, self._contents(git_path(target)), ref=ref)
+        async with self.api.client() as client:
+            resp = await self.api.get(client, self._contents(git_path(target)), ref=ref)
             if resp.status_code == 404:
                 raise await self._not_found(client, git_path(target), ref)
-            data = self._ok_json(resp)
+            data = self.api.ok_json(resp)
         if not isinstance(data, list):
             raise ToolFailure(f"'{target}' is a file, not a directory; read it with read_repo_file.")
         entries = [
@@ -131,17 +132,17 @@ class GitHubRepo:
             scope = git_path(self.policy.check(path, allow_root=True))
         check_ref(base)
         check_ref(head)
-        async with self._client() as client:
-            resp = await self._get(client, f"/compare/{_ref_part(base)}...{_ref_part(head)}")
+        async with self.api.client() as client:
+            resp = await self.api.get(client, f"/compare/{_ref_part(base)}...{_ref_part(head)}")
             if resp.status_code == 404:
                 for ref in (base, head):
                     if not await self._ref_exists(client, ref):
                         raise ToolFailure(await self._unknown_ref(client, ref))
                 raise ToolFailure(
                     f"GitHub could not compare {base}...{head} in {self.full_name} (404): the refs may share no "
-                    f"history, or the token in ${self.token_env} cannot see the repository."
+                    f"history, or the token in ${self.api.token_env} cannot see the repository."
                 )
-            data = self._ok_json(resp)
+            data = self.api.ok_json(resp)
         files = data.get("files") or []
         changes = [self._change(f) for f in files if _in_scope(f, scope)]
         notes = []
@@ -168,6 +169,91 @@ class GitHubRepo:
             max_patch_bytes_per_file=self.max_patch_bytes_per_file,
         )
 
+    async def tags_and_merges(self, since: datetime, until: datetime) -> RefHistory:
+        """Merges onto the default branch committed in the window, and the tags on its commits. GitHub lists tags
+        without dates, so a tag is dated by its commit: one pushed later onto an older commit is not seen."""
+        window = {"since": _iso(since), "until": _iso(until), "per_page": str(HISTORY_PAGE)}
+        async with self.api.client() as client:
+            commits, tags = await asyncio.gather(
+                self.api.get_json(client, "/commits", window),
+                self.api.get_json(client, "/tags", {"per_page": str(HISTORY_PAGE)}),
+            )
+        events, dated = [], {}
+        for item in _listed(commits):
+            sha, detail = str(item.get("sha", "")), item.get("commit") or {}
+            at = _time((detail.get("committer") or {}).get("date"))
+            if at is None or not since <= at <= until:
+                continue
+            subject = _subject(detail.get("message"))
+            dated[sha] = (at, subject)
+            if is_merge(len(item.get("parents") or []), subject):
+                events.append(RefEvent(RefKind.MERGE, at, sha[:7], subject, url=item.get("html_url")))
+        for tag in _listed(tags):
+            sha, name = str((tag.get("commit") or {}).get("sha", "")), str(tag.get("name", ""))
+            if sha in dated:
+                url = f"{self.api.web_url}/tree/{quote(name, safe='')}"
+                events.append(RefEvent(RefKind.TAG, dated[sha][0], sha[:7], dated[sha][1], name=name, url=url))
+        note = ""
+        if len(_listed(commits)) >= HISTORY_PAGE:
+            note = f"more than {HISTORY_PAGE} commits in the window: only the newest were read; narrow the window"
+        return RefHistory(events, note)
+
+    async def deployments(
+        self, since: datetime, until: datetime, environments: Sequence[str] = ()
+    ) -> list[DeploymentRecord]:
+        """Deployments created in the window (to `environments`, or any), each with its latest status."""
+        async with self.api.client() as client:
+            listed = await self.api.get_json(client, "/deployments", {"per_page": str(HISTORY_PAGE)})
+            recent = [
+                (item, at)
+                for item in _listed(listed)
+                if (at := _time(item.get("created_at"))) is not None and since <= at <= until
+                and (not environments or item.get("environment") in environments)
+            ][:STATUSES_READ]  # fmt: skip
+            statuses = await asyncio.gather(
+                *(self.api.get_json(client, f"/deployments/{int(item['id'])}/statuses", {"per_page": "1"})
+                  for item, _ in recent)
+            )  # fmt: skip
+        found = []
+        for (item, at), answer in zip(recent, statuses, strict=True):
+            latest = next(iter(_listed(answer)), {})
+            link = latest.get("log_url") or latest.get("target_url") or latest.get("environment_url")
+            found.append(
+                DeploymentRecord(
+                    at=at,
+                    environment=str(item.get("environment") or "?"),
+                    ref=str(item.get("ref") or ""),
+                    sha=str(item.get("sha") or "")[:7],
+                    creator=str((item.get("creator") or {}).get("login") or "?"),
+                    description=str(item.get("description") or ""),
+                    state=str(latest.get("state") or ""),
+                    url=link or f"{self.api.web_url}/deployments",
+                )
+            )
+        return found
+
+    async def releases(self, since: datetime, until: datetime) -> list[ReleaseRecord]:
+        """Releases published in the window (drafts, which have no publication time, are left out)."""
+        async with self.api.client() as client:
+            listed = await self.api.get_json(client, "/releases", {"per_page": str(HISTORY_PAGE)})
+        found = []
+        for item in _listed(listed):
+            at = _time(item.get("published_at"))
+            if item.get("draft") or at is None or not since <= at <= until:
+                continue
+            tag = str(item.get("tag_name") or "")
+            found.append(
+                ReleaseRecord(
+                    at=at,
+                    tag=tag,
+                    name=str(item.get("name") or tag),
+                    author=str((item.get("author") or {}).get("login") or "?"),
+                    prerelease=bool(item.get("prerelease")),
+                    url=item.get("html_url"),
+                )
+            )
+        return found
+
     def _change(self, item: dict[str, Any]) -> FileChange:
         path = str(item.get("filename", ""))
         old = item.get("previous_filename")
@@ -185,105 +271,35 @@ class GitHubRepo:
             withheld=bool(withheld),
         )
 
-    def _client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.api_url, timeout=self.timeout, follow_redirects=True)
-
-    def _headers(self, accept: str = JSON_MEDIA) -> dict[str, str]:
-        headers = {"Accept": accept, "X-GitHub-Api-Version": API_VERSION, "User-Agent": "opsagent"}
-        token = os.environ.get(self.token_env, "").strip()
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        return headers
-
     def _contents(self, path: str) -> str:
         return "/contents" + (f"/{quote(path, safe='/')}" if path else "")
-
-    async def _get(
-        self,
-        client: httpx.AsyncClient,
-        suffix: str,
-        *,
-        ref: str | None = None,
-        params: dict[str, str] | None = None,
-        accept: str = JSON_MEDIA,
-    ) -> httpx.Response:
-        """GET under the repository; 200, 404 and 422 come back, anything else is a `ToolFailure` with advice."""
-        if ref and ref != "HEAD":  # without a ref GitHub reads the default branch
-            params = {**(params or {}), "ref": ref}
-        url = f"/repos/{self.full_name}{suffix}"
-        try:
-            resp = await client.get(url, params=params, headers=self._headers(accept))
-        except httpx.TimeoutException:
-            raise ToolFailure(
-                f"GitHub did not answer within {self.timeout:g} s ({self.full_name}). Try again, or use other "
-                "evidence (metrics, logs) if GitHub is slow."
-            ) from None
-        except httpx.HTTPError as exc:
-            raise ToolFailure(f"Could not reach the GitHub API at {self.api_url} ({type(exc).__name__}).") from None
-        if resp.status_code in (200, 404, 422):
-            return resp
-        raise self._http_failure(resp)
-
-    def _http_failure(self, resp: httpx.Response) -> ToolFailure:
-        status, headers = resp.status_code, resp.headers
-        message = _message(resp)
-        if status in (403, 429) and (headers.get("x-ratelimit-remaining") == "0" or headers.get("retry-after")):
-            if headers.get("retry-after", "").isdigit():
-                wait = f"retry after {headers['retry-after']} s"
-            else:
-                reset = int(headers.get("x-ratelimit-reset", "0") or 0)
-                at = datetime.fromtimestamp(reset, UTC).strftime("%H:%M:%S UTC")
-                wait = f"it resets at {at} (in about {max(0, round(reset - time.time()))} s)"
-            tip = "" if self._headers().get("Authorization") else f" Setting ${self.token_env} raises the limit."
-            return ToolFailure(
-                f"GitHub API rate limit reached ({status}: {message}); {wait}. Do not retry before then: "
-                f"use other evidence meanwhile.{tip}"
-            )
-        if status == 401:
-            return ToolFailure(f"GitHub rejected the token in ${self.token_env} (401: {message}). It needs renewing.")
-        if status == 403:
-            return ToolFailure(
-                f"GitHub refused access to {self.full_name} (403: {message}). The token in ${self.token_env} may "
-                "lack read access to this repository's contents."
-            )
-        if status >= 500:
-            return ToolFailure(f"GitHub returned {status} ({message}); try again shortly.")
-        return ToolFailure(f"GitHub answered {status}: {message}.")
-
-    def _ok_json(self, resp: httpx.Response) -> Any:
-        if resp.status_code != 200:
-            raise self._http_failure(resp)
-        try:
-            return resp.json()
-        except ValueError:
-            raise ToolFailure(f"GitHub answered {resp.status_code} with a body that is not JSON.") from None
 
     async def _raw_start(self, client: httpx.AsyncClient, path: str, ref: str, limit: int) -> bytes:
         params = {"ref": ref} if ref != "HEAD" else None
         url = f"/repos/{self.full_name}{self._contents(path)}"
         chunks: list[bytes] = []
         try:
-            async with client.stream("GET", url, params=params, headers=self._headers(RAW_MEDIA)) as resp:
+            async with client.stream("GET", url, params=params, headers=self.api.headers(RAW_MEDIA)) as resp:
                 if resp.status_code != 200:
                     await resp.aread()
-                    raise self._http_failure(resp)
+                    raise self.api.failure(resp)
                 async for chunk in resp.aiter_bytes():
                     chunks.append(chunk)
                     if sum(map(len, chunks)) >= limit:
                         break
         except httpx.TimeoutException:
-            raise ToolFailure(f"GitHub did not send '{path}' within {self.timeout:g} s; try again.") from None
+            raise ToolFailure(f"GitHub did not send '{path}' within {self.api.timeout:g} s; try again.") from None
         return b"".join(chunks)[:limit]
 
     async def _not_found(self, client: httpx.AsyncClient, path: str, ref: str) -> ToolFailure:
         if ref != "HEAD" and not await self._ref_exists(client, ref):
             return ToolFailure(await self._unknown_ref(client, ref))
         parent = path.rpartition("/")[0]
-        resp = await self._get(client, self._contents(parent), ref=ref)
+        resp = await self.api.get(client, self._contents(parent), ref=ref)
         listing = resp.json() if resp.status_code == 200 else None
         if resp.status_code == 404 and not parent:
             return ToolFailure(
-                f"Repository {self.full_name} was not found on {self.api_url}, or the token in ${self.token_env} "
+                f"Repository {self.full_name} was not found on {self.api.api_url}, or the token in ${self.api.token_env} "
                 "cannot see it."
             )
         names = [str(item.get("path", "")) for item in listing] if isinstance(listing, list) else []
@@ -295,11 +311,11 @@ class GitHubRepo:
         )
 
     async def _ref_exists(self, client: httpx.AsyncClient, ref: str) -> bool:
-        resp = await self._get(client, f"/commits/{_ref_part(ref)}", accept=SHA_MEDIA)
+        resp = await self.api.get(client, f"/commits/{_ref_part(ref)}", accept=SHA_MEDIA)
         return resp.status_code == 200
 
     async def _unknown_ref(self, client: httpx.AsyncClient, ref: str) -> str:
-        resp = await self._get(client, "/tags", params={"per_page": "30"})
+        resp = await self.api.get(client, "/tags", params={"per_page": "30"})
         tags = [str(t.get("name")) for t in resp.json()] if resp.status_code == 200 else []
         close = nearest_names(ref, tags)
         parts = [f"No ref '{ref}' in repo {self.name} ({self.full_name} on GitHub)."]
@@ -322,13 +338,27 @@ def _in_scope(item: dict[str, Any], scope: str | None) -> bool:
 
 
 def _commit_line(commit: dict[str, Any]) -> str:
-    message = str((commit.get("commit") or {}).get("message") or "")
-    return f"{str(commit.get('sha', ''))[:7]} {message.splitlines()[0] if message else ''}".rstrip()
+    return f"{str(commit.get('sha', ''))[:7]} {_subject((commit.get('commit') or {}).get('message'))}".rstrip()
 
 
-def _message(resp: httpx.Response) -> str:
+def _subject(message: Any) -> str:
+    lines = str(message or "").splitlines()
+    return lines[0] if lines else ""
+
+
+def _listed(data: Any) -> list[dict[str, Any]]:
+    """The objects of a list answer; anything else in their place is skipped."""
+    return [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+
+
+def _time(text: Any) -> datetime | None:
+    """GitHub's ISO 8601 timestamps ("2026-11-30T05:28:00Z"); None when absent or unreadable."""
     try:
-        body = resp.json()
+        moment = datetime.fromisoformat(str(text)) if text else None
     except ValueError:
-        return resp.text[:200] or resp.reason_phrase
-    return str(body.get("message") if isinstance(body, dict) else body)[:200]
+        return None
+    return moment.replace(tzinfo=moment.tzinfo or UTC) if moment is not None else None
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,11 +1,14 @@
-"""What the repository backends return: file contents, listings, diffs, and how each is shown.
+"""What the repository backends return: file contents, listings, diffs, history events, and how each is shown.
 
 Both backends (local git, GitHub) produce these, so the model sees one format whichever is configured.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
 from pathlib import PurePosixPath
 
 from kernel import ToolFailure
@@ -15,6 +18,8 @@ DEFAULT_MAX_DIFF_BYTES = 32 * 1024
 DEFAULT_MAX_PATCH_BYTES_PER_FILE = 12 * 1024
 MAX_LISTED_ENTRIES = 300
 MAX_LISTED_COMMITS = 20
+_PULL_REQUEST_SUFFIX = re.compile(r"\(#\d+\)$")
+"""How a squash or rebase merge on GitHub ends its subject: "Tune the pool (#412)"."""
 _MAGIC = (
     (b"\x89PNG", "PNG image"),
     (b"\xff\xd8\xff", "JPEG image"),
@@ -247,3 +252,67 @@ def _allot(sizes: list[int], total: int, cap: int) -> list[int]:
         budgets[i] = min(sizes[i], cap, remaining // (len(sizes) - done))
         remaining -= budgets[i]
     return budgets
+
+
+# --- history in a time window -------------------------------------------------------------------
+
+
+class RefKind(StrEnum):
+    """What a history event is: a tag, or a merge onto the main line."""
+
+    TAG = "tag"
+    MERGE = "merge"
+
+
+@dataclass(frozen=True)
+class RefEvent:
+    """A tag or a merge in a repository's history: when, on which commit, and its subject line."""
+
+    kind: RefKind
+    at: datetime
+    commit: str
+    """The short SHA of the merge commit, or of the commit the tag points to."""
+    subject: str
+    name: str = ""
+    """The tag's name ("" for a merge)."""
+    url: str | None = None
+    """Where a person can see it (GitHub); None for a local clone."""
+
+
+@dataclass(frozen=True)
+class RefHistory:
+    """The tags and merges of a window, and a note when the backend could not read all of them."""
+
+    events: list[RefEvent]
+    note: str = ""
+
+
+def is_merge(parents: int, subject: str) -> bool:
+    """A merge commit (two or more parents), or a GitHub squash or rebase merge, whose subject ends "(#123)"."""
+    return parents > 1 or _PULL_REQUEST_SUFFIX.search(subject.strip()) is not None
+
+
+@dataclass(frozen=True)
+class DeploymentRecord:
+    """A GitHub deployment: what was deployed where, by whom, and its latest status ("" when it has none)."""
+
+    at: datetime
+    environment: str
+    ref: str
+    sha: str
+    creator: str
+    description: str
+    state: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class ReleaseRecord:
+    """A published GitHub release."""
+
+    at: datetime
+    tag: str
+    name: str
+    author: str
+    prerelease: bool
+    url: str | None

@@ -5,6 +5,7 @@ Settings name each repository (a local clone or a GitHub repo); both backends sh
 
 # No `from __future__ import annotations`: the tools' argument descriptions are built at run time.
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Protocol
 
@@ -12,13 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernel import Tool, ToolFailure, tool_from_function
 from opsagent_tools.repos.git import DEFAULT_GIT_TIMEOUT, GitRepo
-from opsagent_tools.repos.github import (
-    DEFAULT_API_URL,
-    DEFAULT_HTTP_TIMEOUT,
-    DEFAULT_TOKEN_ENV,
-    FULL_NAME,
-    GitHubRepo,
-)
+from opsagent_tools.repos.github import GitHubRepo
+from opsagent_tools.repos.github_api import DEFAULT_API_URL, DEFAULT_HTTP_TIMEOUT, DEFAULT_TOKEN_ENV, FULL_NAME
 from opsagent_tools.repos.sandbox import DEFAULT_PATH_POLICY
 from opsagent_tools.repos.shapes import (
     DEFAULT_MAX_DIFF_BYTES,
@@ -28,6 +24,7 @@ from opsagent_tools.repos.shapes import (
     DirListing,
     FileContent,
     PathIsDirectory,
+    RefHistory,
 )
 
 
@@ -103,6 +100,9 @@ class RepoBackend(Protocol):
     async def read_file(self, path: str, ref: str = "HEAD") -> FileContent: ...
     async def list_dir(self, path: str = "", ref: str = "HEAD") -> DirListing: ...
     async def diff(self, base: str, head: str, *, path: str | None = None) -> Diff: ...
+    async def tags_and_merges(self, since: datetime, until: datetime) -> RefHistory:
+        """Tags made and merges onto the main line in [since, until], for the change timeline."""
+        ...
 
 
 def build_backends(settings: RepoSettings) -> dict[str, RepoBackend]:

@@ -2,12 +2,14 @@
 
 order-service has tags v2.13.2 and v2.14.0 (a config change, a migration, a code change), symlinks in and
 out of the tree (and to a directory), a renamed file, a binary file, a big file, and secret files committed by mistake.
+`make_release_history` dates a main line of merges and tags relative to a given now, for the change timeline.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 
 BIG_FILE_LINES = 5000
@@ -110,4 +112,57 @@ def make_wide_change(root: Path, files: int = 12, lines: int = 400) -> Path:
     write(repo, "config/limits.yaml", "max_connections: 10\n")
     commit(repo, "v2", "2026-11-02T10:00:00Z")
     git(repo, "tag", "v2")
+    return repo
+
+
+RELEASE_HISTORY = {
+    "initial": timedelta(days=3),
+    "older merge": timedelta(hours=2, minutes=30),
+    "branch commit": timedelta(minutes=50),
+    "merge": timedelta(minutes=45),
+    "squash merge": timedelta(minutes=42),
+    "tag": timedelta(minutes=40),
+    "plain commit": timedelta(minutes=5),
+}
+"""How long before `now` each step of `make_release_history` happens."""
+
+
+def make_release_history(root: Path, now: datetime, name: str = "order-service") -> Path:
+    """A service's main line around a release, dated relative to `now` (see RELEASE_HISTORY): v2.13.2 three days
+    ago (lightweight), an older merge (#398), a merge of a branch (#412), a squash merge (#415), the annotated tag
+    v2.14.0, then a plain commit that is neither a tag nor a merge."""
+    repo = root / name
+    repo.mkdir()
+
+    def at(step: str) -> str:
+        return (now - RELEASE_HISTORY[step]).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, "config/database.yaml", "pool:\n  max_size: 50\n")
+    commit(repo, "Initial service", at("initial"))
+    git(repo, "tag", "v2.13.2")
+    for branch, file, message, merged in (
+        ("retry-budget", "src/retry.py", "Add a retry budget", "older merge"),
+        ("pool-for-pgbouncer", "config/database.yaml", "Size the pool for pgbouncer", "merge"),
+    ):
+        git(repo, "checkout", "-q", "-b", branch)
+        write(repo, file, f"# {message}\npool:\n  max_size: 10\n")
+        commit(repo, message, at("branch commit") if merged == "merge" else at("older merge"))
+        git(repo, "checkout", "-q", "main")
+        number = 398 if branch == "retry-budget" else 412
+        git(
+            repo,
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            f"Merge pull request #{number} from acme/{branch}",
+            branch,
+            date=at(merged),
+        )
+    write(repo, "src/receipts.py", "ASYNC_RECEIPTS = True\n")
+    commit(repo, "Async receipts behind a flag (#415)", at("squash merge"))
+    git(repo, "tag", "-a", "v2.14.0", "-m", "release 2.14.0", date=at("tag"))
+    write(repo, "README.md", "# order-service\n")
+    commit(repo, "Update the README", at("plain commit"))
     return repo

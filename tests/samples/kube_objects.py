@@ -17,19 +17,24 @@ SECRET_VALUE = "hunter2-very-secret-db-password"
 LITERAL_TOKEN = "tok_live_8f3b2a91c4d7e6f5a0b9c8d7"
 
 
-def stamp(minutes_ago: float) -> str:
-    return (NOW - timedelta(minutes=minutes_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+def stamp(minutes_ago: float, now: datetime = NOW) -> str:
+    return (now - timedelta(minutes=minutes_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def meta(name: str, namespace: str | None, minutes_ago: float, **extra: Any) -> dict[str, Any]:
-    found = {"name": name, "uid": f"uid-{name}", "resourceVersion": "4811", "creationTimestamp": stamp(minutes_ago)}
+def meta(name: str, namespace: str | None, minutes_ago: float, *, now: datetime = NOW, **extra: Any) -> dict[str, Any]:
+    found = {
+        "name": name,
+        "uid": f"uid-{name}",
+        "resourceVersion": "4811",
+        "creationTimestamp": stamp(minutes_ago, now),
+    }
     return found | ({"namespace": namespace} if namespace else {}) | extra
 
 
 def container_spec(image: str, memory: str, *, env: bool = True) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "name": "app",
-        "image": f"registry.example.com/checkout:{image}",
+        "image": image if "/" in image else f"registry.example.com/checkout:{image}",  # a tag: checkout's
         "ports": [{"containerPort": 8080, "protocol": "TCP"}],
         "resources": {"limits": {"memory": memory}, "requests": {"cpu": "100m", "memory": memory}},
         "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "initialDelaySeconds": 10,
@@ -55,21 +60,21 @@ def template(app: str, image: str, memory: str, pod_hash: str = "") -> dict[str,
 
 
 def deployment(
-    name: str, revision: int, image: str, memory: str, *, replicas: int = 3, ready: int = 3
+    name: str, revision: int, image: str, memory: str, *, replicas: int = 3, ready: int = 3, now: datetime = NOW
 ) -> dict[str, Any]:
     annotations = {"deployment.kubernetes.io/revision": str(revision)}
     conditions = [
-        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "lastUpdateTime": stamp(40),
-         "lastTransitionTime": stamp(42), "message": f'ReplicaSet "{name}-7d9f8c6b5" has successfully progressed.'},
+        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "lastUpdateTime": stamp(40, now),
+         "lastTransitionTime": stamp(42, now), "message": f'ReplicaSet "{name}-7d9f8c6b5" has successfully progressed.'},
         {"type": "Available", "status": "True" if ready == replicas else "False",
          "reason": "MinimumReplicasAvailable" if ready == replicas else "MinimumReplicasUnavailable",
-         "lastUpdateTime": stamp(30), "lastTransitionTime": stamp(30),
+         "lastUpdateTime": stamp(30, now), "lastTransitionTime": stamp(30, now),
          "message": "Deployment has minimum availability." if ready == replicas else "Deployment does not have minimum availability."},
     ]  # fmt: skip
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": meta(name, "shop", 90 * 24 * 60, annotations=annotations, generation=4, labels={"app": name}),
+        "metadata": meta(name, "shop", 90 * 24 * 60, now=now, annotations=annotations, generation=4, labels={"app": name}),
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template(name, image, memory),
                  "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
                  "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
@@ -79,19 +84,29 @@ def deployment(
 
 
 def replica_set(
-    pod_hash: str, revision: int, image: str, memory: str, minutes_ago: float, pods: int, ready: int, cause: str = ""
+    pod_hash: str,
+    revision: int,
+    image: str,
+    memory: str,
+    minutes_ago: float,
+    pods: int,
+    ready: int,
+    cause: str = "",
+    *,
+    app: str = "checkout",
+    now: datetime = NOW,
 ) -> dict[str, Any]:
     annotations = {"deployment.kubernetes.io/revision": str(revision), "deployment.kubernetes.io/desired-replicas": "3"}
     annotations |= {"kubernetes.io/change-cause": cause} if cause else {}
-    owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "checkout", "uid": "uid-checkout", "controller": True,
+    owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": app, "uid": f"uid-{app}", "controller": True,
              "blockOwnerDeletion": True}  # fmt: skip
     return {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
-        "metadata": meta(f"checkout-{pod_hash}", "shop", minutes_ago, annotations=annotations, ownerReferences=[owner],
-                         labels={"app": "checkout", "pod-template-hash": pod_hash}),
-        "spec": {"replicas": pods, "selector": {"matchLabels": {"app": "checkout", "pod-template-hash": pod_hash}},
-                 "template": template("checkout", image, memory, pod_hash)},
+        "metadata": meta(f"{app}-{pod_hash}", "shop", minutes_ago, now=now, annotations=annotations,
+                         ownerReferences=[owner], labels={"app": app, "pod-template-hash": pod_hash}),
+        "spec": {"replicas": pods, "selector": {"matchLabels": {"app": app, "pod-template-hash": pod_hash}},
+                 "template": template(app, image, memory, pod_hash)},
         "status": {"replicas": pods, "readyReplicas": ready, "availableReplicas": ready, "observedGeneration": 1},
     }  # fmt: skip
 

@@ -50,10 +50,20 @@ LATENCY_BEFORE = (0.6, 0.95, 0.995, 1, 1, 1, 1, 1)
 LATENCY_AFTER = (0.5, 0.8, 0.85, 0.87, 0.88, 0.9, 1, 1)
 """After the incident: p99 = 2.5 + (0.99-0.9)/(1-0.9)·2.5 = 4.75 s."""
 ORDER_PODS = ("order-service-7d9f8-abcde", "order-service-7d9f8-fghij")
+DEPLOY_AT_S = 720
+"""order-service's build info reports v2.14.0 from 12 minutes before the anchor (v2.13.2 before): the deploy."""
+INVENTORY_DEPLOY_AT_S = 5400
+"""inventory-service's build info moves from v3.1.0 to v3.2.0 an hour and a half before the anchor."""
+FIRING_AT_S, PENDING_AT_S = 480, 600
+"""OrderService5xxBurnRate is pending from t-10m and firing from t-8m to the anchor (still firing)."""
+PAYMENT_ALERT_S = (3000, 2400)
+"""PaymentServiceLatencyHigh fired from t-50m to t-40m, then resolved."""
 # The incident's shapes (SHAPES, as the docstrings call them):
-# - order-service: 5xx 0.1% → 12% at t-10m, p99 233 ms → 4.75 s, pod abcde CPU 0.2 → 0.9 cores; memory flat
-# - payment-service: 5xx 0.1% rising linearly to 2.3% over the last 30m
-# - inventory-service: 5xx flat at 0.1%, traffic noisy around 80 req/s
+# - order-service: 5xx 0.1% → 12% at t-10m, p99 233 ms → 4.75 s, pod abcde CPU 0.2 → 0.9 cores; memory flat;
+#   app_build_info{version} v2.13.2 → v2.14.0 at t-12m; ALERTS OrderService5xxBurnRate firing from t-8m
+# - payment-service: 5xx 0.1% rising linearly to 2.3% over the last 30m; app_build_info v1.8.3 throughout;
+#   ALERTS PaymentServiceLatencyHigh firing from t-50m to t-40m
+# - inventory-service: 5xx flat at 0.1%, traffic noisy around 80 req/s; app_build_info v3.1.0 → v3.2.0 at t-90m
 # - ghost-service: reported until an hour ago, then nothing
 MIB = 1024 * 1024
 DEFAULT_CONFIG = "global:\n  scrape_interval: 15s\nscrape_configs: []\n"
@@ -129,6 +139,8 @@ def incident_openmetrics(anchor: int) -> str:
         ("http_request_duration_seconds", "histogram", "http_request_duration_seconds_bucket", buckets),
         ("container_cpu_usage_seconds", "counter", "container_cpu_usage_seconds_total", cpu),
         ("container_memory_working_set_bytes", "gauge", "container_memory_working_set_bytes", memory),
+        ("app_build_info", "gauge", "app_build_info", build_info(times, anchor)),
+        ("ALERTS", "gauge", "ALERTS", alerts(times, anchor)),
     ]
     lines = []
     for family, kind, sample_name, series in families:
@@ -137,6 +149,39 @@ def incident_openmetrics(anchor: int) -> str:
             lines.extend(f"{sample_name}{{{labels}}} {value!r} {t}" for t, value in samples)
     lines.append("# EOF")
     return "\n".join(lines) + "\n"
+
+
+Samples = list[tuple[str, list[tuple[int, float]]]]
+
+
+def ones(
+    times: list[int], anchor: int, labels: str, start_s: int, stop_s: int = 0
+) -> tuple[str, list[tuple[int, float]]]:
+    """A series of 1s from `start_s` to `stop_s` seconds before the anchor (both included): an info metric, an alert."""
+    return labels, [(t, 1.0) for t in times if anchor - start_s <= t <= anchor - stop_s]
+
+
+def build_info(times: list[int], anchor: int) -> Samples:
+    """app_build_info{service,version} = 1 while a version runs: the version label changes, the value never does."""
+    before = DEPLOY_AT_S + SCRAPE_S, INVENTORY_DEPLOY_AT_S + SCRAPE_S  # the last samples of the replaced versions
+    return [
+        ones(times, anchor, 'service="order-service",version="v2.13.2"', HISTORY_S, before[0]),
+        ones(times, anchor, 'service="order-service",version="v2.14.0"', DEPLOY_AT_S),
+        ones(times, anchor, 'service="payment-service",version="v1.8.3"', HISTORY_S),
+        ones(times, anchor, 'service="inventory-service",version="v3.1.0"', HISTORY_S, before[1]),
+        ones(times, anchor, 'service="inventory-service",version="v3.2.0"', INVENTORY_DEPLOY_AT_S),
+    ]
+
+
+def alerts(times: list[int], anchor: int) -> Samples:
+    """ALERTS as Prometheus writes it for its alerting rules: 1 per evaluation while pending or firing."""
+    order = 'alertname="OrderService5xxBurnRate",service="order-service",severity="page"'
+    payment = 'alertname="PaymentServiceLatencyHigh",service="payment-service",severity="warning"'
+    return [
+        ones(times, anchor, f'{order},alertstate="pending"', PENDING_AT_S, FIRING_AT_S + SCRAPE_S),
+        ones(times, anchor, f'{order},alertstate="firing"', FIRING_AT_S),
+        ones(times, anchor, f'{payment},alertstate="firing"', *PAYMENT_ALERT_S),
+    ]
 
 
 def binary(*names: str, package: str = "prometheus") -> str:

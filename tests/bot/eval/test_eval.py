@@ -35,6 +35,7 @@ REQUIRED_KINDS = (
     "red-herring-deploy",
     "runbook-names-the-query",
     "discover-a-label",
+    "deploy-in-the-timeline",
 )
 
 

@@ -36,8 +36,9 @@ def test_the_prometheus_kinds_are_offered_and_described(tools):
 async def test_a_services_metric_names(tools):
     text = await discover(tools, "prometheus_metrics", "order-service")
     assert text == (
-        "Metric names of service order-service in the last 6h (4): container_cpu_usage_seconds_total, "
-        "container_memory_working_set_bytes, http_request_duration_seconds_bucket, http_requests_total"
+        "Metric names of service order-service in the last 6h (6): ALERTS, app_build_info, "
+        "container_cpu_usage_seconds_total, container_memory_working_set_bytes, http_request_duration_seconds_bucket, "
+        "http_requests_total"
     )
 
 
@@ -53,7 +54,8 @@ async def test_label_names_then_one_labels_values(tools):
     names = await discover(tools, "prometheus_labels")
     assert (
         names.splitlines()[0]
-        == "Label names in the last 6h (7): __name__, code, container, le, namespace, pod, service"
+        == "Label names in the last 6h (11): __name__, alertname, alertstate, code, container, le, namespace, pod, "
+        "service, severity, version"
     )
     assert await discover(tools, "prometheus_labels", "code") == "Values of label code in the last 6h (2): 200, 500"
 
@@ -61,8 +63,8 @@ async def test_label_names_then_one_labels_values(tools):
 async def test_an_unknown_label_gets_the_nearest_names(tools):
     text = await discover(tools, "prometheus_labels", "status_code")
     assert text == (
-        'No label "status_code" is on any series in the last 6h. Nearest: code. Known labels (7): __name__, code, '
-        "container, le, namespace, pod, service."
+        'No label "status_code" is on any series in the last 6h. Nearest: code. Known labels (11): __name__, '
+        "alertname, alertstate, code, container, le, namespace, pod, service, severity, version."
     )
 
 

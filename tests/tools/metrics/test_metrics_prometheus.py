@@ -229,8 +229,9 @@ async def test_list_metrics_lists_aliases_and_services(tools: list[Tool]) -> Non
 async def test_list_metrics_for_a_service_lists_its_metric_names(tools: list[Tool]) -> None:
     text = await call(tools, "list_metrics", service="order-service")
     assert (
-        'Metric names with service="order-service" or container="order-service" (4): container_cpu_usage_seconds_total, '
-        "container_memory_working_set_bytes, http_request_duration_seconds_bucket, http_requests_total"
+        'Metric names with service="order-service" or container="order-service" (6): ALERTS, app_build_info, '
+        "container_cpu_usage_seconds_total, container_memory_working_set_bytes, http_request_duration_seconds_bucket, "
+        "http_requests_total"
     ) in text
 
 
