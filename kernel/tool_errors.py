@@ -37,6 +37,7 @@ UNKNOWN_TOOL_TEMPLATE = "Unknown tool '{name}'. Available tools: {available}. Ca
 BAD_ARGS_TEMPLATE = (
     "Invalid arguments for '{name}':\n{problems}\nExpected arguments: {schema}\nFix the arguments and call again."
 )
+DEEP_ARGS_TEMPLATE = "Refused arguments for '{name}': {problem}, then call again."
 BAD_ARGS_JSON_TEMPLATE = (
     "The arguments for '{name}' are not valid JSON ({problem}). Send the arguments as one JSON object."
 )
