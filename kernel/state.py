@@ -150,8 +150,11 @@ class RunState:
         return fields, LoopConfirmed(index) if looped else None
 
     def _count(self, index: int, call: ToolCall | None, error: StepError | None) -> StreakExhausted | None:
-        """Count a step's outcome into the error streak; the verdict when the streak shows the model is stuck."""
-        if error is not None and error.kind is ErrorKind.CANCELLED:
+        """Count a step's outcome into the error streak; the verdict when the streak shows the model is stuck.
+
+        A call that was not run (cancelled, past the step budget, or after the run began to stop) says nothing
+        about the model or its tools, so it neither counts as a failure nor ends a streak."""
+        if error is not None and error.kind in (ErrorKind.CANCELLED, ErrorKind.NOT_RUN):
             return None
         fingerprint = f"{error.kind}:{call.key if call else _digest(self.turns[-1].text)}" if error else ""
         reason = self.streak.observe(error, fingerprint)
