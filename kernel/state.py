@@ -18,9 +18,9 @@ from kernel.context import Conversation
 from kernel.dispatch import DispatchResult
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
-from kernel.observations import ObservationStore, fence, handle_for, truncate_observation
+from kernel.observations import ObservationStore, handle_for, truncate_observation
 from kernel.policy import Approved, Deferred, Denied
-from kernel.prompt import render_task
+from kernel.prompt import fence, render_task
 from kernel.stop import StopReason
 from kernel.streak import ErrorStreak, StreakStop
 from kernel.tool_errors import ErrorKind, StepError
@@ -68,6 +68,8 @@ class RunState:
     conversation: Conversation
     store: ObservationStore
     obs_limit_tokens: int
+    task_data: str = ""
+    """What the task came with (alert details, an earlier answer), shown to the model fenced as data."""
     usage: Usage = field(default_factory=Usage)
     steps: list[Step] = field(default_factory=list)
     turns: list[LLMResponse] = field(default_factory=list)
@@ -217,7 +219,7 @@ class RunState:
 
     def start(self, task: str) -> None:
         """Open the conversation with the task."""
-        self.conversation.add(Message(role="user", content=render_task(task, self.nonce)))
+        self.conversation.add(Message(role="user", content=render_task(task, self.nonce, self.task_data)))
 
     def restore(self, trace: RunResult) -> None:
         """Rebuild the state from a trace: the same steps replayed into the same conversation."""
@@ -252,6 +254,7 @@ class RunState:
         return RunResult(
             run_id=self.run_id,
             task=self.task,
+            task_data=self.task_data,
             model=self.model,
             started_at=self.started_at,
             stop_reason=self.stop or StopReason.INTERRUPTED,
