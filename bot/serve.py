@@ -28,6 +28,7 @@ from bot.store.protocol import RunStore
 from bot.telemetry.metrics import BotMetrics
 from bot.telemetry.spans import spans_from_env
 from bot.viewer.server import TraceViewer
+from kernel import ToolRegistry
 
 log = structlog.get_logger("opsagent.serve")
 
@@ -40,14 +41,17 @@ async def serve_slack(
     secrets: SlackSecrets,
     agent_factory: AgentFactory,
     *,
+    tools: ToolRegistry,
     store: RunStore,
     http: bool,
     host: str,
     port: int,
 ) -> None:
-    """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start)."""
+    """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start).
+
+    `tools` are the ones `agent_factory` gives its agents: the metrics label only those."""
     viewer = TraceViewer.from_settings(settings.viewer, store) if settings.viewer is not None else None
-    metrics = BotMetrics()
+    metrics = BotMetrics(tools=tools)
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
     observers: list[RunObserver] = [metrics, *([spans] if spans else [])]
     services = await create_app(

@@ -239,7 +239,9 @@ async def _serve(args: argparse.Namespace) -> int:
             return build_agent(settings, llm=llm, tools=tools, confirm=confirm)
 
         secrets = SlackSecrets.from_env()
-        await serve_slack(settings, secrets, agent_for, store=store, http=args.http, host=args.host, port=args.port)
+        await serve_slack(
+            settings, secrets, agent_for, tools=tools, store=store, http=args.http, host=args.host, port=args.port
+        )
     return 0
 
 
