@@ -18,7 +18,7 @@ import structlog
 from aiohttp import web
 
 from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
-from bot.alerts.payload import Alert, AlertGroup, AlertStatus, InvalidAlertPayload, investigation_task
+from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, InvalidAlertPayload, alert_data
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.alerts.threads import AlertThreads
 from bot.app import SlackServices
@@ -139,7 +139,12 @@ class AlertReceiver:
             log.warning("alert_thread_not_opened", channel=self._channel)
             return
         run = await self._investigations.start(
-            channel=self._channel, thread_ts=thread_ts, text=investigation_task(group, firing), requested_by=ACTOR
+            channel=self._channel,
+            thread_ts=thread_ts,
+            text=ALERT_TASK,
+            data=alert_data(group, firing),
+            asked=f"{group.name} firing (Alertmanager)",
+            requested_by=ACTOR,
         )
         fingerprints = frozenset(alert.fingerprint for alert in firing)
         thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if run else None)

@@ -32,6 +32,7 @@ _STRIKE = re.compile(r"~~(?=\S)(.{1,500}?)(?<=\S)~~")
 _TICK_RUN = re.compile("`{3,}")
 _TOKEN = re.compile("\x00(\\d+)\x00")
 _SLACK_USER = re.compile(r"[UW](?=[A-Z]*\d)[A-Z0-9]{5,30}")
+_SLACK_MENTION = re.compile(r"<@([UW][A-Z0-9]{5,30})>")
 _STEP_REF = re.compile(r"\bsteps?\s*#?(\d{1,9})((?:\s*(?:,|&|and|to|-|–|—)\s*#?\d{1,9})*)", re.IGNORECASE)
 _REF_TAIL = re.compile(r"(,|&|and|to|-|–|—)\s*#?(\d{1,9})", re.IGNORECASE)
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
@@ -125,9 +126,12 @@ def more_marker(count: int) -> str:
 
 
 def user_ref(user: str | None) -> str:
-    """A Slack user id as a mention (`<@U123>`); anything else (a name, "alice (terminal)") escaped."""
+    """A Slack user id as a mention (`<@U123>`; one already written so, as older stores kept Stops, stays one);
+    anything else (a name, "alice (terminal)") escaped."""
     if not user:
         return "someone"
+    if (mention := _SLACK_MENTION.fullmatch(user)) is not None:
+        user = mention.group(1)
     return f"<@{user}>" if _SLACK_USER.fullmatch(user) else clip_literal(" ".join(user.split()), 100)
 
 
