@@ -37,10 +37,10 @@ MAX_PENDING = 1000
 """Notifications accepted but not yet handled; beyond it the receiver answers 503 and Alertmanager retries."""
 
 
-def alertmanager_routes(
+def serve_alertmanager(
     settings: AlertmanagerSettings, services: SlackServices, environ: Mapping[str, str] = os.environ
-) -> list[web.RouteDef]:
-    """The receiver's route for the bot's HTTP server; a ValueError if the token is missing."""
+) -> None:
+    """Add the receiver's route, and its body limit, to the bot's HTTP server; a ValueError if the token is missing."""
     receiver = AlertReceiver(
         channel=settings.channel,
         token=alertmanager_token(environ),
@@ -48,7 +48,8 @@ def alertmanager_routes(
         outbox=services.outbox,
         threads=services.store,
     )
-    return receiver.routes()
+    services.routes += receiver.routes()
+    services.body_limits[PATH] = settings.max_body_bytes
 
 
 class AlertReceiver:

@@ -13,7 +13,8 @@ from typing import Any
 import aiohttp
 
 from bot.app import SlackServices, create_app
-from bot.serve import start_http
+from bot.http_limits import HttpLimits
+from bot.serve import DEFAULT_LIMITS, start_http
 from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.store.factory import opened_store
@@ -219,18 +220,19 @@ async def running_app(
     settings: SlackSettings | None = None,
     start: bool = False,
     prepare: Callable[[SlackServices], None] | None = None,
+    limits: HttpLimits = DEFAULT_LIMITS,
     **options: Any,
 ) -> AsyncIterator[HttpHarness]:
     """The Slack app in HTTP mode on a free port over `store`, as `opsagent serve --http` wires it; `prepare`
     sees the services before the server starts (to add routes), `start` resumes saved runs and starts the
-    replica duties. Leaving the block shuts it down (saving its runs)."""
+    replica duties, `limits` are the HTTP server's. Leaving the block shuts it down (saving its runs)."""
     secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
     settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0)
     services = await create_app(settings, secrets, incident.agent_for, store=store, **options)
     if prepare is not None:
         prepare(services)
     port = free_port()
-    runner = await start_http(services, "127.0.0.1", port)
+    runner = await start_http(services, "127.0.0.1", port, limits=limits)
     harness = HttpHarness(slack, f"http://127.0.0.1:{port}", incident)
     harness.services = services
     if start:
