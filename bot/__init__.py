@@ -4,6 +4,7 @@ Each room is a subpackage with one concept; imports point down this list, never 
 
 - `cli/`        the `opsagent` command line: demo, investigate, replay, stats, eval, tools, check, serve.
 - `serve.py`    running the Slack bot until SIGTERM: Socket Mode or HTTP, `/healthz`, `/metrics`, routes.
+- `http_limits.py` what one client may hold of the HTTP server: read timeouts, body sizes, a connection cap.
 - `eval/`       scenarios with recorded tool outputs, run through the real kernel and scored.
 - `agent.py`    the one way to build an `Agent` (and its model) from the configuration.
 - `settings.py` the configuration file and environment, composed from each room's own settings.
@@ -15,7 +16,7 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `runs/`       one investigation's life: the service, durability, replica duties, pub/sub topics.
 - `store/`      the durable run store: records, protocol, SQLite and PostgreSQL, schema, side-effect journal.
 - `slack/`      presentation and transport only: Block Kit, mrkdwn, the outbox, the run thread, approval UI.
-- `access/`     who may start a run and how often: the admission policy, its ledger and settings.
+- `access/`     who may start a run and how often: the admission policy, its ledger and settings (who may stop, too).
 - `approvals/`  the approval broker: who may approve, outcomes, the approval store, the user directory.
 - `audit/`      the append-only audit trail, written through a one-method sink.
 - `words.py`    plain-English words that every surface (Slack, viewer, terminal) uses for the same facts.

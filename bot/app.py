@@ -25,6 +25,7 @@ from bot.runs.service import AgentFactory, InvestigationService, TraceLink
 from bot.runs.topics import APPROVALS_TOPIC
 from bot.slack.approval_ui import SlackApprovalUI, SlackDirectory
 from bot.slack.client import web_client
+from bot.slack.events_endpoint import SlackEventsEndpoint
 from bot.slack.outbox import Outbox
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.store.protocol import RunStore
@@ -43,8 +44,12 @@ class SlackServices:
     investigations: InvestigationService
     duties: ReplicaDuties
     store: RunStore
+    events: SlackEventsEndpoint
+    """`POST /slack/events` (HTTP mode): signature first, then Bolt."""
     routes: list[web.RouteDef] = field(default_factory=list)
     """HTTP routes besides `/slack/events` and `/healthz` that components add (served in both modes)."""
+    body_limits: dict[str, int] = field(default_factory=dict)
+    """Request body limits of routes that take more than the server's default (`/alertmanager`), by path."""
 
     async def start(self) -> None:
         """Resume the saved runs nobody carries, and start the replica's background duties."""
@@ -112,6 +117,7 @@ async def create_app(
         request_verification_enabled=secrets.signing_secret is not None,
     )
     duties = ReplicaDuties(store=store, service=investigations, broker=broker)
-    services = SlackServices(app, client, outbox, broker, investigations, duties, store)
+    events = SlackEventsEndpoint(app, secrets.signing_secret)
+    services = SlackServices(app, client, outbox, broker, investigations, duties, store, events)
     register_listeners(app, investigations=investigations, broker=broker)
     return services

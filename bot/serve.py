@@ -22,20 +22,24 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alerts.receiver import alertmanager_routes
+from bot.alerts.receiver import serve_alertmanager
 from bot.app import SlackServices, create_app
+from bot.http_limits import HttpLimits, LimitedSite, bounded_bodies
 from bot.runs.active import RunObserver
 from bot.runs.service import AgentFactory
 from bot.settings import Settings
+from bot.slack.events_endpoint import PATH as SLACK_EVENTS_PATH
 from bot.slack.settings import SlackSecrets
 from bot.store.protocol import RunStore
 from bot.telemetry.metrics import BotMetrics
 from bot.telemetry.spans import spans_from_env
 from bot.viewer.server import TraceViewer
+from kernel import ToolRegistry
 from opsagent_tools.runbooks import RunbookLibrary
 
 log = structlog.get_logger("opsagent.serve")
 
+DEFAULT_LIMITS = HttpLimits()
 SHUTDOWN_TIMEOUT_S = 20.0
 """How long runs in flight get to say goodbye in their threads before the process exits."""
 DEFAULT_SLACK_API = "https://slack.com/api/"
@@ -68,6 +72,7 @@ async def serve_slack(
     secrets: SlackSecrets,
     agent_factory: AgentFactory,
     *,
+    tools: ToolRegistry,
     store: RunStore,
     http: bool,
     host: str,
@@ -75,9 +80,11 @@ async def serve_slack(
     runbooks: RunbookLibrary | None = None,
 ) -> None:
     """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start).
-    `runbooks`: the library the tools search, whose runbooks are named to the model at the start of each run."""
+
+    `tools` are the ones `agent_factory` gives its agents: the metrics label only those. `runbooks`: the library
+    the tools search, whose runbooks are named to the model at the start of each run."""
     viewer = TraceViewer.from_settings(settings.viewer, store) if settings.viewer is not None else None
-    metrics = BotMetrics()
+    metrics = BotMetrics(tools=tools)
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
     observers: list[RunObserver] = [metrics, *([spans] if spans else [])]
     if http and secrets.signing_secret is None:
@@ -103,7 +110,7 @@ async def serve_slack(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     if settings.alertmanager is not None:
-        services.routes += alertmanager_routes(settings.alertmanager, services)
+        serve_alertmanager(settings.alertmanager, services)
     runner = await start_http(services, host, port, slack_events=http)
     await services.start()
     handler = None if http or secrets.app_token is None else socket_mode_handler(services, secrets.app_token)
@@ -134,15 +141,22 @@ def socket_mode_handler(
     return AsyncSocketModeHandler(services.app, app_token, web_client=web_client)
 
 
-async def start_http(services: SlackServices, host: str, port: int, *, slack_events: bool = True) -> web.AppRunner:
+async def start_http(
+    services: SlackServices, host: str, port: int, *, slack_events: bool = True, limits: HttpLimits = DEFAULT_LIMITS
+) -> web.AppRunner:
     """`GET /healthz` and the components' routes on aiohttp, plus `POST /slack/events` (events and
-    interactivity) in HTTP mode; in Socket Mode the same server answers health checks and the rest."""
-    app = services.app.web_app(path="/slack/events") if slack_events else web.Application()
+    interactivity) in HTTP mode; in Socket Mode the same server answers health checks and the rest.
+
+    Every request is held to `limits` (head and body read timeouts, body sizes, a connection cap)."""
+    biggest = max([limits.body_bytes, *services.body_limits.values()])
+    app = web.Application(client_max_size=biggest, middlewares=[bounded_bodies(limits, services.body_limits)])
+    if slack_events:
+        app.router.add_post(SLACK_EVENTS_PATH, services.events.handle)
     app.router.add_get("/healthz", _healthz)
     app.add_routes(services.routes)
-    runner = web.AppRunner(app)
+    runner = web.AppRunner(app, keepalive_timeout=limits.idle_timeout_s, lingering_time=limits.drain_s)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    await LimitedSite(runner, host, port, limits).start()
     return runner
 
 

@@ -33,6 +33,8 @@ def stop_reason_words(reason: StopReason, *, steps: int | None = None) -> str:
             return "the model endpoint failed"
         case StopReason.CANCELLED:
             return "stopped by a user"
+        case StopReason.INTERNAL_ERROR:
+            return "OpsAgent itself failed (not the model, a tool or a person)"
         case StopReason.AWAITING_APPROVAL:
             return "waiting for an approval"
         case StopReason.INTERRUPTED:

@@ -50,7 +50,7 @@ from kernel.policy import (
     SideEffectMode,
     SideEffectPolicy,
 )
-from kernel.prompt import follow_up_task, task_data, without_task_data
+from kernel.prompt import follow_up_data
 from kernel.prose_findings import findings_from_prose
 from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
@@ -139,7 +139,7 @@ __all__ = [
     "cited_steps",
     "classify_reply",
     "findings_from_prose",
-    "follow_up_task",
+    "follow_up_data",
     "hypothesis_in",
     "load_trace",
     "native_turn",
@@ -147,9 +147,7 @@ __all__ = [
     "parse_output",
     "react",
     "step_references",
-    "task_data",
     "text_turn",
     "tool_from_function",
     "truncate_observation",
-    "without_task_data",
 ]

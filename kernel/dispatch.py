@@ -47,6 +47,7 @@ from kernel.tool_errors import (
     ToolFailure,
 )
 from kernel.tools import Tool, ToolRegistry
+from kernel.wellformed import wellformed
 
 log = structlog.get_logger("opsagent.dispatch")
 
@@ -210,10 +211,11 @@ class Dispatcher:
             )
         except Exception as exc:
             return self._exception(tool, exc)
-        return DispatchResult(text=self._redactor.redact(serialise_output(value)))
+        # Well-formed first: a log line's lone surrogate must not make the trace unwritable.
+        return DispatchResult(text=self._redactor.redact(wellformed(serialise_output(value))))
 
     def _exception(self, tool: Tool, exc: Exception) -> DispatchResult:
-        detail = self._redactor.redact(str(exc)) or "(no message)"
+        detail = self._redactor.redact(wellformed(str(exc))) or "(no message)"
         if isinstance(exc, ToolFailure):
             message = FAILURE_TEMPLATE.format(name=tool.name, detail=detail)
         else:

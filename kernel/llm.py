@@ -12,9 +12,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernel.calls import ToolCall
+from kernel.wellformed import wellformed
 
 
 class ToolSpec(BaseModel):
@@ -69,6 +70,9 @@ class NativeToolCall(BaseModel):
     name: str
     arguments: str
 
+    _wellformed = field_validator("id", "name", "arguments")(wellformed)
+    """What the endpoint sent is JSON, which can carry lone surrogates (`"\\ud83d"`): they are replaced here."""
+
 
 class LLMResponse(BaseModel):
     """One model turn: its text, its native tool calls, the usage when reported, and when it was asked."""
@@ -81,6 +85,9 @@ class LLMResponse(BaseModel):
     """When the loop asked the model (set by the loop; None in traces from before it was recorded)."""
     ms: float = 0.0
     """How long the model call took, retries included (set by the loop, like `started_at`)."""
+
+    _wellformed = field_validator("text")(wellformed)
+    """The model's text with lone surrogates replaced, so the trace can always hold the turn."""
 
 
 class LLMErrorKind(StrEnum):

@@ -76,9 +76,11 @@ class Agent:
             cached = self._catalogues[self.tools.version] = (specs, prefix_tokens(INSTRUCTIONS, specs))
         return cached
 
-    async def run(self, task: str, *, control: RunControl | None = None, run_id: str | None = None) -> RunResult:
-        """Run an investigation to its end and return the trace."""
-        return await _drain(self.events(task, control=control, run_id=run_id))
+    async def run(
+        self, task: str, *, data: str = "", control: RunControl | None = None, run_id: str | None = None
+    ) -> RunResult:
+        """Run an investigation to its end and return the trace; `data` is what the task comes with (`events`)."""
+        return await _drain(self.events(task, data=data, control=control, run_id=run_id))
 
     async def resume(
         self,
@@ -90,12 +92,17 @@ class Agent:
         """Continue a run from its saved trace, settling paused approvals with `decisions` (by approval id)."""
         return await _drain(self.events_from(trace, decisions=decisions, control=control))
 
-    def events(self, task: str, *, control: RunControl | None = None, run_id: str | None = None) -> RunStream:
-        """Run an investigation, yielding each event as it happens. `run_id` lets a caller that already
-        keys things by run (approvals, a Slack thread) use its own id; by default one is made up."""
+    def events(
+        self, task: str, *, data: str = "", control: RunControl | None = None, run_id: str | None = None
+    ) -> RunStream:
+        """Run an investigation, yielding each event as it happens. `data` is what the task comes with from
+        elsewhere (alert details, an earlier answer): the model sees it fenced as data, like tool output, with no
+        authority to instruct. `run_id` lets a caller that already keys things by run (approvals, a Slack thread)
+        use its own id; by default one is made up."""
         state = self._new_state(
             run_id=run_id or new_run_id(), task=task, nonce=secrets.token_hex(4), started_at=datetime.now(UTC)
         )
+        state.task_data = data
         state.start(task)
         return RunStream(self._loop(state, control or RunControl(), {}, resumed=False), state.result)
 
@@ -112,6 +119,7 @@ class Agent:
         state = self._new_state(
             run_id=trace.run_id, task=trace.task, nonce=trace.nonce or secrets.token_hex(4), started_at=trace.started_at
         )
+        state.task_data = trace.task_data
         state.restore(trace)
         return RunStream(self._loop(state, control or RunControl(), dict(decisions or {}), resumed=True), state.result)
 

@@ -51,11 +51,6 @@ def _cut_at_line(text: str, at: int, *, forward: bool) -> int:
     return nl if nl != -1 else at
 
 
-def fence(text: str, nonce: str) -> str:
-    """Wrap tool output as data between nonce-bearing tags the output cannot forge."""
-    return f"<data-{nonce}>\n{text.replace(nonce, '[nonce]')}\n</data-{nonce}>"
-
-
 class ObservationStore:
     """The full text of every step's output, by handle, for paging and for the trace."""
 

@@ -22,9 +22,9 @@ from kernel.findings import Findings, FinishedBy
 from kernel.hypothesis import hypothesis_in
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
-from kernel.observations import ObservationStore, fence, handle_for, truncate_observation
+from kernel.observations import ObservationStore, handle_for, truncate_observation
 from kernel.policy import Approved, Deferred, Denied
-from kernel.prompt import render_task
+from kernel.prompt import fence, render_task
 from kernel.stop import StopReason
 from kernel.streak import ErrorStreak, StreakStop
 from kernel.tool_errors import PROSE_REMINDER, ErrorKind, StepError
@@ -72,6 +72,8 @@ class RunState:
     conversation: Conversation
     store: ObservationStore
     obs_limit_tokens: int
+    task_data: str = ""
+    """What the task came with (alert details, an earlier answer), shown to the model fenced as data."""
     usage: Usage = field(default_factory=Usage)
     steps: list[Step] = field(default_factory=list)
     turns: list[LLMResponse] = field(default_factory=list)
@@ -186,8 +188,11 @@ class RunState:
         return fields, LoopConfirmed(index) if looped else None
 
     def _count(self, index: int, call: ToolCall | None, error: StepError | None) -> StreakExhausted | None:
-        """Count a step's outcome into the error streak; the verdict when the streak shows the model is stuck."""
-        if error is not None and error.kind is ErrorKind.CANCELLED:
+        """Count a step's outcome into the error streak; the verdict when the streak shows the model is stuck.
+
+        A call that was not run (cancelled, past the step budget, or after the run began to stop) says nothing
+        about the model or its tools, so it neither counts as a failure nor ends a streak."""
+        if error is not None and error.kind in (ErrorKind.CANCELLED, ErrorKind.NOT_RUN):
             return None
         fingerprint = f"{error.kind}:{call.key if call else _digest(self.turns[-1].text)}" if error else ""
         reason = self.streak.observe(error, fingerprint)
@@ -250,7 +255,7 @@ class RunState:
 
     def start(self, task: str) -> None:
         """Open the conversation with the task."""
-        self.conversation.add(Message(role="user", content=render_task(task, self.nonce)))
+        self.conversation.add(Message(role="user", content=render_task(task, self.nonce, self.task_data)))
 
     def restore(self, trace: RunResult) -> None:
         """Rebuild the state from a trace: the same steps replayed into the same conversation."""
@@ -285,6 +290,7 @@ class RunState:
         return RunResult(
             run_id=self.run_id,
             task=self.task,
+            task_data=self.task_data,
             model=self.model,
             started_at=self.started_at,
             stop_reason=self.stop or StopReason.INTERRUPTED,

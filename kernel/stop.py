@@ -31,6 +31,9 @@ class StopReason(StrEnum):
     """The model endpoint failed after its retries."""
     CANCELLED = "cancelled"
     """Someone stopped the run."""
+    INTERNAL_ERROR = "internal_error"
+    """OpsAgent itself failed (a bug, or a store refusing a write), not the model, a tool or a person: the run ended
+    for good, with its trace up to the failing step. The kernel never picks it; whoever carries the run does."""
     AWAITING_APPROVAL = "awaiting_approval"
     """The run paused: a side effect waits for a human decision; resume it with the decision."""
     INTERRUPTED = "interrupted"

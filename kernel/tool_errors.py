@@ -41,6 +41,7 @@ UNSEEN_ARGS_TEMPLATE = (
     "Refused arguments for '{name}': {found}. A person approving this action could not see these characters, so "
     "what they read would differ from what is sent. Call again with the arguments written without them."
 )
+DEEP_ARGS_TEMPLATE = "Refused arguments for '{name}': {problem}, then call again."
 BAD_ARGS_JSON_TEMPLATE = (
     "The arguments for '{name}' are not valid JSON ({problem}). Send the arguments as one JSON object."
 )

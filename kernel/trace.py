@@ -92,6 +92,8 @@ class RunResult(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run_id: str
     task: str
+    task_data: str = ""
+    """What the task came with from elsewhere (an alert's labels, an earlier answer): the model saw it fenced as data."""
     model: str = ""
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     stop_reason: StopReason

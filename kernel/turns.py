@@ -1,6 +1,8 @@
 """Turning one model response into the steps it asks for, from native calls or the text protocol.
 
 Native arguments are parsed here (text goes to `kernel.parsing`); a malformed call is a step carrying its error.
+Every call's arguments, from either protocol, are made well-formed here (`kernel.wellformed`) before anything hashes,
+dispatches or saves them.
 """
 
 from __future__ import annotations
@@ -18,12 +20,17 @@ from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.tool_errors import (
     BAD_ARGS_JSON_TEMPLATE,
     BAD_ARGS_TEMPLATE,
+    DEEP_ARGS_TEMPLATE,
     FINISH_NEEDS_ANSWER,
     FINISH_NOT_ALONE,
     ErrorKind,
     StepError,
     format_error,
 )
+from kernel.wellformed import ArgsTooDeepError, wellformed, wellformed_args
+
+DEEP_ARGS_RAW = "(not kept: nested too deeply)"
+"""What a text-protocol call's arguments are recorded as when they nest too deeply to keep."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +54,18 @@ def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[li
     if response.tool_calls:
         planned = []
         for native in response.tool_calls:
+            template = BAD_ARGS_JSON_TEMPLATE
             try:
                 args = json.loads(native.arguments, parse_constant=_reject_constant) if native.arguments.strip() else {}
                 problem = "" if isinstance(args, dict) else f"got {type(args).__name__}, not an object"
+                args = wellformed_args(args)
+            except ArgsTooDeepError as exc:
+                template, problem = DEEP_ARGS_TEMPLATE, str(exc)
             except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-                args, problem = {"_raw": native.arguments}, str(exc) or type(exc).__name__
+                problem = str(exc) or type(exc).__name__
             if problem:
                 call = ToolCall(name=native.name, args={"_raw": native.arguments}, id=native.id)
-                error = StepError(
-                    kind=ErrorKind.BAD_ARGS, message=BAD_ARGS_JSON_TEMPLATE.format(name=native.name, problem=problem)
-                )
+                error = StepError(kind=ErrorKind.BAD_ARGS, message=template.format(name=native.name, problem=problem))
                 planned.append(PlannedStep(response.text, call, error))
             else:
                 planned.append(PlannedStep(response.text, ToolCall(name=native.name, args=args, id=native.id)))
@@ -71,7 +80,17 @@ def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[li
         if kind is ReplyKind.ANSWER:
             return [PlannedStep(parsed.thought, None)], False
         return [PlannedStep(parsed.thought, None, format_error(kind.problem))], False
-    return _check_finish([PlannedStep(parsed.thought, call) for call in parsed.calls]), False
+    return _check_finish([_wellformed_step(parsed.thought, call) for call in parsed.calls]), False
+
+
+def _wellformed_step(thought: str, call: ToolCall) -> PlannedStep:
+    """A parsed call with well-formed text, or a `bad_args` step when its arguments nest too deeply to keep."""
+    name = wellformed(call.name)
+    try:
+        return PlannedStep(thought, ToolCall(name=name, args=wellformed_args(call.args), id=call.id))
+    except ArgsTooDeepError as exc:
+        error = StepError(kind=ErrorKind.BAD_ARGS, message=DEEP_ARGS_TEMPLATE.format(name=name, problem=exc))
+        return PlannedStep(thought, ToolCall(name=name, args={"_raw": DEEP_ARGS_RAW}, id=call.id), error)
 
 
 def _prose_answer(thought: str, answer: str) -> PlannedStep:

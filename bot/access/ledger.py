@@ -21,6 +21,10 @@ class RunLedger(Protocol):
         """Count a run that started."""
         ...
 
+    def forget_start(self, *, user: str, channel: str, at: datetime) -> None:
+        """Uncount a start recorded `at` whose run did not start after all."""
+        ...
+
     def spent(self, day: date) -> float:
         """USD spent on `day` (UTC) by all runs, finished and in flight."""
         ...
@@ -49,6 +53,12 @@ class InMemoryRunLedger:
         """Count a run that started."""
         self._by_user[user].append(at)
         self._by_channel[channel].append(at)
+
+    def forget_start(self, *, user: str, channel: str, at: datetime) -> None:
+        """Uncount a start recorded `at` whose run did not start after all."""
+        for starts in (self._by_user.get(user), self._by_channel.get(channel)):
+            if starts is not None and at in starts:
+                starts.remove(at)
 
     def spent(self, day: date) -> float:
         """USD spent on `day` (UTC) by all runs, finished and in flight."""

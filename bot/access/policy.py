@@ -1,4 +1,4 @@
-"""Who may start an investigation, and how often: workspaces, channels, rate limits, concurrency, daily spend.
+"""Who may start an investigation, and how often: bots, workspaces, channels, rate limits, concurrency, daily spend.
 
 `decide` is the one pure decision (given the clock and what the ledger counted); `AccessPolicy` feeds it,
 records the runs it admits, and follows every run's spend through the kernel's events.
@@ -6,7 +6,7 @@ records the runs it admits, and follows every run's spend through the kernel's e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from enum import StrEnum
@@ -33,6 +33,7 @@ class RefusalReason(StrEnum):
     WORKSPACE = "workspace"
     CHANNEL = "channel"
     CONCURRENT_RUNS = "concurrent_runs"
+    """Decided by the run store, which holds one slot per unfinished run across replicas (`AccessPolicy.at_capacity`)."""
     DAILY_SPEND = "daily_spend"
     USER_RATE = "user_rate"
     CHANNEL_RATE = "channel_rate"
@@ -66,6 +67,14 @@ AccessDecision = Allowed | Refused
 
 
 @dataclass(frozen=True)
+class Admitted:
+    """`AccessPolicy.admit` let `request` start a run, counted as started `at` until withdrawn (it did not start)."""
+
+    request: RunRequest
+    at: datetime
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """Someone, or an alert, asking for a run in a channel."""
 
@@ -85,7 +94,6 @@ class RecentUse:
     """Start times of the user's runs within `RATE_WINDOW`, oldest first."""
     channel_starts: Sequence[datetime]
     spent_today_usd: float
-    in_flight: int
 
 
 def decide(
@@ -99,8 +107,6 @@ def decide(
         return Refused(RefusalReason.WORKSPACE)
     if settings.allowed_channels and request.channel not in settings.allowed_channels:
         return Refused(RefusalReason.CHANNEL, channels=tuple(settings.allowed_channels))
-    if recent.in_flight >= settings.max_concurrent_runs:
-        return Refused(RefusalReason.CONCURRENT_RUNS, limit=settings.max_concurrent_runs)
     if settings.daily_spend_usd is not None and recent.spent_today_usd >= settings.daily_spend_usd:
         reset = datetime.combine(now.astimezone(UTC).date() + timedelta(days=1), time(), UTC)
         return Refused(
@@ -122,6 +128,19 @@ def author_teams(event: Mapping[str, Any]) -> tuple[str, ...]:
     event reaches our installation. None at all is refused as an unknown workspace.
     """
     return tuple(dict.fromkeys(str(event[field]) for field in AUTHOR_TEAM_FIELDS if event.get(field)))
+
+
+def requester_of(event: Mapping[str, Any], allowed_bots: Collection[str]) -> str | None:
+    """Who asks in a message event: the person's user id; None when a bot wrote it (its `bot_id`, or a bot message
+    with no user at all), unless that bot is in `allowed_bots` (then its user id, else its bot id).
+
+    So two bots cannot keep each other busy, and no run has an anonymous requester.
+    """
+    bot_id = str(event.get("bot_id") or "")
+    user = str(event.get("user") or "")
+    if bot_id or event.get("subtype") == "bot_message" or not user:
+        return (user or bot_id) if bot_id and bot_id in allowed_bots else None
+    return user
 
 
 class _Run(Protocol):
@@ -153,29 +172,49 @@ class AccessPolicy:
         """The time by the policy's clock (the one its limits count by)."""
         return self._clock()
 
-    def admit(self, request: RunRequest, *, in_flight: int) -> AccessDecision:
-        """Decide on `request`; an admitted run is counted at once, a refusal is logged with its reason."""
+    def admit(self, request: RunRequest) -> Admitted | Refused:
+        """Decide on `request`; an admitted run is counted at once (no await in between, so simultaneous
+        requests cannot all pass one check), a refusal is logged with its reason.
+
+        The concurrency cap is the run store's to decide, when the run is stored (`at_capacity`)."""
         now = self._clock()
         user_starts, channel_starts = self._ledger.starts_since(
             user=request.user, channel=request.channel, since=now - RATE_WINDOW
         )
-        recent = RecentUse(user_starts, channel_starts, self._ledger.spent(now.astimezone(UTC).date()), in_flight)
+        recent = RecentUse(user_starts, channel_starts, self._ledger.spent(now.astimezone(UTC).date()))
         decision = decide(request, settings=self.settings, workspaces=self._workspaces, recent=recent, now=now)
         match decision:
             case Allowed():
                 self._ledger.record_start(user=request.user, channel=request.channel, at=now)
-            case Refused(reason=reason, retry_at=retry_at):
-                log.warning(
-                    "run_refused",
-                    reason=str(reason),
-                    user=request.user,
-                    channel=request.channel,
-                    teams=list(request.teams) if request.teams is not None else None,
-                    retry_at=retry_at.isoformat() if retry_at else None,
-                )
+                return Admitted(request, now)
+            case Refused():
+                self._log_refusal(request, decision)
+                return decision
             case _:
                 assert_never(decision)
-        return decision
+
+    def withdraw(self, admitted: Admitted) -> None:
+        """An admitted run did not start after all (the store refused it, or could not be reached): its start
+        no longer counts against the rate limits."""
+        self._ledger.forget_start(user=admitted.request.user, channel=admitted.request.channel, at=admitted.at)
+
+    def at_capacity(self, admitted: Admitted) -> Refused:
+        """The run store refused an admitted run because every slot of `max_concurrent_runs` is held: withdrawn,
+        logged, and the refusal to tell the person."""
+        self.withdraw(admitted)
+        refused = Refused(RefusalReason.CONCURRENT_RUNS, limit=self.settings.max_concurrent_runs)
+        self._log_refusal(admitted.request, refused)
+        return refused
+
+    def _log_refusal(self, request: RunRequest, refused: Refused) -> None:
+        log.warning(
+            "run_refused",
+            reason=str(refused.reason),
+            user=request.user,
+            channel=request.channel,
+            teams=list(request.teams) if request.teams is not None else None,
+            retry_at=refused.retry_at.isoformat() if refused.retry_at else None,
+        )
 
     def observe(self, run: _Run, event: Event) -> None:
         """Count the run's spend so far (every step carries it) and its final spend."""

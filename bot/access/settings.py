@@ -1,11 +1,22 @@
-"""`[access]` settings: who may start investigations, how many at once, how often, and the daily spend cap.
+"""`[access]` settings: who may start and stop investigations, how many at once, how often, the daily spend cap.
 
 Plain data, so reading the configuration loads no service.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict, Field
+
+
+class Stoppers(StrEnum):
+    """Who may stop someone else's investigation, besides the person who asked for it (who always may)."""
+
+    MEMBERS = "members"
+    """Approvers and every member of the installing workspace who is not a guest (nor a bot, nor deactivated)."""
+    APPROVERS = "approvers"
+    """The approvers only (`[slack] approvers` and `approver_groups`)."""
 
 
 class AccessSettings(BaseModel):
@@ -25,7 +36,15 @@ class AccessSettings(BaseModel):
     """Runs one channel may start in any hour: three people investigating back to back, or an alert storm
     throttled. None (from code): no limit."""
     max_concurrent_runs: int = Field(default=10, ge=1)
-    """Runs in flight at once in this process; each holds a model conversation and backend queries."""
+    """Runs unfinished at once across every replica sharing the run store (a run waiting for an approval counts):
+    each run holds one of these slots in the store from its start until it ends, so simultaneous mentions on any
+    replica cannot start more. Each replica also takes over no more runs than this."""
+    allowed_bots: list[str] = Field(default_factory=list)
+    """Bot ids (B…) whose messages may start runs. Empty: no bot may, so two bots cannot loop on each other and
+    every run has a person as its requester. A bot message without a user is refused unless its bot is listed."""
+    who_may_stop: Stoppers = Stoppers.MEMBERS
+    """Who may stop a run besides its requester: `members` (approvers and members of the installing workspace who
+    are not guests) or `approvers`. Others (Slack Connect users of other workspaces, guests) are refused, privately."""
     daily_spend_usd: float | None = Field(default=None, gt=0)
     """Model spend (USD) of all runs per UTC day, finished and in flight, after which new runs are refused
     until midnight UTC. Needs the model's price in `[llm.prices]`. None: no cap."""

@@ -1,4 +1,4 @@
-"""The Alertmanager webhook payload (version 4) as pydantic models, and the task an alert group asks for.
+"""The Alertmanager webhook payload (version 4) as pydantic models, and the task and data an alert group asks for.
 
 Parsing is strict where the bot relies on a field (group key, status, fingerprints) and lenient about fields
 Alertmanager may add later, so a newer Alertmanager keeps working and a malformed body gets a precise 400.
@@ -107,15 +107,16 @@ def _redact_texts(value: JsonValue, redactor: Redactor) -> JsonValue:
     return value
 
 
-def investigation_task(group: AlertGroup, alerts: list[Alert]) -> str:
-    """What the agent is asked when `alerts` of `group` fire: each alert's labels, annotations, start and
-    source, so the first step can already query the right service and window."""
+ALERT_TASK = "Alertmanager reports the alert group below firing. Investigate it and find the root cause."
+"""The task of an alert-started run: our own words. Everything the payload says is its data (`alert_data`)."""
+
+
+def alert_data(group: AlertGroup, alerts: list[Alert]) -> str:
+    """What `alerts` of `group` say, for the model as data: each alert's labels, annotations, start and source, so
+    the first step can already query the right service and window. Annotations interpolate values from traffic,
+    so none of it may instruct the model: it goes in the data fence, never in the task."""
     severity = group.common_labels.get("severity")
-    lines = [
-        f"Alertmanager reports the alert group {group.name} firing"
-        + (f" (severity {severity})" if severity else "")
-        + ". Investigate it and find the root cause.",
-    ]
+    lines = [f"Alert group {group.name}" + (f" (severity {severity})" if severity else "") + "."]
     for number, alert in enumerate(alerts[:MAX_TASK_ALERTS], start=1):
         labels = ", ".join(f"{key}={value}" for key, value in sorted(alert.labels.items()))
         lines.append(f"Alert {number}: {alert.name} {{{labels}}}, firing since {alert.starts_at.isoformat()}.")

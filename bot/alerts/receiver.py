@@ -18,7 +18,7 @@ import structlog
 from aiohttp import web
 
 from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
-from bot.alerts.payload import Alert, AlertGroup, AlertStatus, InvalidAlertPayload, investigation_task
+from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, InvalidAlertPayload, alert_data
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.alerts.threads import AlertThreads
 from bot.app import SlackServices
@@ -37,10 +37,10 @@ MAX_PENDING = 1000
 """Notifications accepted but not yet handled; beyond it the receiver answers 503 and Alertmanager retries."""
 
 
-def alertmanager_routes(
+def serve_alertmanager(
     settings: AlertmanagerSettings, services: SlackServices, environ: Mapping[str, str] = os.environ
-) -> list[web.RouteDef]:
-    """The receiver's route for the bot's HTTP server; a ValueError if the token is missing."""
+) -> None:
+    """Add the receiver's route, and its body limit, to the bot's HTTP server; a ValueError if the token is missing."""
     receiver = AlertReceiver(
         channel=settings.channel,
         token=alertmanager_token(environ),
@@ -48,7 +48,8 @@ def alertmanager_routes(
         outbox=services.outbox,
         threads=services.store,
     )
-    return receiver.routes()
+    services.routes += receiver.routes()
+    services.body_limits[PATH] = settings.max_body_bytes
 
 
 class AlertReceiver:
@@ -141,7 +142,9 @@ class AlertReceiver:
         run = await self._investigations.start(
             channel=self._channel,
             thread_ts=thread_ts,
-            text=investigation_task(group, firing),
+            text=ALERT_TASK,
+            data=alert_data(group, firing),
+            asked=f"{group.name} firing (Alertmanager)",
             requested_by=ACTOR,
             labels=[alert.labels for alert in firing],
         )

@@ -22,6 +22,9 @@ class AlertmanagerSettings(BaseModel):
 
     channel: str = Field(min_length=1)
     """The Slack channel id (C…) where each firing alert group opens a thread; the bot must be a member."""
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024 * 1024)
+    """The largest notification `POST /alertmanager` takes (413 past it; other routes keep 1 MiB). A group of a
+    thousand alerts is a few MiB; cap what Alertmanager sends with the receiver's `max_alerts` instead."""
 
     @model_validator(mode="before")
     @classmethod

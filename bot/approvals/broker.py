@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -274,21 +274,28 @@ class ApprovalBroker:
             approval = await self._expire(approval) or await self._current(approval)
         if approval.state is not ApprovalState.PENDING:
             return refused_as_settled(approval)
-        if team_id != self._policy.team_id:
-            return Refused.because(Refusal.OTHER_WORKSPACE, approval)
+        refusal = await self.standing(user_id, (team_id,))
+        if refusal is not None:
+            return Refused.because(refusal, approval, approvers=self.approvers())
+        if approve and user_id == approval.requested_by and not self._policy.allow_self_approval:
+            return Refused.because(Refusal.SELF_APPROVAL, approval)
+        return approval
+
+    async def standing(self, user_id: str, teams: Collection[str]) -> Refusal | None:
+        """Why this person may not approve anything: another workspace (any of `teams`, the ones the click or
+        message names, or the directory's), deactivated, a bot, a guest, not an approver, or the directory could
+        not say (refused: fail closed). None: an approver. Stopping a run asks the same question."""
+        if not teams or any(team != self._policy.team_id for team in teams):
+            return Refusal.OTHER_WORKSPACE
         try:
             user = await self._directory.user(user_id)
             refusal = account_refusal(user, self._policy.team_id)
             if refusal is None and user_id not in self._policy.users and not await self._in_approver_group(user_id):
                 refusal = Refusal.NOT_AN_APPROVER
         except Exception as exc:
-            log.warning("approver_lookup_failed", approval_id=approval.approval_id, user=user_id, error=repr(exc))
-            return Refused.because(Refusal.DIRECTORY_UNAVAILABLE, approval)
-        if refusal is not None:
-            return Refused.because(refusal, approval, approvers=self._approvers())
-        if approve and user_id == approval.requested_by and not self._policy.allow_self_approval:
-            return Refused.because(Refusal.SELF_APPROVAL, approval)
-        return approval
+            log.warning("user_lookup_failed", user=user_id, error=repr(exc))
+            return Refusal.DIRECTORY_UNAVAILABLE
+        return refusal
 
     async def _in_approver_group(self, user_id: str) -> bool:
         for group in sorted(self._policy.groups):
@@ -296,7 +303,8 @@ class ApprovalBroker:
                 return True
         return False
 
-    def _approvers(self) -> str:
+    def approvers(self) -> str:
+        """The configured approvers as Slack mentions (users and user groups), for messages."""
         named = [f"<@{u}>" for u in sorted(self._policy.users)] + [
             f"<!subteam^{g}>" for g in sorted(self._policy.groups)
         ]

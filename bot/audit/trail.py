@@ -47,6 +47,8 @@ class AuditKind(StrEnum):
     RUN_RESUMED = "run_resumed"
     RUN_FINISHED = "run_finished"
     RUN_INTERRUPTED = "run_interrupted"
+    STOP_REQUESTED = "stop_requested"
+    STOP_REFUSED = "stop_refused"
     TOOL_CALL = "tool_call"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_DECIDED = "approval_decided"

@@ -1,7 +1,7 @@
 """`opsagent investigate`: one investigation on the terminal, then (with `--interactive`) follow-up questions.
 
-A follow-up is asked exactly as in a Slack thread (`follow_up_task`: the question with the earlier task and
-answer), so the terminal is a faithful place to try what the bot will do.
+A follow-up is asked exactly as in a Slack thread (the question, with `follow_up_data`: the earlier task and
+answer as data), so the terminal is a faithful place to try what the bot will do.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from bot.cli.session import exit_code, save_trace, warn_about_servers, watch
 from bot.cli.terminal import TerminalView
 from bot.cli.terminal_approval import TerminalApprover, read_line
 from bot.settings import Settings
-from kernel import LLM, StopReason, follow_up_task
-from opsagent_tools.runbooks import task_with_runbooks
+from kernel import LLM, StopReason, follow_up_data
+from opsagent_tools.runbooks import runbooks_note
 
 FOLLOW_UP_PROMPT = "follow-up question (an empty line ends the session): "
 
@@ -32,15 +32,17 @@ async def investigate(settings: Settings, task: str, *, trace: Path | None, inte
     async with opened_toolset(settings) as toolset:
         warn_about_servers(toolset.mcp)
         agent = build_agent(settings, llm=llm, tools=toolset.tools, confirm=TerminalApprover(view))
-        briefed = await task_with_runbooks(task, toolset.runbooks)
-        result = await watch(lambda control: agent.events(briefed, control=control), view)
+        briefing = await runbooks_note(toolset.runbooks, task)
+        result = await watch(lambda control: agent.events(task, data=briefing, control=control), view)
         save_trace(result, trace, view)
         while interactive and result.stop_reason is not StopReason.CANCELLED:
             view.print(Text(FOLLOW_UP_PROMPT, style="bold cyan"), end="")
             question = (await read_line(sys.stdin)).strip()
             if not question:
                 break
-            follow_up = follow_up_task(question, result)
-            result = await watch(lambda control, asked=follow_up: agent.events(asked, control=control), view)
+            earlier = follow_up_data(result)
+            result = await watch(
+                lambda control, asked=question, data=earlier: agent.events(asked, data=data, control=control), view
+            )
             save_trace(result, None, view)
     return exit_code(result)

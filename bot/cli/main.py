@@ -327,6 +327,7 @@ async def _serve(args: argparse.Namespace) -> int:
                 settings,
                 secrets,
                 agent_for,
+                tools=toolset.tools,
                 store=store,
                 http=args.http,
                 host=args.host,

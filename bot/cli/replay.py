@@ -35,7 +35,13 @@ REPLAY_POLICY = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
 DRY_RUN_PREFIX = "[DryRun]"
 """How dispatch begins the observation of a side effect it did not execute."""
 ENDS_WITHOUT_A_TURN = frozenset(
-    {StopReason.AWAITING_APPROVAL, StopReason.LLM_ERROR, StopReason.DEADLINE, StopReason.CANCELLED}
+    {
+        StopReason.AWAITING_APPROVAL,
+        StopReason.LLM_ERROR,
+        StopReason.DEADLINE,
+        StopReason.CANCELLED,
+        StopReason.INTERNAL_ERROR,
+    }
 )
 """Recorded stops that leave no further model turn in the trace whatever the turns said: a replay that
 uses every recorded turn and asks for one more has reached the point where the recording stopped."""
@@ -212,7 +218,7 @@ async def replay_trace(
     async with opened_toolset(settings, policy=REPLAY_POLICY, environ=environ, now=clock) as toolset:
         # The summary turn of a failed run is not among the recorded turns: no salvage.
         agent = build_agent(settings, llm=model, tools=toolset.tools, policy=REPLAY_POLICY, salvage=False)
-        replayed = await agent.run(trace.task, run_id=trace.run_id)
+        replayed = await agent.run(trace.task, data=trace.task_data, run_id=trace.run_id)
         tools = toolset.tools
     side_effects = frozenset(tool.name for tool in tools if tool.side_effect)
     return compare_runs(trace, replayed, turns_needed=model.exhausted_at, side_effects=side_effects)

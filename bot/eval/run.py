@@ -25,7 +25,7 @@ from kernel import (
     SideEffectPolicy,
     text_turn,
 )
-from opsagent_tools.runbooks.briefing import task_with_runbooks
+from opsagent_tools.runbooks.briefing import runbooks_note
 from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
 
 EVAL_POLICY = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
@@ -117,7 +117,7 @@ async def run_scenario(
     tools = recorded_registry(scenario.recordings, scenario.repos, runbooks, mcp_tools=scenario.mcp_tools)
     # An unfinished run fails the path level whatever it could summarise: no salvage.
     agent = build_agent(settings, llm=llm, tools=tools, policy=EVAL_POLICY, salvage=False)
-    result = await agent.run(await task_with_runbooks(scenario.task, runbooks))
+    result = await agent.run(scenario.task, data=await runbooks_note(runbooks, scenario.task))
     scores = score_run(result, scenario.expect)
     return ScenarioOutcome(scenario, result, scores, scores.passed(min_score))
 

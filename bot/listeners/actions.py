@@ -1,6 +1,7 @@
 """Button listeners: Approve and Deny go to the approval broker, Stop to the investigation service.
 
-Each acks first (Slack wants an answer within 3 s), then decides; a refusal is said to the clicker alone.
+Each acks first (Slack wants an answer within 3 s), then decides (who may, by the clicker's workspace and standing);
+a refusal is said to the clicker alone.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ def register(app: AsyncApp, *, investigations: InvestigationService, broker: App
     @app.action(STOP)
     async def on_stop(ack: Any, body: dict[str, Any], respond: Any) -> None:
         await ack()
-        said = await investigations.stop(body["actions"][0]["value"], body["user"]["id"])
-        await _ephemeral(respond, said)
+        user = body["user"]
+        team = user.get("team_id") or body.get("team", {}).get("id", "")
+        answer = await investigations.request_stop(body["actions"][0]["value"], user=user["id"], teams=(team,))
+        await _ephemeral(respond, answer.text)
 
 
 async def _decide(broker: ApprovalBroker, body: dict[str, Any], respond: Any, *, approve: bool) -> None:

@@ -24,6 +24,13 @@ class ActiveRun:
     task: asyncio.Task[None] | None = None
     taken_over: bool = False
     """Another replica holds the run now: this process drops it without a word in the thread."""
+    stopped_by: str = ""
+    """Who stopped the run (a Slack user id, or `alertmanager`), once someone has: a fact the thread renders."""
+
+    def stop(self, by: str) -> None:
+        """Cancel the run for a Stop by `by` (the first Stop is the one remembered)."""
+        self.stopped_by = self.stopped_by or by
+        self.control.cancel(stopped_by(self.stopped_by))
 
 
 class RunObserver(Protocol):
@@ -40,5 +47,6 @@ class RunObserver(Protocol):
 
 
 def stopped_by(who: str) -> str:
-    """The cancel reason of a run someone stopped; `who` as the store keeps it (`RunRecord.stop_requested_by`)."""
+    """The cancel reason (the trace's `detail`) of a run someone stopped, in plain text: `who` as the store keeps it
+    (`RunRecord.stop_requested_by`, a user id). Surfaces show who stopped from `ActiveRun.stopped_by`, not from this."""
     return f"stopped by {who}"

@@ -16,7 +16,7 @@ import structlog
 from bot.approvals.broker import ApprovalBroker
 from bot.approvals.store import ApprovalState
 from bot.audit.trail import AuditKind, AuditTrail
-from bot.runs.active import ActiveRun, RunObserver, stopped_by
+from bot.runs.active import ActiveRun, RunObserver
 from bot.slack.run_thread import RunThread
 from bot.store.protocol import LeaseLostError, RunStore, StoreUnavailableError
 from bot.store.records import RunStatus
@@ -60,14 +60,15 @@ class DurableRun:
     observers: Sequence[RunObserver]
     replica: str
 
-    async def carry(self, task: str, checkpoint: RunResult | None, *, resumed: bool) -> RunResult:
-        """Run a new run from the start, or a `resumed` one from its checkpoint (None: it had saved no step),
-        until it ends; returns its trace."""
+    async def carry(self, task: str, data: str, checkpoint: RunResult | None, *, resumed: bool) -> RunResult:
+        """Run a new run from the start (`task` and the `data` it came with), or a `resumed` one from its
+        checkpoint (None: it had saved no step), until it ends; returns its trace."""
         control = self.run.control
         if resumed:
             await self._void_lost_approvals(checkpoint)
         if checkpoint is None:
-            result = await self._stretch(self.agent.events(task, control=control, run_id=self.run.run_id), first=True)
+            stream = self.agent.events(task, data=data, control=control, run_id=self.run.run_id)
+            result = await self._stretch(stream, first=True)
         elif checkpoint.pending_steps():  # paused, or saved between asking for an approval and pausing
             self._notify(RunStarted(run_id=self.run.run_id, task=checkpoint.task, resumed=True))
             result = checkpoint
@@ -100,7 +101,7 @@ class DurableRun:
             approval = await self.broker.get(approval_id)
             if approval is not None and approval.state is ApprovalState.VOIDED:
                 record = await self.store.get_run(self.run.run_id)
-                self.run.control.cancel(stopped_by(record.stop_requested_by if record else "someone"))
+                self.run.stop((record.stop_requested_by if record else "") or "someone")
                 return
 
     async def _stretch(self, stream: RunStream, *, first: bool = False) -> RunResult:
@@ -145,7 +146,7 @@ class DurableRun:
                     self.run.run_id, status=status, trace_json=trace_json, owner=self.replica
                 )
                 if stopper:  # a Stop that landed on another replica, or whose relay was lost, ends the run here
-                    self.run.control.cancel(stopped_by(stopper))
+                    self.run.stop(stopper)
                 return
             except LeaseLostError as exc:
                 raise RunTakenOver(str(exc)) from exc

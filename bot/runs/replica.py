@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from bot.approvals.broker import ApprovalBroker
-from bot.runs.active import stopped_by
 from bot.runs.service import InvestigationService
 from bot.runs.topics import APPROVALS_TOPIC, STOPS_TOPIC
 from bot.store.protocol import RunStore
@@ -87,7 +86,7 @@ class ReplicaDuties:
 
     async def _stop(self, payload: str) -> None:
         message = json.loads(payload)
-        self._service.cancel(str(message["run_id"]), stopped_by(str(message["by"])))
+        self._service.cancel(str(message["run_id"]), by=str(message["by"]))
 
     async def _every(self, period_s: float, duty: Callable[[], Awaitable[None]]) -> None:
         while True:

@@ -16,18 +16,20 @@ from typing import Any, assert_never
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.access.policy import AccessPolicy, Allowed, Refused, RunRequest, author_teams
+from bot.access.policy import AccessPolicy, Admitted, Refused, RunRequest, author_teams, requester_of
 from bot.approvals.broker import ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.runs.active import ActiveRun, RunObserver, stopped_by
 from bot.runs.durable import DurableRun, RunTakenOver
+from bot.runs.saved import earlier_work, readable_trace
+from bot.runs.stopping import StopAnswer, StopPolicy
 from bot.runs.topics import STOPS_TOPIC
 from bot.slack.blocks import ephemeral
 from bot.slack.mrkdwn import user_ref
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
 from bot.slack.run_thread import RunThread, TraceLink
-from bot.store.protocol import RunStore, StoreConflictError, StoreUnavailableError
+from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import (
     DEFAULT_REDACTOR,
@@ -37,10 +39,9 @@ from kernel import (
     RunControl,
     RunResult,
     StopReason,
-    follow_up_task,
     new_run_id,
 )
-from opsagent_tools.runbooks import RunbookLibrary, task_with_runbooks
+from opsagent_tools.runbooks import RunbookLibrary, runbooks_note
 
 log = structlog.get_logger("opsagent.investigations")
 
@@ -49,6 +50,8 @@ DEDUPE_TTL_S = 3600.0
 """How long event ids and message keys are remembered (Slack retries within about 6 minutes)."""
 STOP_WORDS = frozenset({"stop", "cancel", "abort"})
 STILL_RUNNING = "An investigation is still running in this thread. Wait for its answer, or say “@opsagent stop” first."
+ALREADY_ENDED = "That investigation has already ended."
+ASK_FOR_A_TASK = "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”."
 
 AgentFactory = Callable[[ConfirmHook], Agent]
 """Builds the agent for one run around that run's confirm hook (the broker's, bound to the thread)."""
@@ -84,6 +87,7 @@ class InvestigationService:
         self.replica = replica
         self.lease_ttl_s = lease_ttl_s
         self._observers = (access, *observers)
+        self._stoppers = StopPolicy(broker, access.settings.who_may_stop, self._audit)
         self._trace_link = trace_link
         self._redactor = redactor
         """Masks secrets in a task where it enters, so the model, trace, store, audit and header all read it masked."""
@@ -97,40 +101,44 @@ class InvestigationService:
 
     @property
     def has_room(self) -> bool:
-        """Whether this process may carry one more run (`[access] max_concurrent_runs`), e.g. one it takes over."""
+        """Whether this process may take over one more run: it never carries more than `[access]
+        max_concurrent_runs`, the cap of all replicas together (new runs are capped by the store's slots)."""
         return self._accepting and len(self._runs) < self._access.settings.max_concurrent_runs
 
     async def on_mention(self, *, event_id: str, event: dict[str, Any]) -> ActiveRun | None:
-        """Handle an `app_mention`: start a run, or stop the thread's run; duplicates (on any replica) are dropped."""
-        channel, ts, user = event["channel"], event["ts"], event.get("user", "")
+        """Handle an `app_mention`: start a run, or stop the thread's run; duplicates (on any replica) are dropped,
+        and so are mentions by bots (`[access] allowed_bots` names the exceptions), without a word: no bot loops."""
+        channel, ts = event["channel"], event["ts"]
         if not await self._first_time(f"event:{event_id}") or not await self._first_time(f"message:{channel}:{ts}"):
             log.info("duplicate_event_dropped", event_id=event_id, channel=channel, ts=ts)
+            return None
+        user = requester_of(event, self._access.settings.allowed_bots)
+        if user is None:
+            log.warning("bot_mention_refused", bot_id=str(event.get("bot_id") or ""), channel=channel, ts=ts)
             return None
         thread_ts = event.get("thread_ts") or ts
         text = " ".join(MENTION.sub(" ", event.get("text", "")).split())
         latest = await self._store.run_in_thread(channel, thread_ts)
         running = latest if latest is not None and latest.status is not RunStatus.FINISHED else None
         if text.lower() in STOP_WORDS:
-            if running is not None:
-                await self.stop(running.run_id, user)
-            else:
+            if running is None:
                 self._reply(channel, thread_ts, "No investigation is running in this thread.")
+                return None
+            answer = await self.request_stop(running.run_id, user=user, teams=author_teams(event))
+            if not answer.stopped:
+                self._tell(channel, thread_ts, user, answer.text)
             return None
         if running is not None:
             self._reply(channel, thread_ts, STILL_RUNNING)
             return None
         if not text:
-            self._reply(
-                channel,
-                thread_ts,
-                "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”.",
-            )
+            self._reply(channel, thread_ts, ASK_FOR_A_TASK)
             return None
         return await self.start(
             channel=channel,
             thread_ts=thread_ts,
-            text=_with_history(text, latest),
-            asked=text,
+            text=text,
+            data=earlier_work(latest),
             requested_by=user,
             mention_ts=ts,
             teams=author_teams(event),
@@ -143,42 +151,46 @@ class InvestigationService:
         thread_ts: str,
         text: str,
         requested_by: str,
+        data: str = "",
         asked: str | None = None,
         mention_ts: str | None = None,
         teams: tuple[str, ...] | None = None,
         labels: Sequence[Mapping[str, str]] = (),
     ) -> ActiveRun | None:
-        """Start investigating `text` in a thread, if the access policy admits it and the bot is not shutting
-        down; a refusal is said to the person (ephemeral), or in the thread for an alert.
+        """Start investigating `text` in a thread, if the access policy admits it, the concurrency cap has a slot
+        and the bot is not shutting down; a refusal is said to the person (ephemeral), or in the thread for an alert.
 
-        `asked` is what the header shows (default `text`); `mention_ts` is the message that asked, which gets
-        the 👀/✅/❌ reactions (alerts have none). `teams`: the asking person's workspaces (`author_teams`);
-        None for a run not asked by a person in Slack (an alert), which skips the workspace and per-user rules.
-        Both texts are redacted here, where every task enters: a secret typed in a mention goes no further.
-        The runbooks whose services or alert names `asked` mentions or an alert's `labels` carry are named to
-        the model with the task.
+        `text` is the task with a person's authority (the mention); `data` is what it comes with from elsewhere (an
+        alert's details, an earlier answer), which the model sees fenced as data. `asked` is what the header shows
+        (default `text`); `mention_ts` is the message that asked, which gets the 👀/✅/❌ reactions (alerts have
+        none). `teams`: the asking person's workspaces (`author_teams`); None for a run not asked by a person in
+        Slack (an alert), which skips the workspace and per-user rules.
+        All three texts are redacted here, where every task enters: a secret typed in a mention goes no further.
+        The runbooks whose services or alert names `text` names or an alert's `labels` carry are named to the
+        model in the data.
         """
-        text, asked = self._redactor.redact(text), self._redactor.redact(asked or text)
+        text, asked, data = (self._redactor.redact(part) for part in (text, asked or text, data))
         if not self._accepting:
             self._reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
             return None
         request = RunRequest(user=requested_by, channel=channel, teams=teams)
-        match decision := self._access.admit(request, in_flight=len(self._runs)):
+        match admitted := self._access.admit(request):
             case Refused():
-                self._refuse(request, thread_ts, refusal_text(decision, now=self._access.now()))
+                self._refuse(request, thread_ts, refusal_text(admitted, now=self._access.now()))
                 return None
-            case Allowed():
+            case Admitted():
                 pass
             case _:
-                assert_never(decision)
-        task = await task_with_runbooks(text, self._runbooks, labels, about=asked or text)
+                assert_never(admitted)
+        data = "\n\n".join(part for part in (data, await runbooks_note(self._runbooks, text, labels)) if part)
         now = utc_now()
         record = RunRecord(
             run_id=new_run_id(),
             channel=channel,
             thread_ts=thread_ts,
             requested_by=requested_by,
-            task=task,
+            task=text,
+            task_data=data,
             mention_ts=mention_ts or "",
             status=RunStatus.RUNNING,
             owner=self.replica,
@@ -186,13 +198,19 @@ class InvestigationService:
             created_at=now,
             updated_at=now,
         )
-        try:
-            await self._store.create_run(record)
+        try:  # the store holds the concurrency cap: one slot per unfinished run, across replicas, atomically
+            await self._store.create_run(record, slots=self._access.settings.max_concurrent_runs)
+        except StoreAtCapacityError:
+            refused = self._access.at_capacity(admitted)
+            self._refuse(request, thread_ts, refusal_text(refused, now=self._access.now()))
+            return None
         except StoreUnavailableError as exc:  # not started, not lost in silence: the person can ask again
+            self._access.withdraw(admitted)
             log.error("run_store_unavailable", error=str(exc)[:300])
             self._reply(channel, thread_ts, "Not started: OpsAgent cannot reach its run store. Ask again shortly.")
             return None
         except StoreConflictError:  # another mention in this thread, maybe on another replica, got there first
+            self._access.withdraw(admitted)
             self._reply(channel, thread_ts, STILL_RUNNING)
             return None
         return self._launch(record, asked=asked)
@@ -203,52 +221,69 @@ class InvestigationService:
             return None
         return self._launch(record, asked=None)
 
-    async def stop(self, run_id: str, user_id: str) -> str:
-        """Stop a run wherever it runs and void its pending approvals; the words to show the person who asked."""
+    async def request_stop(self, run_id: str, *, user: str, teams: tuple[str, ...]) -> StopAnswer:
+        """A person's Stop (the button, or “@opsagent stop”): the run stops if the stop policy lets them
+        (`[access] who_may_stop`), else nothing changes and the refusal is audited; what to tell them privately."""
+        record = await self._store.get_run(run_id)
+        if record is None or record.status is RunStatus.FINISHED:
+            return StopAnswer(stopped=False, text=ALREADY_ENDED)
+        refused = await self._stoppers.refused(record, user=user, teams=teams)
+        return refused or StopAnswer(stopped=True, text=await self.stop(run_id, user))
+
+    async def stop(self, run_id: str, by: str) -> str:
+        """Stop a run wherever it runs and void its pending approvals, for `by` (a user id the stop policy let
+        through, or `alertmanager` for a resolved alert); the words to show whoever asked."""
         run = self._runs.get(run_id)
         record = await self._store.get_run(run_id)
         if record is None or record.status is RunStatus.FINISHED:
-            return "That investigation has already ended."
-        who = user_ref(user_id)
+            return ALREADY_ENDED
         if run is not None:  # cancel before voiding: a woken run must find itself cancelled, not ask the model again
-            self.cancel(run_id, stopped_by(who))
-        await self._store.request_stop(run_id, who)  # durable: whoever carries the run reads it
+            self.cancel(run_id, by=by)
+        await self._store.request_stop(run_id, by)  # durable: whoever carries the run reads it
+        await self._audit.record(AuditKind.STOP_REQUESTED, run_id=run_id, actor=by)
         self._reply(
-            record.channel, record.thread_ts, f"⏹ {who} stopped this investigation; pending approvals are void."
+            record.channel,
+            record.thread_ts,
+            f"⏹ {user_ref(by)} stopped this investigation; pending approvals are void.",
         )
-        await self._broker.void_run(run_id, "the run was stopped", by=user_id)
-        log.info("run_stop_requested", run_id=run_id, user=user_id)
+        await self._broker.void_run(run_id, "the run was stopped", by=by)
+        log.info("run_stop_requested", run_id=run_id, user=by)
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
-            await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": who}))
+            await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": by}))
         elif run is None and run_id not in self._runs:
-            await self._end_for_good(run_id, f"{stopped_by(who)} while no replica was running it")
+            detail = f"{stopped_by(by)} while no replica was running it"
+            await self._end_for_good(run_id, StopReason.CANCELLED, detail, stopped=by)
         return "Stopping the investigation."
 
-    async def _end_for_good(self, run_id: str, detail: str) -> None:
-        """End a saved run as cancelled (with `detail` saying why) so no one resumes it, and say so in its thread:
-        a Stop for a run nobody carries (its replica died), or a run that failed inside OpsAgent."""
+    async def _end_for_good(self, run_id: str, reason: StopReason, detail: str, *, stopped: str = "") -> None:
+        """End a saved run with `reason` (and `detail` saying why) so no one resumes it, and say so in its thread:
+        a Stop for a run nobody carries (its replica died; `stopped` says by whom), or a run that failed inside
+        OpsAgent (`internal_error`). The trace is the last one saved: every step before the failing one."""
         record = await self._store.get_run(run_id)
         if record is None or not await self._store.acquire_lease(run_id, self.replica, self.lease_ttl_s):
             return  # a replica has just taken it over: it will see the voided approvals and the stop is lost
         await self._broker.void_run(run_id, detail)
-        saved = _readable_trace(record)
+        saved = readable_trace(record)
         ended = (
-            saved.model_copy(update={"stop_reason": StopReason.CANCELLED, "detail": detail})
+            saved.model_copy(update={"stop_reason": reason, "detail": detail})
             if saved is not None
-            else RunResult(run_id=record.run_id, task=record.task, stop_reason=StopReason.CANCELLED, detail=detail)
+            else RunResult(
+                run_id=record.run_id, task=record.task, task_data=record.task_data, stop_reason=reason, detail=detail
+            )
         )
         await self._store.checkpoint(
             record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(indent=None), owner=self.replica
         )
         await self._release(record.run_id)
-        await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason="cancelled", ok=False)
-        self._thread(record).finished(ended)
+        await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason=str(reason), ok=False)
+        self._thread(record).finished(ended, stopped_by=stopped)
 
-    def cancel(self, run_id: str, reason: str) -> None:
-        """Cancel a run of this process (a Stop, here or relayed from another replica); it ends `cancelled`."""
+    def cancel(self, run_id: str, *, by: str) -> None:
+        """Cancel a run of this process for a Stop by `by` (here, or relayed from another replica); it ends
+        `cancelled`."""
         run = self._runs.get(run_id)
         if run is not None:
-            run.control.cancel(reason)
+            run.stop(by)
 
     def abandon(self, run_id: str) -> None:
         """Drop a run another replica has taken over (this one lost its lease): no word in the thread."""
@@ -286,7 +321,7 @@ class InvestigationService:
         )
         thread = self._thread(record)
         if record.stop_requested_by:  # stopped while no process carried it, or before its last save
-            run.control.cancel(stopped_by(record.stop_requested_by))
+            run.stop(record.stop_requested_by)
         try:
             checkpoint = RunResult.from_json(record.trace_json) if record.trace_json else None
             if asked is not None:
@@ -306,8 +341,8 @@ class InvestigationService:
                 self._observers,
                 self.replica,
             )
-            result = await journey.carry(record.task, checkpoint, resumed=asked is None)
-            thread.finished(result)
+            result = await journey.carry(record.task, record.task_data, checkpoint, resumed=asked is None)
+            thread.finished(result, stopped_by=run.stopped_by)
             await self._audit.record(
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )
@@ -333,7 +368,7 @@ class InvestigationService:
             log.exception("run_crashed")
             detail = f"the run failed inside OpsAgent ({type(exc).__name__}); the logs have details"
             try:
-                await self._end_for_good(run.run_id, detail)
+                await self._end_for_good(run.run_id, StopReason.INTERNAL_ERROR, detail)
             except Exception:  # the store is failing too: the reply is all that can be done
                 log.exception("run_end_failed")
                 thread.reply(
@@ -346,7 +381,7 @@ class InvestigationService:
     async def _interrupted(self, run: ActiveRun, thread: RunThread) -> None:
         """The process is stopping: the last checkpoint stands; the thread is told the run will continue."""
         saved = await self._store.get_run(run.run_id)
-        trace = _readable_trace(saved) if saved is not None else None
+        trace = readable_trace(saved) if saved is not None else None
         steps = len(trace.steps) if trace is not None else 0
         thread.interrupted(steps)
         await self._audit.record(AuditKind.RUN_INTERRUPTED, run_id=run.run_id, replica=self.replica, steps=steps)
@@ -372,15 +407,14 @@ class InvestigationService:
         """Tell who asked why no run started: only them when a person asked, the thread when an alert did."""
         if request.teams is None:
             self._reply(request.channel, thread_ts, f"Not started: {text}")
-            return
-        message = ephemeral(f"Not started: {text}")
+        else:
+            self._tell(request.channel, thread_ts, request.user, f"Not started: {text}")
+
+    def _tell(self, channel: str, thread_ts: str, user: str, text: str) -> None:
+        """Words of ours for one person only (an ephemeral message in the thread)."""
+        message = ephemeral(text)
         self._outbox.enqueue(
-            "chat_postEphemeral",
-            request.channel,
-            user=request.user,
-            thread_ts=thread_ts,
-            text=message.text,
-            blocks=message.blocks,
+            "chat_postEphemeral", channel, user=user, thread_ts=thread_ts, text=message.text, blocks=message.blocks
         )
 
     def _reply(self, channel: str, thread_ts: str, text: str) -> None:
@@ -390,20 +424,3 @@ class InvestigationService:
     async def _first_time(self, key: str) -> bool:
         """Whether no replica has seen this key recently (Slack's retries and double deliveries)."""
         return await self._store.remember(key, DEDUPE_TTL_S)
-
-
-def _readable_trace(record: RunRecord) -> RunResult | None:
-    """The record's saved trace, or None if it has none or it cannot be read (corrupt, or from another version)."""
-    if not record.trace_json:
-        return None
-    try:
-        return RunResult.from_json(record.trace_json)
-    except ValueError as exc:
-        log.error("saved_trace_unreadable", run_id=record.run_id, error=str(exc)[:300])
-        return None
-
-
-def _with_history(text: str, earlier: RunRecord | None) -> str:
-    """A follow-up in an investigation thread knows the earlier task and answer (as the terminal's follow-ups do)."""
-    result = _readable_trace(earlier) if earlier is not None else None
-    return text if result is None else follow_up_task(text, result)

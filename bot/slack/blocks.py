@@ -31,7 +31,7 @@ from bot.slack.mrkdwn import (
     user_ref,
 )
 from bot.words import duration, stop_reason_words
-from kernel import ApprovalRequest, RunResult, Step, StopReason, step_references, without_task_data
+from kernel import ApprovalRequest, RunResult, Step, StopReason, step_references
 
 MAX_BLOCKS = 50
 SECTION_CHARS = 3000
@@ -194,23 +194,31 @@ def approval_decided(
 
 
 def final_message(
-    result: RunResult, *, trace_name: str | None, trace_url: str | None = None, max_messages: int = 5
+    result: RunResult,
+    *,
+    trace_name: str | None,
+    trace_url: str | None = None,
+    max_messages: int = 5,
+    stopped_by: str = "",
 ) -> list[Message]:
     """The end of a run: the answer (or a plain failure and the best answer so far), evidence, a footer and,
-    with `trace_url`, a "View trace" link to the trace viewer.
+    with `trace_url`, a "View trace" link to the trace viewer. `stopped_by`: who stopped a cancelled run (a user
+    id), rendered as a real mention in place of the trace's plain-text detail, which says the same.
 
     Long answers are split across at most `max_messages` messages without breaking code fences."""
     usage = result.usage
     words = stop_reason_words(result.stop_reason, steps=usage.steps)
     detail = f" — {clip_literal(result.detail.strip(), 1500)}" if result.detail.strip() else ""
+    shown = words
+    if stopped_by and result.stop_reason is StopReason.CANCELLED:
+        shown, detail = f"stopped by {user_ref(stopped_by)}", ""
     body = result.answer if result.ok else result.partial_answer
     if result.ok:
-        asked = without_task_data(result.task)
-        first = f"✅ *Investigation finished:* {clip_literal(' '.join(asked.split()), 300)}"
-        fallback = f"✅ Investigation finished: {clip(asked, 300)}"
+        first = f"✅ *Investigation finished:* {clip_literal(' '.join(result.task.split()), 300)}"
+        fallback = f"✅ Investigation finished: {clip(result.task, 300)}"
     else:
         verb, icon = ("paused", "⏸") if result.stop_reason is StopReason.AWAITING_APPROVAL else ("stopped", "❌")
-        first = f"{icon} *Investigation {verb}:* {words}{detail}"
+        first = f"{icon} *Investigation {verb}:* {shown}{detail}"
         fallback = f"{icon} Investigation {verb}: {words}"
         if body and body.strip():
             first += "\n⚠️ *Not a final answer.* What the agent knew when it stopped:"

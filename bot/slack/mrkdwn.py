@@ -6,6 +6,7 @@ Model, tool and user text reaches Slack through these functions, so a log line c
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
 from urllib.parse import quote
@@ -31,7 +32,14 @@ _STRIKE = re.compile(r"~~(?=\S)(.{1,500}?)(?<=\S)~~")
 _TICK_RUN = re.compile("`{3,}")
 _TOKEN = re.compile("\x00(\\d+)\x00")
 _SLACK_USER = re.compile(r"[UW](?=[A-Z]*\d)[A-Z0-9]{5,30}")
+_SLACK_MENTION = re.compile(r"<@([UW][A-Z0-9]{5,30})>")
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
+_ADDRESS = re.compile(
+    r"[a-z][a-z0-9+.\-]*:/|[\w\-]+(?:\.[\w\-]+)+|\bwww\b|\blocalhost\b|@[\w\-]|[0-9a-f]*(?::[0-9a-f]*){2,}", re.I
+)
+"""A scheme, a dotted name (a host, an IPv4 address, `name.tld/path`), `www`, `localhost`, an `@host`, an IPv6 address."""
+_DOTS = str.maketrans(dict.fromkeys("\u3002\uff61\uff0e\u2024\ufe52\u00b7\u2219\u30fb\uff65", "."))
+"""Full stops browsers take as dots (ideographic, fullwidth, halfwidth) and the middle dots that read as one."""
 _BOLD_MARK = "\x01"
 
 
@@ -116,9 +124,12 @@ def more_marker(count: int) -> str:
 
 
 def user_ref(user: str | None) -> str:
-    """A Slack user id as a mention (`<@U123>`); anything else (a name, "alice (terminal)") escaped."""
+    """A Slack user id as a mention (`<@U123>`; one already written so, as older stores kept Stops, stays one);
+    anything else (a name, "alice (terminal)") escaped."""
     if not user:
         return "someone"
+    if (mention := _SLACK_MENTION.fullmatch(user)) is not None:
+        user = mention.group(1)
     return f"<@{user}>" if _SLACK_USER.fullmatch(user) else clip_literal(" ".join(user.split()), 100)
 
 
@@ -130,8 +141,9 @@ def slack_date(at: datetime, token: str = "{date_short_pretty} {time}") -> str:
 
 
 def markdown_to_mrkdwn(text: str) -> str:
-    """Model Markdown as Slack mrkdwn: `**b**` → `*b*`, `*i*` → `_i_`, headings → bold lines, `[t](u)` → `<u|t>`,
-    bullets → •, code kept (fenced and inline). Everything else is escaped; only http(s) and mailto links survive."""
+    """Model Markdown as Slack mrkdwn: `**b**` → `*b*`, `*i*` → `_i_`, headings → bold lines, `[t](u)` → `<u|t>`
+    (or `<u>` when `t` reads as an address: no label names another place than its link), bullets → •, code kept
+    (fenced and inline). Everything else is escaped; only http(s) and mailto links survive."""
     out: list[str] = []
     fence: str | None = None
     for line in text.replace("\x00", "").replace(_BOLD_MARK, "").replace("\r\n", "\n").split("\n"):
@@ -186,10 +198,12 @@ def _inline(text: str) -> str:
             kept.append(f"<{_safe_url(match.group('auto'))}>")
         else:
             label, url = match.group("label").replace("**", ""), match.group("url")
-            if url.lower().startswith(_SAFE_SCHEMES):
-                kept.append(link(url, label))
-            else:
+            if not url.lower().startswith(_SAFE_SCHEMES):
                 kept.append(escape_mrkdwn(f"{label} ({url})"))
+            elif looks_like_address(label):  # shown as itself, so the visible text is where the link goes
+                kept.append(f"<{_safe_url(url)}>")
+            else:
+                kept.append(link(url, label))
         return f"\x00{len(kept) - 1}\x00"
 
     text = escape_mrkdwn(_INLINE.sub(keep, text)).replace("`", BACKTICK_STANDIN)
@@ -197,6 +211,16 @@ def _inline(text: str) -> str:
     text = _ITALIC.sub(r"_\1_", text)
     text = _STRIKE.sub(r"~\1~", text).replace(_BOLD_MARK, "*")
     return _TOKEN.sub(lambda m: kept[int(m.group(1))], text)
+
+
+def looks_like_address(label: str) -> bool:
+    """Whether a link's label reads as a URL, a host or an address (`https://x`, `grafana.example/d/1`, `10.0.0.1`,
+    `ops@example.com`): such a label could name another place than the link's target, so the target is shown instead.
+
+    Read as a person sees it: compatibility forms folded (fullwidth letters, one-dot leaders), ideographic full
+    stops taken as the dots browsers take them for, and invisible characters (zero-width, bidi) ignored."""
+    seen = "".join(c for c in unicodedata.normalize("NFKC", label) if unicodedata.category(c) != "Cf")
+    return bool(_ADDRESS.search(seen.translate(_DOTS)))
 
 
 def link(url: str, label: str) -> str:

@@ -81,11 +81,12 @@ class RunThread:
             merge_key=f"steps:{self.run_id}",
         )
 
-    def finished(self, result: RunResult) -> None:
-        """The answer (or the explicit failure), the trace file, and ✅/❌ on the asking message."""
+    def finished(self, result: RunResult, *, stopped_by: str = "") -> None:
+        """The answer (or the explicit failure), the trace file, and ✅/❌ on the asking message; `stopped_by`:
+        who stopped the run (a user id), shown as a mention."""
         trace_name = f"opsagent-trace-{result.run_id}.json"
         trace_url = self._trace_link(result.run_id) if self._trace_link is not None else None
-        for message in final_message(result, trace_name=trace_name, trace_url=trace_url):
+        for message in final_message(result, trace_name=trace_name, trace_url=trace_url, stopped_by=stopped_by):
             self._outbox.enqueue(
                 "chat_postMessage", self.channel, thread_ts=self.thread_ts, text=message.text, blocks=message.blocks
             )

@@ -30,6 +30,10 @@ class StoreConflictError(ValueError):
     """The stored state does not allow the call (an id that exists, a side effect already finished...)."""
 
 
+class StoreAtCapacityError(StoreConflictError):
+    """Every slot of the concurrency cap is held by an unfinished run, whichever replica carries it: not stored."""
+
+
 class LeaseLostError(StoreConflictError):
     """A fenced write by a replica that no longer holds the run's lease: another replica owns the run now."""
 
@@ -87,7 +91,7 @@ class RunStore(ApprovalStore, Protocol):
 
     async def close(self) -> None: ...
 
-    async def create_run(self, run: RunRecord) -> None: ...
+    async def create_run(self, run: RunRecord, *, slots: int | None = None) -> None: ...
 
     async def get_run(self, run_id: str) -> RunRecord | None: ...
 

@@ -34,6 +34,8 @@ class RunRecord(BaseModel):
     requested_by: str
     team_id: str = ""
     task: str
+    task_data: str = ""
+    """What the task came with from elsewhere (an alert's details, an earlier answer), fenced as data for the model."""
     mention_ts: str = ""
     status: RunStatus
     trace_json: str = ""
@@ -44,7 +46,7 @@ class RunRecord(BaseModel):
     created_at: AwareDatetime
     updated_at: AwareDatetime
     stop_requested_by: str = ""
-    """Who stopped the run (a Slack mention), once someone has: the replica carrying it ends it."""
+    """Who stopped the run (a Slack user id, or `alertmanager`), once someone has: the replica carrying it ends it."""
 
 
 class SideEffectRecord(BaseModel):

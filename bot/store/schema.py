@@ -112,11 +112,20 @@ _ONE_OPEN_RUN_PER_THREAD = (
     "CREATE UNIQUE INDEX one_open_run_per_thread ON runs (channel, thread_ts) WHERE status <> 'finished'",
 )
 
+_RUN_SLOTS_AND_TASK_DATA = (
+    "ALTER TABLE runs ADD COLUMN slot INTEGER",
+    "CREATE UNIQUE INDEX one_unfinished_run_per_slot ON runs (slot) WHERE status <> 'finished'",
+    "ALTER TABLE runs ADD COLUMN task_data TEXT NOT NULL DEFAULT ''",
+)
+"""Each unfinished run holds one of `[access] max_concurrent_runs` slots (the index makes two runs in one slot
+impossible, on any replica); runs from before it hold none. And what a task comes with, fenced for the model."""
+
 MIGRATIONS = (
     Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
     Migration(2, "alert groups and their threads", _ALERT_GROUPS),
     Migration(3, "a Stop recorded on its run", _STOP_REQUESTS),
     Migration(4, "one unfinished run per thread, across replicas", _ONE_OPEN_RUN_PER_THREAD),
+    Migration(5, "runs hold a slot of the concurrency cap; the data a task comes with", _RUN_SLOTS_AND_TASK_DATA),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.approvals.store import ApprovalState, PendingApproval
 from bot.audit.trail import AuditEvent
-from bot.store.protocol import LeaseLostError, StoreConflictError, Subscription
+from bot.store.protocol import LeaseLostError, StoreAtCapacityError, StoreConflictError, Subscription
 from bot.store.records import AlertThread, RunRecord, RunStatus, SideEffectRecord
 from kernel import DEFAULT_REDACTOR
 from opsagent_tools.actions.journal import SideEffectState
@@ -22,7 +22,7 @@ from opsagent_tools.actions.journal import SideEffectState
 Row = dict[str, Any]
 
 _RUN_COLUMNS = (
-    "run_id, channel, thread_ts, requested_by, team_id, task, mention_ts, status, trace_json, owner, "
+    "run_id, channel, thread_ts, requested_by, team_id, task, task_data, mention_ts, status, trace_json, owner, "
     "lease_until, created_at, updated_at, stop_requested_by"
 )
 _SIDE_EFFECT_COLUMNS = "key, run_id, step, tool, args_hash, approval_id, state, outcome, started_at, finished_at"
@@ -88,16 +88,44 @@ class SqlRunStore(ABC):
 
     # Runs and leases.
 
-    async def create_run(self, run: RunRecord) -> None:
+    async def create_run(self, run: RunRecord, *, slots: int | None = None) -> None:
         """Store a new run; an existing run id, or another unfinished run in the same thread (started on any
-        replica), is a conflict (unless it is this very record, re-sent)."""
+        replica), is a conflict (unless it is this very record, re-sent).
+
+        With `slots`, the run takes one of that many slots or is refused (`StoreAtCapacityError`): at most `slots`
+        unfinished runs exist at once however many replicas insert at the same moment, since a unique index lets
+        one run hold a slot (the loser of a race tries the next free slot). A slot is free again once its run is
+        finished, whatever ended it; there is nothing to release.
+        """
         values = [getattr(run, name.strip()) for name in _RUN_COLUMNS.split(",")]
-        sql = f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({_placeholders(len(values))}) ON CONFLICT DO NOTHING"
-        if await self._execute(sql, *values) == 0 and await self.get_run(run.run_id) != run:
-            raise StoreConflictError(
-                f"run {run.run_id} was not stored: its id is taken, or thread {run.thread_ts} of {run.channel} "
-                "already has an unfinished run"
-            )
+        sql = (
+            f"INSERT INTO runs ({_RUN_COLUMNS}, slot) VALUES ({_placeholders(len(values) + 1)}) ON CONFLICT DO NOTHING"
+        )
+        for _ in range(1 if slots is None else slots + 2):  # each lost race means a slot was taken: bounded
+            slot = None if slots is None else await self._free_slot(slots)
+            if slots is not None and slot is None:
+                break
+            if await self._execute(sql, *values, slot) == 1:
+                return
+            stored = await self.get_run(run.run_id)
+            if stored == run:
+                return  # this very record, re-sent after the connection dropped
+            latest = await self.run_in_thread(run.channel, run.thread_ts)
+            if stored is not None or slots is None or (latest is not None and latest.status is not RunStatus.FINISHED):
+                raise StoreConflictError(
+                    f"run {run.run_id} was not stored: its id is taken, or thread {run.thread_ts} of {run.channel} "
+                    "already has an unfinished run"
+                )
+        raise StoreAtCapacityError(
+            f"run {run.run_id} was not stored: {slots} runs are unfinished, the most allowed at once; "
+            "start it again when one ends"
+        )
+
+    async def _free_slot(self, slots: int) -> int | None:
+        """The lowest of `slots` slots no unfinished run holds, or None when every one is held."""
+        rows = await self._fetch("SELECT slot FROM runs WHERE status <> $1 AND slot IS NOT NULL", RunStatus.FINISHED)
+        held = {row["slot"] for row in rows}
+        return next((slot for slot in range(slots) if slot not in held), None)
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The run with this id, or None."""

@@ -2,12 +2,13 @@
 
 Fed by the kernel's event stream (a `RunObserver`), the approval broker's settlements and the Slack client's retry
 handlers. Each bot has its own registry, so two bots in one process (the tests) never share counts. Labels are closed
-sets (outcomes, stop reasons, error kinds, decisions) or bounded ones (tool names, Slack methods): never run or user ids.
+sets (outcomes, stop reasons, error kinds, decisions, the registered tools) or bounded ones (Slack methods): never run or
+user ids, nor a tool name the model made up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any, assert_never
 from urllib.parse import urlsplit
 
@@ -23,13 +24,23 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app import SlackServices
 from bot.approvals.store import PendingApproval
 from bot.runs.active import ActiveRun
-from kernel import FINISH_TOOL, ErrorKind, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
+from kernel import (
+    FINISH_TOOL,
+    READ_OUTPUT_TOOL,
+    ErrorKind,
+    Event,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    Step,
+    StepCompleted,
+    StepStarted,
+)
 
 STEP_BUCKETS_S = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 """Tool calls take from milliseconds (a file) to minutes (a slow query, or a side effect waiting for approval)."""
-MAX_TOOL_LABELS = 100
-"""Distinct tool names kept as label values; later ones count as `other`, so a model inventing names cannot
-blow up the series count."""
+BUILT_IN_TOOLS = frozenset({FINISH_TOOL, READ_OUTPUT_TOOL})
+"""The kernel's own tools, offered to every run besides the registered ones."""
 TOOL_RAN = frozenset({None, ErrorKind.TIMEOUT, ErrorKind.EXCEPTION, ErrorKind.CANCELLED})
 """Step outcomes in which the tool itself ran, so the step's duration is the tool's latency."""
 RETRY_REASONS = {
@@ -41,9 +52,13 @@ RETRY_REASONS = {
 
 
 class BotMetrics:
-    """The bot's metrics and how they are fed: `observe` (a `RunObserver`), `attach` (Slack client, broker, route)."""
+    """The bot's metrics and how they are fed: `observe` (a `RunObserver`), `attach` (Slack client, broker, route).
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    `tools` are the registered tools (the runs' `ToolRegistry`): the only tool names used as label values.
+    """
+
+    def __init__(self, *, tools: Container[str], registry: CollectorRegistry | None = None) -> None:
+        self._tools = tools
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
         self.runs_started = Counter(
@@ -93,7 +108,6 @@ class BotMetrics:
             ["method", "reason"],
             registry=r,
         )
-        self._tools: set[str] = set()
 
     def observe(self, run: ActiveRun, event: Event) -> None:
         """Count one event of a run (the `RunObserver` seam)."""
@@ -146,16 +160,13 @@ class BotMetrics:
         self.llm_cost.labels(result.model).inc(usage.cost_usd)
 
     def _tool_label(self, step: Step) -> str:
-        """The step's tool as a label value: bounded, and never a name the model made up."""
+        """The step's tool as a label value: a registered (or built-in) tool's name; `unknown` for any name the
+        model made up, whatever became of its step (refused as unknown, bad arguments, not run); `none` for a
+        turn without a call."""
         if step.call is None:
             return "none"
-        if step.error is ErrorKind.UNKNOWN_TOOL:
-            return "unknown"
         name = step.call.name
-        if name not in self._tools and len(self._tools) >= MAX_TOOL_LABELS:
-            return "other"
-        self._tools.add(name)
-        return name
+        return name if name in self._tools or name in BUILT_IN_TOOLS else "unknown"
 
 
 class SlackCallWatch(AsyncRetryHandler):

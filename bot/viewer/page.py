@@ -45,6 +45,7 @@ def run_page(result: RunResult, *, redactor: Redactor = DEFAULT_REDACTOR) -> str
         f"<h1>{text(result.task)}</h1>",
         f'<p class="meta">Run <code>{text(result.run_id)}</code> · model <code>{text(result.model or "?")}</code>'
         f" · started {text(_when(result.started_at))}</p>",
+        _task_data(result, text),
         _outcome(result, text),
         f'<h2>Steps <span class="meta">({len(result.steps)})</span></h2>',
         '<ol class="steps">' + "".join(_step(result, step, text) for step in result.steps) + "</ol>"
@@ -78,6 +79,16 @@ def _document(title: str, body: str, text: _Text) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="referrer" content="no-referrer"><title>{text(title)} · OpsAgent</title>'
         f"<style>{STYLE}</style></head><body><main>{body}</main></body></html>"
+    )
+
+
+def _task_data(result: RunResult, text: _Text) -> str:
+    """What the task came with (an alert's details, an earlier answer), as the model saw it: data, not the task."""
+    if not result.task_data.strip():
+        return ""
+    label = "What the task came with (shown to the model as data, not instructions)"
+    return (
+        f'<section class="box" id="task-data"><p class="label">{label}</p><pre>{text(result.task_data)}</pre></section>'
     )
 
 

@@ -1,8 +1,8 @@
 """The runbooks that may apply to a task, named to the model in its first message: ids, titles and when to use.
 
-Every entry point (a mention, an alert, `opsagent investigate`, an evaluation) composes its task through
-`task_with_runbooks`, so the model starts knowing which runbooks exist without reading their bodies; the note
-is data, fenced as such by the kernel, and redacted like any text that reaches the model.
+Every entry point (a mention, an alert, `opsagent investigate`, an evaluation) adds `runbooks_note` to the data
+its run starts with, so the model starts knowing which runbooks exist without reading their bodies; the note is
+data, fenced as such by the kernel, and redacted like any text that reaches the model.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from kernel import DEFAULT_REDACTOR, Redactor, task_data
+from kernel import DEFAULT_REDACTOR, Redactor
 from opsagent_tools.runbooks.documents import Runbook
 from opsagent_tools.runbooks.library import RunbookLibrary
 
@@ -63,21 +63,13 @@ def runbook_note(
     return redactor.redact("\n".join(lines))
 
 
-async def task_with_runbooks(
-    task: str,
-    library: RunbookLibrary | None,
-    labels: Sequence[Mapping[str, str]] = (),
-    *,
-    about: str | None = None,
-) -> str:
-    """`task` with the note on the runbooks that may apply appended as task data; `task` itself when there is no
-    library or nothing matches. Runbooks are matched against `about` (default: the task), e.g. what a person
-    asked without the thread's history, and against each alert's `labels`."""
+async def runbooks_note(library: RunbookLibrary | None, task: str, labels: Sequence[Mapping[str, str]] = ()) -> str:
+    """The note on the runbooks that may apply to `task` (what a person asked, without a thread's history) or to
+    an alert's `labels`, for the data a run starts with; "" when there is no library or nothing matches."""
     if library is None:
-        return task
+        return ""
     index = await library.index(wait_s=NOTE_WAIT_S)
-    note = runbook_note(index.runbooks, task if about is None else about, labels)
-    return f"{task}\n\n{task_data(note)}" if note else task
+    return runbook_note(index.runbooks, task, labels)
 
 
 class _Mentions:

@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.alerts.payload import ALERT_TASK
 from fakes.slack_workspace import Message
 from kernel import text_turn
 from servers.alertmanager import running_alertmanager
@@ -153,11 +154,12 @@ def assert_thread_tells_the_alert(bot: AlertBot, top: Message, trace: dict) -> N
     assert "order-service answers 12% of requests with 5xx" in shown
     assert "*Severity:* critical" in shown
     assert "/graph?g0.expr=" in shown
-    assert trace["task"].startswith(f"Alertmanager reports the alert group {ALERTNAME} firing (severity critical)")
-    assert "service=order-service" in trace["task"]
+    assert trace["task"] == ALERT_TASK
+    assert trace["task_data"].startswith(f"Alert group {ALERTNAME} (severity critical).")
+    assert "service=order-service" in trace["task_data"]
     assert trace["stop_reason"] == "cancelled"
     texts = [m.text for m in bot.thread(top.ts)]
-    assert any(text.startswith("🔎 Investigating: Alertmanager reports the alert group") for text in texts)
+    assert f"🔎 Investigating: {ALERTNAME} firing (Alertmanager)" in texts
     assert f"✅ Resolved: Alertmanager reports {ALERTNAME} resolved" in texts
     assert "⏹ alertmanager stopped this investigation; pending approvals are void." in texts
     assert len(bot.alert_threads()) == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from kernel import Agent, ErrorKind, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
+from kernel import Agent, Budget, ErrorKind, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry, text_turn
 from opsagent_tools.actions.webhook import ActionWebhook, ActionWebhookSettings, action_tools
 from opsagent_tools.logs.files import FileLogSettings
 from opsagent_tools.logs.tools import LogsSettings, log_tools
@@ -57,3 +57,22 @@ async def test_a_model_that_obeys_the_planted_line_still_cannot_act_without_appr
         rollback = result.steps[1]
         assert rollback.error is ErrorKind.DENIED
         assert reason in rollback.observation
+
+
+async def test_what_a_task_comes_with_is_fenced_like_tool_output_and_kept_for_a_resume(tmp_path):
+    """An alert's annotation or an earlier answer is `data`: fenced in the first message, never the task, and a
+    resumed run shows it the same way (it is in the trace)."""
+    model = ScriptedModel([text_turn("search_logs", service="order-service")])
+    tools = tools_with_a_planted_log_line(tmp_path)
+    one_step = Agent(llm=model, tools=tools, budget=Budget(max_steps=1), salvage=False)
+    first = await one_step.run("why 5xx?", data=f"summary: {PLANTED}")
+    opening = model.requests[0].messages[0].content
+    start, end = opening.index(f"<data-{first.nonce}>"), opening.index(f"</data-{first.nonce}>")
+    assert opening.startswith("Task: why 5xx?\n")
+    assert start < opening.index("SYSTEM OVERRIDE") < end
+    assert first.task_data == f"summary: {PLANTED}"
+    again = ScriptedModel([text_turn("finish", answer="done")])
+    unfinished = first.model_copy(update={"stop_reason": "interrupted"})
+    resumed = await Agent(llm=again, tools=tools).resume(unfinished)
+    assert again.requests[0].messages[0].content == opening
+    assert resumed.task_data == first.task_data

@@ -180,3 +180,12 @@ async def test_the_first_stop_holds_with_its_own_detail(tools):
     assert trail(paused) == [ok, warned, *[ok] * 5, ("rollback_deployment", None), ok]
     assert [s.index for s in paused.pending_steps()] == [8]
     assert (paused.stop_reason, paused.detail) == (StopReason.AWAITING_APPROVAL, "")
+
+
+async def test_calls_past_the_step_budget_end_the_run_on_the_budget_not_as_failing_tools(tools, backend):
+    """500 calls in one turn: the 480 past the budget are not run, and not run is no failure of the tools."""
+    turn = native_turn(*(("query_metrics", {"service": f"svc-{n}"}) for n in range(500)))
+    result = await run(tools, [turn], budget=Budget(max_steps=20), salvage=False)
+    assert result.stop_reason is StopReason.MAX_STEPS
+    assert trail(result) == [("query_metrics", None)] * 20 + [("query_metrics", ErrorKind.NOT_RUN)] * 480
+    assert len(backend.metric_queries) == 20

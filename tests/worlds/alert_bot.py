@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.alerts.receiver import PATH, alertmanager_routes
+from bot.alerts.receiver import PATH, serve_alertmanager
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings
 from bot.app import SlackServices, create_app
 from bot.serve import start_http
@@ -106,7 +106,7 @@ async def running_alert_bot(
         services = await create_app(
             SlackSettings(post_interval_s=0), secrets, incident.agent_for, store=store, **options
         )
-        services.routes += alertmanager_routes(AlertmanagerSettings(channel=CHANNEL), services, {TOKEN_ENV: token})
+        serve_alertmanager(AlertmanagerSettings(channel=CHANNEL), services, {TOKEN_ENV: token})
         runner = await start_http(services, "127.0.0.1", 0, slack_events=False)
         await services.start()
         bot = AlertBot(slack, f"http://127.0.0.1:{runner.addresses[0][1]}", incident, services)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -12,7 +13,8 @@ from typing import Any
 import aiohttp
 
 from bot.app import SlackServices, create_app
-from bot.serve import start_http
+from bot.http_limits import HttpLimits
+from bot.serve import DEFAULT_LIMITS, start_http
 from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.store.factory import opened_store
@@ -35,8 +37,13 @@ from kernel import (
 from servers.local_server import free_port
 
 CHANNEL = "C0INCIDENT"
-ALICE, BOB, GUEST = "U0ALICE", "U0BOB", "U0GUEST"
-USERS = {ALICE: {"name": "alice"}, BOB: {"name": "bob"}, GUEST: {"name": "guest", "is_restricted": True}}
+ALICE, BOB, CAROL, GUEST = "U0ALICE", "U0BOB", "U0CAROL", "U0GUEST"
+USERS = {
+    ALICE: {"name": "alice"},
+    BOB: {"name": "bob"},
+    CAROL: {"name": "carol"},
+    GUEST: {"name": "guest", "is_restricted": True},
+}
 ROLLBACK = text_turn(
     "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
 )
@@ -52,9 +59,17 @@ async def temporary_store() -> AsyncIterator[RunStore]:
 
 
 def click_payload(
-    slack: SlackFake, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE
+    slack: SlackFake,
+    action_id: str,
+    value: str,
+    message_ts: str,
+    thread_ts: str,
+    *,
+    user: str = ALICE,
+    user_team: str | None = None,
 ) -> dict[str, Any]:
-    """A button click in the incident channel, as Slack sends it (with a working `response_url`)."""
+    """A button click in the incident channel, as Slack sends it (with a working `response_url`); `user_team`
+    is a Slack Connect clicker's own workspace."""
     return block_actions_payload(
         user,
         TEAM_ID,
@@ -64,6 +79,7 @@ def click_payload(
         action_id,
         value,
         response_url=slack.response_url(CHANNEL, message_ts, user=user),
+        user_team_id=user_team,
     )
 
 
@@ -103,6 +119,14 @@ class IncidentBot:
         prices = {model.model: self.price} if self.price is not None else {}
         policy = SideEffectPolicy(mode=SideEffectMode.FULL)
         return Agent(llm=model, tools=self.tools, policy=policy, confirm=confirm, prices=prices)
+
+
+def fenced(content: str) -> tuple[str, list[str]]:
+    """A message the model was shown, split into what it reads with authority (outside every data fence) and
+    the fenced parts, by the run's nonce (named at the end of the task message)."""
+    nonce = re.findall(r"<data-([0-9a-f]+)>", content)[-1]
+    parts = re.split(rf"<data-{nonce}>(.*?)</data-{nonce}>", content, flags=re.S)
+    return "".join(parts[0::2]), parts[1::2]
 
 
 def approval_id_in(message: Any) -> str | None:
@@ -173,8 +197,17 @@ class HttpHarness(ThreadWatcher):
         assert status == 200
         return ts
 
-    async def click(self, action_id: str, value: str, message_ts: str, thread_ts: str, *, user: str = ALICE) -> int:
-        payload = click_payload(self.slack, action_id, value, message_ts, thread_ts, user=user)
+    async def click(
+        self,
+        action_id: str,
+        value: str,
+        message_ts: str,
+        thread_ts: str,
+        *,
+        user: str = ALICE,
+        user_team: str | None = None,
+    ) -> int:
+        payload = click_payload(self.slack, action_id, value, message_ts, thread_ts, user=user, user_team=user_team)
         return await self.post(*signed_action(SIGNING_SECRET, payload))
 
 
@@ -187,18 +220,19 @@ async def running_app(
     settings: SlackSettings | None = None,
     start: bool = False,
     prepare: Callable[[SlackServices], None] | None = None,
+    limits: HttpLimits = DEFAULT_LIMITS,
     **options: Any,
 ) -> AsyncIterator[HttpHarness]:
     """The Slack app in HTTP mode on a free port over `store`, as `opsagent serve --http` wires it; `prepare`
     sees the services before the server starts (to add routes), `start` resumes saved runs and starts the
-    replica duties. Leaving the block shuts it down (saving its runs)."""
+    replica duties, `limits` are the HTTP server's. Leaving the block shuts it down (saving its runs)."""
     secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
     settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0)
     services = await create_app(settings, secrets, incident.agent_for, store=store, **options)
     if prepare is not None:
         prepare(services)
     port = free_port()
-    runner = await start_http(services, "127.0.0.1", port)
+    runner = await start_http(services, "127.0.0.1", port, limits=limits)
     harness = HttpHarness(slack, f"http://127.0.0.1:{port}", incident)
     harness.services = services
     if start:

@@ -55,10 +55,10 @@ async def test_a_firing_group_opens_a_thread_and_starts_an_investigation(bot: Al
     assert "<http://prometheus:9090/graph?g0.expr=rate%28http_requests_total%5B5m%5D%29&amp;g0.tab=1|source>" in shown
     trace = await bot.until(lambda: bot.trace(top.ts), "the run's trace in the thread", within=20)
     assert trace["stop_reason"] == "finish"
-    assert f"{ALERTNAME}" in trace["task"]
-    assert "pod=order-service-abcde" in trace["task"]
+    assert f"{ALERTNAME}" in trace["task_data"]
+    assert "pod=order-service-abcde" in trace["task_data"]
     thread_texts = [m.text for m in bot.thread(top.ts)]
-    assert any(text.startswith("🔎 Investigating: Alertmanager reports the alert group") for text in thread_texts)
+    assert f"🔎 Investigating: {ALERTNAME} firing (Alertmanager)" in thread_texts
     first_request = bot.incident.models[0].requests[0]
     assert f"firing since {STARTED.replace('Z', '+00:00')}" in first_request.messages[0].content
 
@@ -187,8 +187,8 @@ async def test_alert_text_is_escaped_and_redacted_before_slack_and_the_model(bot
     assert "<http://evil.example" not in shown
     trace = await bot.until(lambda: bot.trace(top.ts), "the run ends")
     assert "hunter2hunter2" not in shown
-    assert "hunter2hunter2" not in trace["task"]
-    assert "password=" in trace["task"]
+    assert "hunter2hunter2" not in trace["task_data"]
+    assert "password=" in trace["task_data"]
 
 
 async def test_credentials_in_the_alert_urls_reach_neither_slack_the_model_the_trace_nor_the_store(

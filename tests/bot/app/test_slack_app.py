@@ -15,7 +15,7 @@ from bot.slack.action_ids import APPROVE, DENY, STOP
 from fakes.slack_requests import app_mention_event, signed_event
 from fakes.slack_workspace import SIGNING_SECRET
 from kernel import text_turn
-from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK
+from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, fenced
 
 
 async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
@@ -129,9 +129,12 @@ async def test_a_follow_up_in_the_thread_knows_the_earlier_answer(harness, scrip
     await harness.mention("is it still the deploy?", thread_ts=ts)
     await harness.until(lambda: len(harness.models) == 2 and harness.models[1].calls == 1, "the follow-up run")
     first_message = harness.models[1].requests[0].messages[0].content
-    assert first_message.startswith("Task: is it still the deploy?")
-    assert "Earlier in this conversation you investigated: why 5xx?" in first_message
-    assert "**Root cause**: v2.14.0 (step 1)." in first_message
+    authority, data = fenced(first_message)
+    assert authority.startswith("Task: is it still the deploy?\n")
+    assert "Root cause" not in authority, "the earlier answer is model output: data, never the task"
+    [earlier] = [part for part in data if "Earlier in this conversation" in part]
+    assert "Earlier in this conversation you investigated: why 5xx?" in earlier
+    assert "**Root cause**: v2.14.0 (step 1)." in earlier
 
 
 async def test_a_429_storm_loses_nothing_and_keeps_the_order(harness, script):

@@ -113,10 +113,12 @@ async def test_interactive_follow_ups_carry_the_earlier_task_and_answer(tmp_path
         )  # fmt: skip
     assert ran.code == 0, ran
     asked = server.bodies[2]["messages"][-1]["content"]
-    assert asked.startswith(
-        "Task: and the gateway?\n\nEarlier in this conversation you investigated: order-service 5xx?\n"
+    task, fenced = asked.split("\n\n", 1)
+    assert task == "Task: and the gateway?", "the earlier answer is model output: data, never the task"
+    assert (
+        "Earlier in this conversation you investigated: order-service 5xx?\n"
         "Your answer then: **Root cause**: v2.14.0 cut the pool (step 1)."
-    )
+    ) in fenced.split("<data-", 1)[1], "the same follow-up data as a Slack thread's, fenced"
     assert ran.out.count("follow-up question (an empty line ends the session): ") == 2
     assert "The gateway only relays the 503s (step 1)." in ran.out
     traces = sorted((tmp_path / "traces").glob("*.json"))

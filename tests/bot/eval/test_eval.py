@@ -251,7 +251,7 @@ async def test_a_scenarios_runbooks_are_named_at_the_start_and_read_for_real():
     outcome = await run_scenario(
         scenario("runbook-names-the-query"), scripted_model(scenario("runbook-names-the-query"))
     )
-    assert "[payments/latency]" in outcome.result.task
+    assert "[payments/latency]" in outcome.result.task_data
     assert outcome.result.steps[0].observation.startswith("Runbook payments/latency: Payments latency above SLO")
 
 

@@ -254,9 +254,11 @@ async def test_a_run_that_fails_inside_opsagent_ends_for_good_and_says_so(run_st
             ts = await first.mention("order-service 5xx")
             await first.until(lambda: first.reacted(ts, "x"), "the run ends with ❌")
         result = uploaded_trace(slack, ts)
-        assert result.stop_reason is StopReason.CANCELLED
+        assert result.stop_reason is StopReason.INTERNAL_ERROR
         assert result.detail == "the run failed inside OpsAgent (RuntimeError); the logs have details"
-        assert "failed inside OpsAgent (RuntimeError)" in json.dumps([m.blocks for m in first.thread(ts)])
+        said = json.dumps([m.blocks for m in first.thread(ts)])
+        assert "failed inside OpsAgent (RuntimeError)" in said
+        assert "stopped by" not in said, "nobody stopped it: OpsAgent failed"
         assert (await run_store.run_in_thread(CHANNEL, ts)).status is RunStatus.FINISHED
         async with process(slack, run_store, incident) as second:
             assert second.services.investigations.active == {}  # nothing to resume

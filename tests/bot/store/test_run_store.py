@@ -1,6 +1,7 @@
 """The run store's conformance suite: every test runs on SQLite (a temporary file) and on a real PostgreSQL.
 
-Races use two store instances on one database (two connections, as two replicas would); time is an injected clock.
+Races use two store instances on one database (two connections, as two replicas would); time is an injected clock
+(the fixtures are in conftest.py).
 """
 
 from __future__ import annotations
@@ -24,34 +25,6 @@ from opsagent_tools.actions.journal import SideEffectState
 from samples.store_records import a_run, a_side_effect, an_approval
 
 RACES = 40
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/runs.db"
-    return await request.getfixturevalue("postgres").new_database()
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-async def store(store_url: str, clock: ManualClock):
-    opened = open_store(store_url, clock=clock)
-    await opened.migrate()
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
-async def replica(store: RunStore, store_url: str, clock: ManualClock):
-    """A second store on the same database: another replica."""
-    opened = open_store(store_url, clock=clock)
-    yield opened
-    await opened.close()
 
 
 async def raw_execute(url: str, sql: str) -> None:

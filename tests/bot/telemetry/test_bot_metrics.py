@@ -42,9 +42,9 @@ def exploding() -> ExplodingObserver:
 
 
 @pytest.fixture
-def app_options(exploding):
+def app_options(exploding, incident_bot):
     """The app observed by the failing observer and by the metrics, whose `/metrics` route it serves."""
-    metrics = BotMetrics()
+    metrics = BotMetrics(tools=incident_bot.tools)
     return {"observers": [exploding, metrics], "prepare": metrics.attach}
 
 

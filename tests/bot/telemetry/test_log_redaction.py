@@ -4,6 +4,7 @@ with near-miss text (token counts, trace ids) left exactly as it was."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 import structlog
@@ -17,10 +18,15 @@ SECRETS = (XOXB, GHP, SLACK_HOOK_PATH)
 
 @pytest.fixture
 def logging_as_configured():
-    """The CLI's logging for the test, and whatever was configured before restored after it."""
+    """The CLI's logging for the test, and whatever was configured before (structlog's, the standard library's
+    root logger) restored after it."""
     saved = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     yield configure_logging
     structlog.configure(**saved)
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 def failing_slack_call() -> None:
@@ -56,3 +62,18 @@ def test_a_token_in_an_exception_and_in_fields_is_masked_and_near_misses_stay(
         assert second["attempts"][0] == 3
     else:
         assert NEAR_MISS in err
+
+
+@pytest.mark.parametrize("name", ["aiohttp.server", "slack_bolt.AsyncApp", "asyncio"])
+def test_a_librarys_standard_logging_goes_through_the_same_redacting_lines(logging_as_configured, capsys, name):
+    logging_as_configured(json=True)
+    try:
+        failing_slack_call()
+    except ConnectionError:
+        logging.getLogger(name).exception("Error handling request from %s", "10.0.0.7")
+    logging.getLogger(name).info("below the library level: not written")
+    [line] = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert (line["logger"], line["level"], line["event"]) == (name, "error", "Error handling request from 10.0.0.7")
+    assert "failing_slack_call" in line["exception"], "the traceback is kept, inside the JSON line"
+    for secret in SECRETS:
+        assert secret not in json.dumps(line)

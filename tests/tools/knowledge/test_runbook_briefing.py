@@ -4,7 +4,7 @@ task data, from a task's words and an alert's labels (the Slack and Alertmanager
 from __future__ import annotations
 
 from kernel import Agent, ScriptedModel, ToolRegistry, text_turn
-from opsagent_tools.runbooks.briefing import MAX_NAMED, applicable_runbooks, runbook_note, task_with_runbooks
+from opsagent_tools.runbooks.briefing import MAX_NAMED, applicable_runbooks, runbook_note, runbooks_note
 from opsagent_tools.runbooks.documents import parse_runbook
 from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
 from samples.runbooks import TEXTS
@@ -57,21 +57,20 @@ def test_many_matches_are_capped_and_counted():
     assert note.endswith("- and 2 more that match: search_runbooks lists them")
 
 
-async def test_no_library_or_no_match_leaves_the_task_as_it_is():
+async def test_no_library_or_no_match_gives_no_note():
     library = RunbookLibrary(TextSource(TEXTS))
-    assert await task_with_runbooks("dns is flaky", None) == "dns is flaky"
-    assert await task_with_runbooks("dns is flaky", library) == "dns is flaky"
-    asked = await task_with_runbooks("history mentions checkout", library, about="dns is flaky")
-    assert asked == "history mentions checkout", "matched on what was asked, not the history"
+    assert await runbooks_note(None, "order-service 5xx") == ""
+    assert await runbooks_note(library, "dns is flaky") == ""
+    assert (await runbooks_note(library, "order-service 5xx")).startswith("Runbooks that may apply")
 
 
 async def test_the_model_reads_the_note_fenced_as_data_in_its_first_message():
-    task = await task_with_runbooks("order-service 5xx at 12%", RunbookLibrary(TextSource(TEXTS)))
+    task = "order-service 5xx at 12%"
+    note = await runbooks_note(RunbookLibrary(TextSource(TEXTS)), task)
     model = ScriptedModel([text_turn("finish", answer="done")])
-    result = await Agent(llm=model, tools=ToolRegistry()).run(task)
+    result = await Agent(llm=model, tools=ToolRegistry()).run(task, data=note)
     first = model.requests[0].messages[0].content
     fence_open, fence_close = f"<data-{result.nonce}>", f"</data-{result.nonce}>"
-    assert first.startswith("Task: order-service 5xx at 12%\n\n" + fence_open)
+    assert first.startswith("Task: order-service 5xx at 12%\n\n")
     assert first.index(fence_open) < first.index("[orders/5xx]") < first.index(fence_close)
-    assert "<task-data>" not in first
-    assert result.task == task, "the trace keeps the task as composed: a resumed run sees the same note"
+    assert (result.task, result.task_data) == (task, note), "the trace keeps both: a resumed run sees the same note"
