@@ -58,6 +58,7 @@ from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
 from kernel.stream_redaction import StreamRedactor
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure
+from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry, tool_from_function
 from kernel.trace import SCHEMA_VERSION, ApprovalRecord, RunResult, Step, load_trace
 
@@ -119,6 +120,7 @@ __all__ = [
     "SecretPattern",
     "SideEffectMode",
     "SideEffectPolicy",
+    "SourceLink",
     "Step",
     "StepCitations",
     "StepCompleted",
@@ -130,6 +132,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolFailure",
+    "ToolOutput",
     "ToolRegistry",
     "ToolSpec",
     "UnbackedAction",

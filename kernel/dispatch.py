@@ -46,6 +46,7 @@ from kernel.tool_errors import (
     StepError,
     ToolFailure,
 )
+from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry
 from kernel.wellformed import wellformed
 
@@ -62,6 +63,9 @@ class DispatchResult:
     error: StepError | None = None
     decision: Approved | Denied | Deferred | None = None
     ms: float = 0.0
+    headline: str = ""
+    """The outcome in one line for people, when the tool returned a `ToolOutput` with one (redacted)."""
+    links: tuple[SourceLink, ...] = ()
 
 
 class Dispatcher:
@@ -121,7 +125,7 @@ class Dispatcher:
                 return gate
             handler, outcome = gate
         result = await self._execute(tool, handler, kwargs)
-        result = DispatchResult(result.text, result.error, outcome, (time.perf_counter() - started) * 1000)
+        result = replace(result, decision=outcome, ms=(time.perf_counter() - started) * 1000)
         if tool.side_effect:
             log.info(
                 "side_effect_dispatched",
@@ -212,7 +216,17 @@ class Dispatcher:
         except Exception as exc:
             return self._exception(tool, exc)
         # Well-formed first: a log line's lone surrogate must not make the trace unwritable.
-        return DispatchResult(text=self._redactor.redact(wellformed(serialise_output(value))))
+        if isinstance(value, ToolOutput):
+            return DispatchResult(
+                text=self._clean(serialise_output(value.text)),
+                headline=self._clean(" ".join(value.headline.split())),
+                links=tuple(SourceLink(self._clean(link.label), self._clean(link.url)) for link in value.links),
+            )
+        return DispatchResult(text=self._clean(serialise_output(value)))
+
+    def _clean(self, text: str) -> str:
+        """Text as anyone may see it: well-formed, then redacted."""
+        return self._redactor.redact(wellformed(text))
 
     def _exception(self, tool: Tool, exc: Exception) -> DispatchResult:
         detail = self._redactor.redact(wellformed(str(exc))) or "(no message)"

@@ -184,6 +184,8 @@ class RunState:
             "error": outcome.error.kind if outcome.error else None,
             "ms": outcome.ms,
             "approval": approval,
+            "headline": outcome.headline,
+            "links": outcome.links,
         }
         return fields, LoopConfirmed(index) if looped else None
 

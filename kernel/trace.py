@@ -24,6 +24,7 @@ from kernel.hypothesis import Hypothesis
 from kernel.llm import LLMResponse
 from kernel.stop import StopReason
 from kernel.tool_errors import ErrorKind
+from kernel.tool_output import SourceLink
 
 SCHEMA_VERSION = 2
 """Bump on any incompatible change, and add the step up from the old version to `MIGRATIONS`."""
@@ -65,6 +66,10 @@ class Step:
     approval: ApprovalRecord | None = None
     hypothesis: Hypothesis | None = None
     """The working hypothesis the thought stated (a `Hypothesis: … (likely)` line), if any."""
+    headline: str = ""
+    """The outcome in one line for people, when the tool gave one (`ToolOutput.headline`)."""
+    links: tuple[SourceLink, ...] = ()
+    """Where a person sees this observation at its source (`ToolOutput.links`)."""
 
     @property
     def ok(self) -> bool:

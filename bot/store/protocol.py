@@ -11,7 +11,7 @@ from typing import Protocol, Self
 
 from bot.approvals.store import ApprovalStore
 from bot.audit.trail import AuditEvent
-from bot.store.records import AlertThread, RunRecord, RunStatus, SideEffectRecord
+from bot.store.records import AlertThread, FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
 from opsagent_tools.actions.journal import SideEffectState
 
 
@@ -118,6 +118,12 @@ class RunStore(ApprovalStore, Protocol):
     async def get_side_effect(self, key: str) -> SideEffectRecord | None: ...
 
     async def side_effects_for_run(self, run_id: str) -> list[SideEffectRecord]: ...
+
+    async def record_feedback(self, feedback: FeedbackRecord) -> None: ...
+
+    async def feedback_for(self, run_id: str) -> list[FeedbackRecord]: ...
+
+    async def rated_runs(self, *, limit: int = 1000) -> list[FeedbackRecord]: ...
 
     async def audit(self, event: AuditEvent) -> None: ...
 

@@ -1,4 +1,4 @@
-"""What the run store keeps: runs (status, owner, checkpoint), side effects and alert threads, as typed records.
+"""What the run store keeps: runs (status, owner, checkpoint), feedback, side effects and alert threads, typed.
 
 Shared by the store protocol, both SQL dialects and their callers; plain data with no database behind it.
 """
@@ -47,6 +47,26 @@ class RunRecord(BaseModel):
     updated_at: AwareDatetime
     stop_requested_by: str = ""
     """Who stopped the run (a Slack user id, or `alertmanager`), once someone has: the replica carrying it ends it."""
+
+
+class Rating(StrEnum):
+    """A person's verdict on a run's answer: the 👍/👎 on its final message."""
+
+    UP = "up"
+    DOWN = "down"
+
+
+class FeedbackRecord(BaseModel):
+    """One person's rating of one run's answer, the latest they gave, with the reason they wrote (if any)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    user: str
+    rating: Rating
+    reason: str = ""
+    """Why, in the person's words (from a 👎's reason), redacted like any text that reaches the store."""
+    at: AwareDatetime
 
 
 class SideEffectRecord(BaseModel):

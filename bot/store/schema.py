@@ -120,12 +120,20 @@ _RUN_SLOTS_AND_TASK_DATA = (
 """Each unfinished run holds one of `[access] max_concurrent_runs` slots (the index makes two runs in one slot
 impossible, on any replica); runs from before it hold none. And what a task comes with, fenced for the model."""
 
+_FEEDBACK = (
+    """CREATE TABLE feedback (
+        run_id TEXT NOT NULL, user_id TEXT NOT NULL, rating TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
+        at {ts} NOT NULL, PRIMARY KEY (run_id, user_id))""",
+)
+"""Each person's latest rating of a run's answer (Slack sends every change of the buttons; the last one stands)."""
+
 MIGRATIONS = (
     Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
     Migration(2, "alert groups and their threads", _ALERT_GROUPS),
     Migration(3, "a Stop recorded on its run", _STOP_REQUESTS),
     Migration(4, "one unfinished run per thread, across replicas", _ONE_OPEN_RUN_PER_THREAD),
     Migration(5, "runs hold a slot of the concurrency cap; the data a task comes with", _RUN_SLOTS_AND_TASK_DATA),
+    Migration(6, "each person's rating of a run's answer", _FEEDBACK),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

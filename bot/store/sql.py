@@ -15,12 +15,13 @@ from typing import Any
 from bot.approvals.store import ApprovalState, PendingApproval
 from bot.audit.trail import AuditEvent
 from bot.store.protocol import LeaseLostError, StoreAtCapacityError, StoreConflictError, Subscription
-from bot.store.records import AlertThread, RunRecord, RunStatus, SideEffectRecord
+from bot.store.records import AlertThread, FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
 from kernel import DEFAULT_REDACTOR
 from opsagent_tools.actions.journal import SideEffectState
 
 Row = dict[str, Any]
 
+_FEEDBACK_SELECT = "SELECT run_id, user_id, rating, reason, at FROM feedback"
 _RUN_COLUMNS = (
     "run_id, channel, thread_ts, requested_by, team_id, task, task_data, mention_ts, status, trace_json, owner, "
     "lease_until, created_at, updated_at, stop_requested_by"
@@ -305,6 +306,33 @@ class SqlRunStore(ABC):
         )
         return [SideEffectRecord.model_validate(row) for row in rows]
 
+    # Feedback.
+
+    async def record_feedback(self, feedback: FeedbackRecord) -> None:
+        """Keep a person's rating of a run, replacing their earlier one; a new rating without a reason keeps the
+        reason given with the same rating before (the buttons are clicked again; the reason came from a modal)."""
+        await self._execute(
+            "INSERT INTO feedback (run_id, user_id, rating, reason, at) VALUES ($1, $2, $3, $4, $5) "
+            "ON CONFLICT (run_id, user_id) DO UPDATE SET rating = excluded.rating, at = excluded.at, reason = CASE "
+            "WHEN excluded.reason <> '' THEN excluded.reason WHEN feedback.rating = excluded.rating "
+            "THEN feedback.reason ELSE '' END",
+            feedback.run_id,
+            feedback.user,
+            str(feedback.rating),
+            DEFAULT_REDACTOR.redact(feedback.reason),
+            feedback.at,
+        )
+
+    async def feedback_for(self, run_id: str) -> list[FeedbackRecord]:
+        """Everyone's latest rating of the run, oldest first."""
+        rows = await self._fetch(f"{_FEEDBACK_SELECT} WHERE run_id = $1 ORDER BY at, user_id", run_id)
+        return [_feedback(row) for row in rows]
+
+    async def rated_runs(self, *, limit: int = 1000) -> list[FeedbackRecord]:
+        """The latest ratings of any run, newest first: what `opsagent eval export --feedback` turns into scenarios."""
+        rows = await self._fetch(f"{_FEEDBACK_SELECT} ORDER BY at DESC, run_id, user_id LIMIT $1", limit)
+        return [_feedback(row) for row in rows]
+
     # Audit.
 
     async def audit(self, event: AuditEvent) -> None:
@@ -375,3 +403,9 @@ class SqlRunStore(ABC):
     def _approval_values(approval: PendingApproval) -> tuple[str, str, ApprovalState, datetime, str]:
         expires_at = as_utc(approval.expires_at)
         return approval.approval_id, approval.run_id, approval.state, expires_at, approval.model_dump_json()
+
+
+def _feedback(row: Any) -> FeedbackRecord:
+    return FeedbackRecord(
+        run_id=row["run_id"], user=row["user_id"], rating=row["rating"], reason=row["reason"], at=row["at"]
+    )

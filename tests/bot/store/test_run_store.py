@@ -18,7 +18,7 @@ from bot.approvals.store import ApprovalState
 from bot.audit.trail import AuditEvent
 from bot.store.factory import open_store, sqlite_path
 from bot.store.protocol import LeaseLostError, RunStore, SchemaVersionError, StoreConflictError, StoreUnavailableError
-from bot.store.records import AlertThread, RunStatus
+from bot.store.records import AlertThread, FeedbackRecord, Rating, RunStatus
 from bot.store.schema import LATEST_VERSION
 from fakes.clock import T0, ManualClock
 from opsagent_tools.actions.journal import SideEffectState
@@ -190,6 +190,32 @@ async def test_a_stop_request_is_kept_on_the_run_and_read_back_by_its_checkpoint
     await store.request_stop("r1", "<@U0BOB>")
     assert (await store.get_run("r1")).stop_requested_by == "<@U0BOB>"
     assert await store.checkpoint("r1", status=RunStatus.RUNNING, trace_json="{}", owner="replica-a") == "<@U0BOB>"
+
+
+async def test_feedback_is_each_persons_latest_rating_and_a_reason_survives_a_repeated_click(store: RunStore) -> None:
+    down = FeedbackRecord(run_id="r1", user="U0BOB", rating=Rating.DOWN, at=T0)
+    await store.record_feedback(down)
+    await store.record_feedback(
+        down.model_copy(update={"reason": "it was DNS; password=hunter2hunter2", "at": T0 + timedelta(1)})
+    )
+    await store.record_feedback(
+        down.model_copy(update={"at": T0 + timedelta(2)})
+    )  # the 👎 clicked again: the reason stays
+    await store.record_feedback(FeedbackRecord(run_id="r1", user="U0ALICE", rating=Rating.UP, at=T0 + timedelta(3)))
+    await store.record_feedback(FeedbackRecord(run_id="r2", user="U0BOB", rating=Rating.UP, at=T0 + timedelta(4)))
+    bob, alice = await store.feedback_for("r1")
+    assert (bob.user, bob.rating, bob.at) == ("U0BOB", Rating.DOWN, T0 + timedelta(2))
+    assert bob.reason == "it was DNS; password=[REDACTED:password]"
+    assert (alice.user, alice.rating, alice.reason) == ("U0ALICE", Rating.UP, "")
+    await store.record_feedback(bob.model_copy(update={"rating": Rating.UP, "reason": "", "at": T0 + timedelta(5)}))
+    changed = [f for f in await store.feedback_for("r1") if f.user == "U0BOB"]
+    assert [(f.rating, f.reason) for f in changed] == [(Rating.UP, "")], "a changed mind drops the old reason"
+    assert [(f.run_id, f.user) for f in await store.rated_runs()] == [
+        ("r1", "U0BOB"),
+        ("r2", "U0BOB"),
+        ("r1", "U0ALICE"),
+    ]
+    assert await store.feedback_for("r3") == []
 
 
 async def test_side_effects_begin_once_and_finish_only_from_executing(store: RunStore, clock: ManualClock) -> None:
