@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import quote, urlencode, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from kernel import SourceLink
 
@@ -47,6 +47,15 @@ class LinkSettings(BaseModel):
     """For local git clones: the repository's web page, `{repo}` standing for its configured name, in GitHub's
     layout (`…/blob/REF/PATH`, `…/compare/A...B`), e.g. https://github.example.com/acme/{repo}, or
     https://gitlab.example.com/acme/{repo}/- for GitLab. Unset: local clones have no links."""
+
+    @field_validator("prometheus_url", "grafana_url", "kibana_url", "git_web_url")
+    @classmethod
+    def _public_http_url(cls, url: str | None, info: ValidationInfo) -> str | None:
+        if url is not None and public_base(url) is None:
+            raise ValueError(
+                f"{info.field_name} must be an http(s) URL people can open, e.g. https://grafana.example.com"
+            )
+        return url
 
     def prometheus_base(self, metrics_url: str) -> str | None:
         """The public Prometheus for graph links: the configured one, else the metrics API's own address."""

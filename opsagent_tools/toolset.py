@@ -21,6 +21,7 @@ from opsagent_tools.changes.timeline import ChangeSource
 from opsagent_tools.check_result import CheckResult
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
+from opsagent_tools.links import LinkSettings
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.mcp import McpConnections, McpSettings
@@ -91,6 +92,7 @@ def build_tools(
     previews_only: bool = False,
     mcp: McpConnections | None = None,
     kube: KubeApi | None = None,
+    links: LinkSettings | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `runbooks` adds the runbook tools over that library
@@ -99,8 +101,10 @@ def build_tools(
     policy never sends an action (read_only, dry_run), so the action webhook needs no signing secret. `now`
     replaces the tools' clock (a replay pins the recorded one). `mcp`, once entered, adds the tools of the MCP
     servers that started (without it, `[tools.mcp]` adds none). `kube` replaces the cluster `[tools.kubernetes]`
-    names (the evaluation's, which is never called)."""
+    names (the evaluation's, which is never called). `links` (`[links]`) says where people see each observation at
+    its source; by default Prometheus' and GitHub's own pages, from the URLs above without credentials."""
     registry = ToolRegistry()
+    links = links or LinkSettings()
     now = now or settings.clock()
     lookback = timedelta(seconds=settings.discover.lookback_s)
     sources: list[DiscoverySource] = []
@@ -109,23 +113,23 @@ def build_tools(
         kube = KubeApi.from_settings(settings.kubernetes, environ)
     if settings.metrics is not None:
         metrics = metrics_client(settings.metrics)
-        for tool in metrics_tools(settings.metrics, client=metrics, now=now):
+        for tool in metrics_tools(settings.metrics, client=metrics, now=now, links=links):
             registry.add(tool)
         sources.append(PrometheusDiscovery(metrics, settings.metrics, now, lookback))
     if settings.logs is not None:
         backend = build_backend(settings.logs, environ)
-        for tool in log_tools(settings.logs, backend=backend, now=now):
+        for tool in log_tools(settings.logs, backend=backend, now=now, links=links):
             registry.add(tool)
         if (source := log_discovery(settings.logs, backend, now, lookback)) is not None:
             sources.append(source)
     if settings.repos is not None:
-        for tool in repo_tools(settings.repos):
+        for tool in repo_tools(settings.repos, links):
             registry.add(tool)
     if settings.kubernetes is not None:
         for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, now=now):
             registry.add(tool)
     if settings.changes is not None:
-        changes = _change_sources(settings.changes, settings, metrics, kube)
+        changes = _change_sources(settings.changes, settings, metrics, kube, links)
         registry.add(recent_changes_tool(settings.changes, changes, now=now))
     if runbooks is not None:
         for tool in runbook_tools(runbooks):
@@ -188,6 +192,7 @@ def _change_sources(
     settings: ToolsSettings,
     metrics: PrometheusClient | FileMetricsClient | None,
     kube: KubeApi | None,
+    links: LinkSettings | None = None,
 ) -> list[ChangeSource]:
     """The timeline's sources over the backends the other sections configure."""
     return change_sources(
@@ -197,6 +202,7 @@ def _change_sources(
         backends=build_backends(settings.repos) if settings.repos is not None else None,
         metrics=settings.metrics,
         metrics_client=metrics,
+        links=links,
     )
 
 
