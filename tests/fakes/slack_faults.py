@@ -24,6 +24,7 @@ class Fault:
 class RateLimit:
     per_second: float
     per_channel: bool
+    per_message: bool
     burst: int
     retry_after: int | None
     buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -72,12 +73,14 @@ class InjectedFaults:
         *,
         per_second: float = 1.0,
         per_channel: bool = True,
+        per_message: bool = False,
         burst: int = 1,
         retry_after: int | None = None,
     ) -> None:
         """Emulates a rate limit (by default chat.postMessage's ~1 msg/s per channel) with a token bucket on the
-        server's `clock`: a call beyond it gets HTTP 429 with `Retry-After` (whole seconds, at least 1)."""
-        self._limits[method] = RateLimit(per_second, per_channel, burst, retry_after)
+        server's `clock`: a call beyond it gets HTTP 429 with `Retry-After` (whole seconds, at least 1).
+        `per_message`: one bucket per message (`channel` and `ts`: chat.update's ~1 update/s per message)."""
+        self._limits[method] = RateLimit(per_second, per_channel, per_message, burst, retry_after)
 
     def hang(self, method: str, seconds: float, *, times: int | None = 1) -> None:
         """The next `times` calls to `method` (every call when None) wait `seconds` before being handled.
@@ -121,6 +124,8 @@ class InjectedFaults:
         if limit is None:
             return None
         key = str(params.get("channel") or params.get("channel_id") or "") if limit.per_channel else ""
+        if limit.per_message:
+            key = f"{params.get('channel')}/{params.get('ts')}"
         tokens, last = limit.buckets.get(key, (float(limit.burst), now))
         tokens = min(float(limit.burst), tokens + (now - last) * limit.per_second)
         if tokens >= 1.0:
