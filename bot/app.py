@@ -84,7 +84,7 @@ async def create_app(
     """
     client = web_client(secrets)
     auth = await client.auth_test()
-    outbox = Outbox(client, interval_s=settings.post_interval_s)
+    outbox = Outbox(client, interval_s=settings.post_interval_s, batch_s=settings.step_batch_s)
     updates = MessageUpdates(outbox)
     policy = ApproverPolicy(
         users=set(settings.approvers),

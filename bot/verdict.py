@@ -132,10 +132,13 @@ class Verdict:
 
     @property
     def title(self) -> str:
-        """The verdict in a few words: "Root cause found", "Likely cause", "Stopped: the deadline passed"."""
+        """The verdict in a few words: "Root cause found", "Likely cause", "Stopped: the deadline passed", "Stopped by
+        a user"."""
         if not self.ok:
-            verb = "Paused" if self.stop_reason is StopReason.AWAITING_APPROVAL else "Stopped"
-            return f"{verb}: {stop_reason_words(self.stop_reason, steps=self.usage.steps)}"
+            words = stop_reason_words(self.stop_reason, steps=self.usage.steps)
+            if self.stop_reason is StopReason.AWAITING_APPROVAL:
+                return f"Paused: {words}"
+            return words[0].upper() + words[1:] if words.startswith("stopped") else f"Stopped: {words}"
         match self.confidence:
             case Confidence.CONFIRMED:
                 return "Root cause found"

@@ -37,9 +37,9 @@ log = structlog.get_logger("opsagent.investigations")
 
 STATUS_TEXT = "is investigating…"
 ROUTINE_S = 10.0
-"""How stale the summary may get about routine progress (a step checked, the next call); a change of status, of
-the leading hypothesis, or the end is written as soon as Slack's limits allow. Each step has its own reply, so the
-summary need not follow every one (it would double the calls per step)."""
+"""How stale the summary may get about routine progress (a step checked, the next call, a reworded hypothesis); a
+change of status, a first hypothesis or a new confidence, and the end are written as soon as Slack's limits allow.
+The steps have their own replies, so the summary need not follow each one (it would double the calls per step)."""
 TraceLink = Callable[[str], str | None]
 """The URL of a run's trace page by run id (the trace viewer's signed link), or None for none."""
 SummaryPosted = Callable[[str], Awaitable[None]]
@@ -133,7 +133,8 @@ class RunThread:
         (`approval_ts`: that message)."""
         if step.call is not None and step.call.name == FINISH_TOOL and step.error is None:
             return  # the summary carries the answer
-        hypothesis_changed = step.hypothesis is not None and step.hypothesis != self._hypothesis
+        before = self._hypothesis
+        new_level = step.hypothesis is not None and (before is None or step.hypothesis.confidence != before.confidence)
         line = self._remember(step)
         self._running.pop(step.index, None)
         if line.status is StepStatus.WAITING:
@@ -147,7 +148,7 @@ class RunThread:
         else:
             message = step_message(line, self.step_url)
             self._post(message, merge_key=f"steps:{self.run_id}")
-        self._refresh(urgent=hypothesis_changed or line.status is StepStatus.WAITING)
+        self._refresh(urgent=new_level or line.status is StepStatus.WAITING)
 
     def finished(self, result: RunResult, *, stopped_by: str = "") -> None:
         """The end: the summary becomes the verdict (no Stop button), the last reply carries the trace file, and

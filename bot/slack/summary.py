@@ -137,7 +137,8 @@ def final_summary(
     if trace_url:
         facts.append(link(trace_url, "View trace"))
     blocks.append(context_block(" · ".join(facts)))
-    fallback = f"{_icon(verdict)} {verdict.title}: {verdict.summary or verdict.detail or verdict.task}"
+    said = verdict.summary if verdict.ok else verdict.detail if not stopped_by else ""
+    fallback = f"{_icon(verdict)} {verdict.title}" + (f": {said}" if said else "")
     return build_message(clip(fallback, 600), blocks, content_id(f"summary.{id_part(verdict.run_id)}.end", blocks))
 
 
@@ -146,16 +147,13 @@ def final_reply(verdict: Verdict, *, stopped_by: str = "") -> str:
     if verdict.ok:
         level = f" ({literal(verdict.confidence.value)})" if verdict.confidence is not None else ""
         return f"{_icon(verdict)} *{verdict.title}*{level} · the verdict is at the top of this thread."
-    who = f" by {user_ref(stopped_by)}" if stopped_by and verdict.stop_reason is StopReason.CANCELLED else ""
-    return f"{_icon(verdict)} *{literal(verdict.title)}*{who} · the top of this thread says what is known."
+    return f"{_icon(verdict)} *{_stopped(verdict, stopped_by)}* · the top of this thread says what is known."
 
 
 def _verdict_text(verdict: Verdict, step_url: StepUrl, stopped_by: str) -> str:
     if not verdict.ok:
-        title = literal(verdict.title)
-        if stopped_by and verdict.stop_reason is StopReason.CANCELLED:
-            title = f"Stopped by {user_ref(stopped_by)}"
-        elif verdict.detail:
+        title = _stopped(verdict, stopped_by)
+        if verdict.detail and not (stopped_by and verdict.stop_reason is StopReason.CANCELLED):
             title += f" — {literal(clip(one_line(verdict.detail, 600), 600))}"
         lines = [f"{_icon(verdict)} *{title}*"]
         if verdict.partial_answer:
@@ -170,6 +168,13 @@ def _verdict_text(verdict: Verdict, step_url: StepUrl, stopped_by: str) -> str:
     if verdict.root_cause:
         lines.append(f"*Root cause:* {_inline(verdict.root_cause)}")
     return "\n".join(lines)
+
+
+def _stopped(verdict: Verdict, stopped_by: str) -> str:
+    """Why a run did not finish, in mrkdwn: "Stopped by <@U…>" when someone stopped it, else its title."""
+    if stopped_by and verdict.stop_reason is StopReason.CANCELLED:
+        return f"Stopped by {user_ref(stopped_by)}"
+    return literal(verdict.title)
 
 
 def _claim_text(claim: Claim, step_url: StepUrl) -> str:

@@ -263,7 +263,7 @@ async def running_app(
     sees the services before the server starts (to add routes), `start` resumes saved runs and starts the
     replica duties, `limits` are the HTTP server's. Leaving the block shuts it down (saving its runs)."""
     secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
-    settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0)
+    settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0)
     services = await create_app(settings, secrets, incident.agent_for, store=store, **options)
     if prepare is not None:
         prepare(services)

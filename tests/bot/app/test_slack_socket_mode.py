@@ -72,7 +72,7 @@ async def socket_harness(script, run_store):
     async with SlackFake(users=USERS) as slack, SocketModeFake() as socket:
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=APP_TOKEN, api_url=slack.api_url)
         services = await create_app(
-            SlackSettings(approvers=[ALICE], post_interval_s=0), secrets, bot.agent_for, store=run_store
+            SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0), secrets, bot.agent_for, store=run_store
         )
         # The app's own client points at the Web API fake, which has no apps.connections.open: the
         # Socket Mode client gets a web client on the Socket Mode fake instead.

@@ -69,7 +69,9 @@ async def test_the_approval_follows_its_step_names_the_approvers_and_collapses_o
     ts = await harness.mention("roll back order-service")
     message, approval_id = await harness.until(lambda: harness.approval_message(ts), "the approval message")
     thread = harness.thread(ts)
-    step_index = next(i for i, m in enumerate(thread) if i > 1 and "query_metrics order-service" in json.dumps(m.blocks))
+    step_index = next(
+        i for i, m in enumerate(thread) if i > 1 and "query_metrics order-service" in json.dumps(m.blocks)
+    )
     assert thread.index(message) == step_index + 1, "the approval follows the step before it, and is its step"
     asked = json.dumps(message.blocks)
     assert f"*needs approval* from <@{ALICE}>, <!subteam^S0SRE1>" in asked, "real mentions: they are notified"

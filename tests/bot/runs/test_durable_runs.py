@@ -41,7 +41,7 @@ async def process(
     access: AccessSettings = NO_LIMITS,
 ) -> AsyncIterator[HttpHarness]:
     """One life of the bot: the app on its own port over the shared store; leaving the block shuts it down."""
-    settings = SlackSettings(approvers=[ALICE], post_interval_s=0, approval_ttl_s=ttl_s)
+    settings = SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0, approval_ttl_s=ttl_s)
     async with running_app(slack, incident, store, settings=settings, start=start, access=access) as harness:
         yield harness
 

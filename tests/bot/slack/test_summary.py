@@ -209,7 +209,7 @@ def test_a_stopped_run_says_so_first_with_who_stopped_it_and_what_it_knew():
         "❌ *Stopped: the step budget ran out — 20 of 20 &lt;b&gt;*"
     )
     assert final_reply(verdict_of(stopped), stopped_by="U0ALICE1") == (
-        "❌ *Stopped: stopped by a user* by <@U0ALICE1> · the top of this thread says what is known."
+        "❌ *Stopped by <@U0ALICE1>* · the top of this thread says what is known."
     )
 
 
@@ -277,12 +277,12 @@ def test_summaries_stay_within_limits(text: str, detail: str, partial: str) -> N
         Step(index=i, turn=i, call=ToolCall(name="q", args={"x": text}), observation=text, headline=text, thought=text)
         for i in range(1, 30)
     ]
-    many = tuple(Evidence(claim=text or "x", steps=(i,)) for i in range(1, 30))
+    many = tuple(Evidence(claim=text.strip() or "x", steps=(i,)) for i in range(1, 30))
     findings = Findings(
         summary=text,
         root_cause=text,
         evidence=many,
-        ruled_out=(RuledOut(hypothesis=text or "x"),),
+        ruled_out=(RuledOut(hypothesis=text.strip() or "x"),),
         next_steps=(text,) * 9,
     )
     assert_within_limits(final_summary(verdict_of(finished(findings, trace)), step_url=viewer))
