@@ -20,6 +20,7 @@ from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.audit.trail import AuditTrail
 from bot.listeners import register_listeners
 from bot.runs.active import RunObserver
+from bot.runs.feedback import FeedbackService
 from bot.runs.replica import ReplicaDuties, replica_id
 from bot.runs.service import AgentFactory, InvestigationService, TraceLink
 from bot.runs.topics import APPROVALS_TOPIC
@@ -28,6 +29,7 @@ from bot.slack.client import web_client
 from bot.slack.events_endpoint import SlackEventsEndpoint
 from bot.slack.outbox import Outbox
 from bot.slack.settings import SlackSecrets, SlackSettings
+from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore
 from bot.store.settings import LEASE_TTL_S
 from opsagent_tools.runbooks import RunbookLibrary
@@ -82,7 +84,8 @@ async def create_app(
     """
     client = web_client(secrets)
     auth = await client.auth_test()
-    outbox = Outbox(client, interval_s=settings.post_interval_s)
+    outbox = Outbox(client, interval_s=settings.post_interval_s, batch_s=settings.step_batch_s)
+    updates = MessageUpdates(outbox)
     policy = ApproverPolicy(
         users=set(settings.approvers),
         groups=set(settings.approver_groups),
@@ -92,7 +95,7 @@ async def create_app(
     )
     broker = ApprovalBroker(
         policy=policy,
-        ui=SlackApprovalUI(outbox),
+        ui=SlackApprovalUI(outbox, updates, approvers=policy.mentions()),
         directory=SlackDirectory(client),
         store=store,
         announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
@@ -102,6 +105,7 @@ async def create_app(
         agent_factory=agent_factory,
         client=client,
         outbox=outbox,
+        updates=updates,
         broker=broker,
         access=AccessPolicy(access or AccessSettings(), installing_team=auth["team_id"], clock=clock),
         store=store,
@@ -119,5 +123,6 @@ async def create_app(
     duties = ReplicaDuties(store=store, service=investigations, broker=broker)
     events = SlackEventsEndpoint(app, secrets.signing_secret)
     services = SlackServices(app, client, outbox, broker, investigations, duties, store, events)
-    register_listeners(app, investigations=investigations, broker=broker)
+    feedback = FeedbackService(store=store, client=client, audit=AuditTrail(store))
+    register_listeners(app, investigations=investigations, broker=broker, feedback=feedback)
     return services

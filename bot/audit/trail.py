@@ -56,6 +56,8 @@ class AuditKind(StrEnum):
     SIDE_EFFECT_STARTED = "side_effect_started"
     SIDE_EFFECT_DONE = "side_effect_done"
     SIDE_EFFECT_FAILED = "side_effect_failed"
+    FEEDBACK_GIVEN = "feedback_given"
+    """A person rated a run's verdict (👍/👎), or said why a 👎."""
 
 
 class AuditTrail:

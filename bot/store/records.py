@@ -47,6 +47,8 @@ class RunRecord(BaseModel):
     updated_at: AwareDatetime
     stop_requested_by: str = ""
     """Who stopped the run (a Slack user id, or `alertmanager`), once someone has: the replica carrying it ends it."""
+    summary_ts: str = ""
+    """The run's summary message in its thread, once posted: a resumed run (or its end) keeps updating that one."""
 
 
 class Rating(StrEnum):

@@ -127,6 +127,9 @@ _FEEDBACK = (
 )
 """Each person's latest rating of a run's answer (Slack sends every change of the buttons; the last one stands)."""
 
+_SUMMARY_MESSAGES = ("ALTER TABLE runs ADD COLUMN summary_ts TEXT NOT NULL DEFAULT ''",)
+"""Where each run's summary message is, so the process that resumes a run updates it rather than post another."""
+
 MIGRATIONS = (
     Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
     Migration(2, "alert groups and their threads", _ALERT_GROUPS),
@@ -134,6 +137,7 @@ MIGRATIONS = (
     Migration(4, "one unfinished run per thread, across replicas", _ONE_OPEN_RUN_PER_THREAD),
     Migration(5, "runs hold a slot of the concurrency cap; the data a task comes with", _RUN_SLOTS_AND_TASK_DATA),
     Migration(6, "each person's rating of a run's answer", _FEEDBACK),
+    Migration(7, "where each run's summary message is", _SUMMARY_MESSAGES),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
