@@ -24,6 +24,7 @@ from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kuberne
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.mcp import McpConnections, McpSettings
+from opsagent_tools.memory import IncidentMemory, similar_incidents_tool
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.discovery import PrometheusDiscovery
 from opsagent_tools.metrics.files import FileMetricsClient
@@ -91,6 +92,7 @@ def build_tools(
     previews_only: bool = False,
     mcp: McpConnections | None = None,
     kube: KubeApi | None = None,
+    memory: IncidentMemory | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `runbooks` adds the runbook tools over that library
@@ -99,7 +101,8 @@ def build_tools(
     policy never sends an action (read_only, dry_run), so the action webhook needs no signing secret. `now`
     replaces the tools' clock (a replay pins the recorded one). `mcp`, once entered, adds the tools of the MCP
     servers that started (without it, `[tools.mcp]` adds none). `kube` replaces the cluster `[tools.kubernetes]`
-    names (the evaluation's, which is never called)."""
+    names (the evaluation's, which is never called). `memory` adds `similar_incidents` over those past incidents
+    (the bot's run store)."""
     registry = ToolRegistry()
     now = now or settings.clock()
     lookback = timedelta(seconds=settings.discover.lookback_s)
@@ -130,6 +133,8 @@ def build_tools(
     if runbooks is not None:
         for tool in runbook_tools(runbooks):
             registry.add(tool)
+    if memory is not None:
+        registry.add(similar_incidents_tool(memory, now=now))
     if (discover := discover_tool(sources, settings.discover)) is not None:
         registry.add(discover)
     if settings.actions is not None:
