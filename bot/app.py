@@ -20,6 +20,7 @@ from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.audit.trail import AuditTrail
 from bot.listeners import register_listeners
 from bot.runs.active import RunObserver
+from bot.runs.memory import RunMemory
 from bot.runs.replica import ReplicaDuties, replica_id
 from bot.runs.service import AgentFactory, InvestigationService, TraceLink
 from bot.runs.topics import APPROVALS_TOPIC
@@ -50,9 +51,14 @@ class SlackServices:
     """HTTP routes besides `/slack/events` and `/healthz` that components add (served in both modes)."""
     body_limits: dict[str, int] = field(default_factory=dict)
     """Request body limits of routes that take more than the server's default (`/alertmanager`), by path."""
+    memory: RunMemory | None = None
+    """The memory of past incidents, when `[knowledge] memory` is on."""
 
     async def start(self) -> None:
-        """Resume the saved runs nobody carries, and start the replica's background duties."""
+        """Remember the finished runs not remembered yet, resume the saved runs nobody carries, and start the
+        replica's background duties."""
+        if self.memory is not None:
+            await self.memory.backfill()
         await self.duties.start()
 
     async def close(self, *, timeout_s: float) -> None:
@@ -73,16 +79,20 @@ async def create_app(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     trace_link: TraceLink | None = None,
     runbooks: RunbookLibrary | None = None,
+    memory: RunMemory | None = None,
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
     `store` keeps runs, approvals, de-dup keys, side effects and the audit log (migrated already);
     `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by;
-    `runbooks`: the library whose runbooks are named to the model at the start of each run.
+    `runbooks`: the library whose runbooks are named to the model at the start of each run; `memory`: the memory
+    of past incidents, which remembers each run as it finishes and links the threads of this workspace.
     """
     client = web_client(secrets)
     auth = await client.auth_test()
     outbox = Outbox(client, interval_s=settings.post_interval_s)
+    if memory is not None:
+        memory.link_threads(str(auth.get("url") or ""))
     policy = ApproverPolicy(
         users=set(settings.approvers),
         groups=set(settings.approver_groups),
@@ -110,6 +120,7 @@ async def create_app(
         observers=observers,
         trace_link=trace_link,
         runbooks=runbooks,
+        memory=memory,
     )
     app = AsyncApp(
         client=client,
@@ -118,6 +129,6 @@ async def create_app(
     )
     duties = ReplicaDuties(store=store, service=investigations, broker=broker)
     events = SlackEventsEndpoint(app, secrets.signing_secret)
-    services = SlackServices(app, client, outbox, broker, investigations, duties, store, events)
+    services = SlackServices(app, client, outbox, broker, investigations, duties, store, events, memory=memory)
     register_listeners(app, investigations=investigations, broker=broker)
     return services

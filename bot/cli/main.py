@@ -306,6 +306,7 @@ async def _serve(args: argparse.Namespace) -> int:
     # The Slack app, the store drivers and the evaluation load only for the commands that use them: every other
     # command starts without them (a second saved on each `opsagent check`).
     from bot.audit.trail import AuditTrail
+    from bot.runs.memory import RunMemory
     from bot.serve import serve_slack
     from bot.slack.settings import SlackSecrets
     from bot.store.factory import opened_store
@@ -316,7 +317,9 @@ async def _serve(args: argparse.Namespace) -> int:
     secrets = SlackSecrets.from_env()
     async with opened_store(settings.store.url) as store:
         journal = StoreActionJournal(store, AuditTrail(store))
-        async with opened_toolset(settings, journal=journal) as toolset:
+        knowledge = settings.knowledge
+        memory = RunMemory(store, days=knowledge.memory_days) if knowledge.memory else None
+        async with opened_toolset(settings, journal=journal, memory=memory) as toolset:
             for report in toolset.mcp.report():
                 log.info("mcp_server", server=report.name, ok=report.ok, detail=report.message)
 
@@ -333,6 +336,7 @@ async def _serve(args: argparse.Namespace) -> int:
                 host=args.host,
                 port=args.port,
                 runbooks=toolset.runbooks,
+                memory=memory,
             )
     return 0
 

@@ -21,6 +21,7 @@ from bot.approvals.broker import ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.runs.active import ActiveRun, RunObserver, stopped_by
 from bot.runs.durable import DurableRun, RunTakenOver
+from bot.runs.memory import RunMemory
 from bot.runs.saved import earlier_work, readable_trace
 from bot.runs.stopping import StopAnswer, StopPolicy
 from bot.runs.topics import STOPS_TOPIC
@@ -75,9 +76,12 @@ class InvestigationService:
         trace_link: TraceLink | None = None,
         redactor: Redactor = DEFAULT_REDACTOR,
         runbooks: RunbookLibrary | None = None,
+        memory: RunMemory | None = None,
     ) -> None:
         self._agent_factory = agent_factory
         self._runbooks = runbooks
+        self._memory = memory
+        """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
         self._client = client
         self._outbox = outbox
         self._broker = broker
@@ -191,6 +195,7 @@ class InvestigationService:
             requested_by=requested_by,
             task=text,
             task_data=data,
+            alert_labels=tuple(dict(alert) for alert in labels),
             mention_ts=mention_ts or "",
             status=RunStatus.RUNNING,
             owner=self.replica,
@@ -277,6 +282,7 @@ class InvestigationService:
         await self._release(record.run_id)
         await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason=str(reason), ok=False)
         self._thread(record).finished(ended, stopped_by=stopped)
+        await self._remember(record.run_id)
 
     def cancel(self, run_id: str, *, by: str) -> None:
         """Cancel a run of this process for a Stop by `by` (here, or relayed from another replica); it ends
@@ -347,6 +353,7 @@ class InvestigationService:
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )
             log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=result.usage.steps)
+            await self._remember(run.run_id)
         except asyncio.CancelledError:
             if run.taken_over:
                 log.warning("run_taken_over", replica=self.replica)
@@ -385,6 +392,18 @@ class InvestigationService:
         steps = len(trace.steps) if trace is not None else 0
         thread.interrupted(steps)
         await self._audit.record(AuditKind.RUN_INTERRUPTED, run_id=run.run_id, replica=self.replica, steps=steps)
+
+    async def _remember(self, run_id: str) -> None:
+        """Remember the finished run in the memory of past incidents; a failure is logged, never the run's (the
+        next start's backfill remembers it)."""
+        if self._memory is None:
+            return
+        try:
+            record = await self._store.get_run(run_id)
+            if record is not None:
+                await self._memory.remember(record)
+        except Exception as exc:
+            log.warning("incident_not_remembered", run_id=run_id, error=repr(exc)[:300])
 
     async def _release(self, run_id: str) -> None:
         try:
