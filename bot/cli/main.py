@@ -164,6 +164,20 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--args", default="{}", help="the arguments as a JSON object")
     call.set_defaults(handler=_tools_call)
 
+    memory = command("memory", "list the memory of past incidents, or forget some of it for good")
+    memory_commands = memory.add_subparsers(dest="memory_command", required=True, metavar="list|forget")
+    listed = memory_commands.add_parser("list", help="the remembered incidents, newest first", parents=[common])
+    listed.add_argument("--limit", type=int, default=50, help="how many to show (default 50)")
+    listed.add_argument("--json", action="store_true", help="print them as JSON")
+    listed.set_defaults(handler=_memory_list)
+    forgetting = memory_commands.add_parser(
+        "forget", help="forget one run's incident, or those older than DAYS (runs and audit stay)", parents=[common]
+    )
+    which = forgetting.add_mutually_exclusive_group(required=True)
+    which.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run whose incident to forget")
+    which.add_argument("--older-than", type=int, metavar="DAYS", help="forget every incident older than DAYS days")
+    forgetting.set_defaults(handler=_memory_forget)
+
     check = command("check", "validate the configuration, probe the model and reach each backend")
     check.set_defaults(handler=_check)
 
@@ -296,6 +310,22 @@ async def _tools_call(args: argparse.Namespace) -> int:
         outcome = await dispatcher.dispatch(call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call))
     print(outcome.text)
     return 1 if outcome.error else 0
+
+
+async def _memory_list(args: argparse.Namespace) -> int:
+    from bot.cli.memory import list_memory
+
+    print(await list_memory(_settings(args), limit=args.limit, as_json=args.json))
+    return 0
+
+
+async def _memory_forget(args: argparse.Namespace) -> int:
+    from bot.cli.memory import forget
+
+    if args.older_than is not None and args.older_than < 1:
+        raise ValueError("--older-than takes a number of days, 1 or more")
+    print(await forget(_settings(args), run_id=args.run_id, older_than_days=args.older_than))
+    return 0
 
 
 async def _check(args: argparse.Namespace) -> int:

@@ -144,6 +144,11 @@ class IncidentSql(ABC):
         )
         return await self._incidents(rows)
 
+    async def count_incidents(self) -> int:
+        """How many incidents are remembered."""
+        rows = await self._fetch("SELECT COUNT(*) AS remembered FROM incidents")
+        return int(rows[0]["remembered"])
+
     async def forget_incident(self, run_id: str) -> bool:
         """Forget one run's incident for good (its run and audit log stay); whether the run was known."""
         marked = await self._execute("UPDATE runs SET remembered = $2 WHERE run_id = $1", run_id, Remembered.FORGOTTEN)
