@@ -35,7 +35,7 @@ from bot.store.protocol import RunStore
 from bot.telemetry.metrics import BotMetrics
 from bot.telemetry.spans import spans_from_env
 from bot.viewer.server import TraceViewer
-from kernel import ToolRegistry
+from kernel import LLM, ToolRegistry
 from opsagent_tools.runbooks import RunbookLibrary
 
 log = structlog.get_logger("opsagent.serve")
@@ -80,12 +80,14 @@ async def serve_slack(
     port: int,
     runbooks: RunbookLibrary | None = None,
     memory: RunMemory | None = None,
+    drafter: LLM | None = None,
 ) -> None:
     """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start).
 
     `tools` are the ones `agent_factory` gives its agents: the metrics label only those. `runbooks`: the library
     the tools search, whose runbooks are named to the model at the start of each run. `memory`: the memory of past
-    incidents the tools search, which remembers each run as it finishes."""
+    incidents the tools search, which remembers each run as it finishes. `drafter`: the model that writes the
+    narrative of postmortem and status drafts."""
     viewer = TraceViewer.from_settings(settings.viewer, store) if settings.viewer is not None else None
     metrics = BotMetrics(tools=tools)
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
@@ -106,6 +108,7 @@ async def serve_slack(
             trace_link=viewer.link if viewer else None,
             runbooks=runbooks,
             memory=memory,
+            drafter=drafter,
         )
     metrics.attach(services)
     services.routes.extend(viewer.routes() if viewer else ())

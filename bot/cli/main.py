@@ -367,6 +367,7 @@ async def _serve(args: argparse.Namespace) -> int:
                 port=args.port,
                 runbooks=toolset.runbooks,
                 memory=memory,
+                drafter=llm,
             )
     return 0
 

@@ -20,6 +20,7 @@ from bot.access.policy import AccessPolicy, Admitted, Refused, RunRequest, autho
 from bot.approvals.broker import ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.runs.active import ActiveRun, RunObserver, stopped_by
+from bot.runs.drafts import DraftService, draft_asked
 from bot.runs.durable import DurableRun, RunTakenOver
 from bot.runs.memory import RunMemory
 from bot.runs.saved import earlier_work, readable_trace
@@ -77,11 +78,14 @@ class InvestigationService:
         redactor: Redactor = DEFAULT_REDACTOR,
         runbooks: RunbookLibrary | None = None,
         memory: RunMemory | None = None,
+        drafts: DraftService | None = None,
     ) -> None:
         self._agent_factory = agent_factory
         self._runbooks = runbooks
         self._memory = memory
         """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
+        self._drafts = drafts
+        """Makes the postmortem and status drafts asked for in a thread (“@opsagent postmortem”)."""
         self._client = client
         self._outbox = outbox
         self._broker = broker
@@ -131,6 +135,9 @@ class InvestigationService:
             answer = await self.request_stop(running.run_id, user=user, teams=author_teams(event))
             if not answer.stopped:
                 self._tell(channel, thread_ts, user, answer.text)
+            return None
+        if self._drafts is not None and (draft := draft_asked(text)) is not None:
+            self._drafts.asked(draft, channel=channel, thread_ts=thread_ts, latest=latest)
             return None
         if running is not None:
             self._reply(channel, thread_ts, STILL_RUNNING)
