@@ -1,4 +1,4 @@
-"""The `opsagent` command line: init, demo, investigate, replay, stats, eval, tools list/call, check, serve.
+"""The `opsagent` command line: init, demo, investigate, replay, stats, eval, tools, memory, postmortem, check, serve.
 
 Every command that runs the agent consumes the kernel's event stream, as the Slack bot does, and `tools call`
 goes through the very dispatch the agent uses. Whatever goes wrong, a person gets one clear line, never a
@@ -178,6 +178,14 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--older-than", type=int, metavar="DAYS", help="forget every incident older than DAYS days")
     forgetting.set_defaults(handler=_memory_forget)
 
+    postmortem = command("postmortem", "draft the postmortem of a run in the run store, as @opsagent postmortem does")
+    postmortem.add_argument("run_id", metavar="RUN_ID", help="the run (opsagent memory list shows run ids)")
+    postmortem.add_argument("--output", type=Path, help="write the Markdown draft to this file instead of stdout")
+    postmortem.add_argument(
+        "--facts-only", action="store_true", help="no model: only the recorded facts, the narrative left to people"
+    )
+    postmortem.set_defaults(handler=_postmortem)
+
     check = command("check", "validate the configuration, probe the model and reach each backend")
     check.set_defaults(handler=_check)
 
@@ -325,6 +333,14 @@ async def _memory_forget(args: argparse.Namespace) -> int:
     if args.older_than is not None and args.older_than < 1:
         raise ValueError("--older-than takes a number of days, 1 or more")
     print(await forget(_settings(args), run_id=args.run_id, older_than_days=args.older_than))
+    return 0
+
+
+async def _postmortem(args: argparse.Namespace) -> int:
+    from bot.cli.postmortem import postmortem_draft, write_draft
+
+    markdown = await postmortem_draft(_settings(args), args.run_id, facts_only=args.facts_only)
+    print(write_draft(markdown, args.output), end="" if args.output is None else "\n")
     return 0
 
 

@@ -26,7 +26,7 @@ SUMMARY_CHARS = 70
 
 async def list_memory(settings: Settings, *, limit: int, as_json: bool) -> str:
     """The remembered incidents, newest first, as a table (or JSON)."""
-    async with _existing_store(settings) as store:
+    async with existing_store(settings) as store:
         incidents = await store.incidents(limit=limit)
     if as_json:
         return json.dumps([incident.model_dump(mode="json") for incident in incidents], indent=2)
@@ -40,7 +40,7 @@ async def list_memory(settings: Settings, *, limit: int, as_json: bool) -> str:
 
 async def forget(settings: Settings, *, run_id: str | None, older_than_days: int | None) -> str:
     """Forget one run's incident, or every incident older than a number of days; what was done."""
-    async with _existing_store(settings) as store:
+    async with existing_store(settings) as store:
         if run_id is not None:
             if not await store.forget_incident(run_id):
                 raise ValueError(f"no run {run_id} in the run store: `opsagent memory list` shows the remembered ones")
@@ -73,7 +73,7 @@ async def memory_check(settings: Settings) -> CheckResult | None:
 
 
 @asynccontextmanager
-async def _existing_store(settings: Settings) -> AsyncIterator[RunStore]:
+async def existing_store(settings: Settings) -> AsyncIterator[RunStore]:
     """The configured run store, migrated like the bot migrates it; a SQLite file that does not exist is not made."""
     if (missing := _missing_file(settings.store.url)) is not None:
         raise ValueError(
