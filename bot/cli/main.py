@@ -141,7 +141,18 @@ def _parser() -> argparse.ArgumentParser:
     stats.set_defaults(handler=_stats)
 
     evaluate = command("eval", "score the agent on scenarios with recorded tool outputs (side effects always dry-run)")
-    evaluate.add_argument("scenarios", type=Path, metavar="SCENARIOS", help="a scenario file or a directory of them")
+    evaluate.add_argument(
+        "scenarios",
+        type=Path,
+        metavar="SCENARIOS",
+        help="a scenario file or a directory of them; or `export` with --feedback DIR",
+    )
+    evaluate.add_argument(
+        "--feedback",
+        type=Path,
+        metavar="DIR",
+        help="with `export`: write the run store's rated runs as scenario files in DIR",
+    )
     evaluate.add_argument(
         "--scripted", action="store_true", help="play each scenario's scripted turns instead of the configured model"
     )
@@ -256,6 +267,8 @@ async def _stats(args: argparse.Namespace) -> int:
 
 
 async def _eval(args: argparse.Namespace) -> int:
+    if args.feedback is not None or str(args.scenarios) == "export":
+        return await _eval_export(args)
     from bot.cli.eval_report import render_report as render_eval_report
     from bot.eval.run import run_evaluation, scripted_model
     from bot.eval.scenarios import load_scenarios
@@ -277,6 +290,24 @@ async def _eval(args: argparse.Namespace) -> int:
             (args.traces / f"{outcome.scenario.name}.json").write_text(outcome.result.to_json(), encoding="utf-8")
     print(json.dumps(report.to_dict(), indent=2) if args.json else render_eval_report(report))
     return 1 if report.failed else 0
+
+
+async def _eval_export(args: argparse.Namespace) -> int:
+    from bot.cli.memory import existing_store
+    from bot.eval.export import rated_scenarios, write_scenarios
+    from bot.eval.tools import catalogue_names
+
+    if str(args.scenarios) != "export" or args.feedback is None:
+        raise ValueError("to export rated runs as scenarios, run: opsagent eval export --feedback DIR")
+    async with existing_store(_settings(args)) as store:
+        texts, skipped = await rated_scenarios(store, catalogue_names())
+    written = write_scenarios(texts, args.feedback, catalogue_names())
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    print(f"exported {len(written)} rated run{'s' if len(written) != 1 else ''} as scenarios in {args.feedback}")
+    for path in written:
+        print(f"  {path}")
+    return 0
 
 
 async def _tools_list(args: argparse.Namespace) -> int:

@@ -117,7 +117,8 @@ async def run_scenario(
     tools = recorded_registry(scenario.recordings, scenario.repos, runbooks, mcp_tools=scenario.mcp_tools)
     # An unfinished run fails the path level whatever it could summarise: no salvage.
     agent = build_agent(settings, llm=llm, tools=tools, policy=EVAL_POLICY, salvage=False)
-    result = await agent.run(scenario.task, data=await runbooks_note(runbooks, scenario.task))
+    note = await runbooks_note(runbooks, scenario.task)
+    result = await agent.run(scenario.task, data="\n\n".join(part for part in (scenario.data, note) if part))
     scores = score_run(result, scenario.expect)
     return ScenarioOutcome(scenario, result, scores, scores.passed(min_score))
 

@@ -138,6 +138,8 @@ class Scenario(BaseModel):
     title: str = Field(min_length=1)
     task: str = Field(min_length=1)
     """The on-call's message that starts the investigation."""
+    data: str = ""
+    """What the task comes with (an alert's details, an earlier answer), fenced as data, as in production."""
     repos: list[str] = Field(min_length=1)
     """The repositories the repository tools offer (their description names them, as in production)."""
     mcp_tools: list[RecordedMcpTool] = Field(default_factory=list)
