@@ -21,6 +21,7 @@ from opsagent_tools.changes.timeline import ChangeSource
 from opsagent_tools.check_result import CheckResult
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
+from opsagent_tools.kubernetes.discovery import KubernetesDiscovery
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.mcp import McpConnections, McpSettings
@@ -48,7 +49,7 @@ class ActionsSettings(BaseModel):
 class ToolsSettings(BaseModel):
     """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.kubernetes]`, `[tools.changes]`,
     `[tools.actions]` and `[tools.mcp]` sections; each one left out disables its tools. `[tools.discover]` tunes
-    `discover`, which lists what the metric and log backends hold."""
+    `discover`, which lists what the metric and log backends and the cluster hold."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -127,6 +128,8 @@ def build_tools(
     if settings.kubernetes is not None:
         for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, now=now):
             registry.add(tool)
+        if kube is not None:
+            sources.append(KubernetesDiscovery(kube))
     if settings.changes is not None:
         changes = _change_sources(settings.changes, settings, metrics, kube)
         registry.add(recent_changes_tool(settings.changes, changes, now=now))
