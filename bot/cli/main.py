@@ -293,7 +293,7 @@ async def _eval(args: argparse.Namespace) -> int:
 
 
 async def _eval_export(args: argparse.Namespace) -> int:
-    from bot.cli.memory import existing_store
+    from bot.cli.stored import existing_store
     from bot.eval.export import rated_scenarios, write_scenarios
     from bot.eval.tools import catalogue_names
 

@@ -7,16 +7,13 @@ forgotten run is never remembered again. `opsagent check` reports the memory thr
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
-from pathlib import Path
-from urllib.parse import urlsplit
 
+from bot.cli.stored import existing_store, missing_file
 from bot.cli.tables import render_table
 from bot.settings import Settings
-from bot.store.factory import open_store, opened_store, sqlite_path
-from bot.store.protocol import RunStore, SchemaVersionError, StoreUnavailableError
+from bot.store.factory import open_store
+from bot.store.protocol import SchemaVersionError, StoreUnavailableError
 from bot.store.records import utc_now
 from opsagent_tools.check_result import CheckResult
 from opsagent_tools.memory import PastIncident
@@ -56,7 +53,7 @@ async def memory_check(settings: Settings) -> CheckResult | None:
     A SQLite store that does not exist yet is not created (the bot creates it); a store that cannot be read fails."""
     if not settings.knowledge.memory:
         return None
-    if (missing := _missing_file(settings.store.url)) is not None:
+    if (missing := missing_file(settings.store.url)) is not None:
         return CheckResult("memory", True, f"no run store at {missing} yet: `opsagent serve` creates it")
     store = open_store(settings.store.url)
     try:
@@ -70,25 +67,6 @@ async def memory_check(settings: Settings) -> CheckResult | None:
         await store.close()
     newest = f"; the newest finished {_ago(incidents[0].finished_at, utc_now())}" if incidents else ""
     return CheckResult("memory", True, f"{count} incidents remembered ({_retention(settings)}){newest}")
-
-
-@asynccontextmanager
-async def existing_store(settings: Settings) -> AsyncIterator[RunStore]:
-    """The configured run store, migrated like the bot migrates it; a SQLite file that does not exist is not made."""
-    if (missing := _missing_file(settings.store.url)) is not None:
-        raise ValueError(
-            f"no run store at {missing}: nothing is remembered yet (`opsagent serve` creates it), or set [store] url"
-        )
-    async with opened_store(settings.store.url) as store:
-        yield store
-
-
-def _missing_file(url: str) -> str | None:
-    """The path of a SQLite store whose file does not exist, else None."""
-    if urlsplit(url).scheme != "sqlite":
-        return None
-    path = sqlite_path(url)
-    return None if Path(path).is_file() else path
 
 
 def _row(incident: PastIncident, now: datetime) -> list[str]:

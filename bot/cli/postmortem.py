@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot.agent import build_llm
-from bot.cli.memory import existing_store
+from bot.cli.stored import existing_store
 from bot.runs.incident_facts import gather_facts
 from bot.runs.postmortem import draft_postmortem
 from bot.settings import Settings

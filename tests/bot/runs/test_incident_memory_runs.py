@@ -13,6 +13,9 @@ from fakes.slack_api import SlackFake
 from fakes.slack_workspace import TEAM_DOMAIN
 from kernel import Agent, Confidence, ScriptedModel, StopReason, ToolRegistry, text_turn
 from opsagent_tools.memory import similar_incidents_tool
+from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
+from opsagent_tools.runbooks.tools import runbook_tools
+from samples.runbooks import TEXTS
 from worlds.slack_bot import CHANNEL, USERS, IncidentBot, fenced, running_app, save_run
 
 VERDICT = text_turn(
@@ -143,3 +146,39 @@ async def test_a_run_is_remembered_by_its_alert_its_calls_and_its_checked_verdic
     assert not await RunMemory(run_store, days=30).remember(unfinished)
     unreadable = remembered_incident(record.model_copy(update={"trace_json": "{not json"}), None)
     assert (unreadable.outcome, unreadable.summary, unreadable.task) == (StopReason.INTERNAL_ERROR, "", "orders slow")
+
+
+async def test_an_investigation_uses_a_runbook_and_a_past_incident_and_says_so_with_links(run_store):
+    memory = RunMemory(run_store, days=180)
+    library = RunbookLibrary(TextSource(TEXTS))
+    past = [text_turn("query_metrics", "Why: the 5xx.", service="order-service"), VERDICT]
+    asked = [
+        text_turn("read_runbook", "Known: a runbook applies.", id="orders/5xx"),
+        text_turn("similar_incidents", "Why: seen before?", query="order-service 5xx", service="order-service"),
+        text_turn(
+            "finish",
+            answer="Runbook orders/5xx (step 1): https://grafana.example/d/orders. A past incident (step 2) had the "
+            "same signature: re-checked, not assumed.",
+        ),
+    ]
+    incident = bot_with_memory([past, asked], memory)
+    for tool in runbook_tools(library):
+        incident.tools.add(tool)
+    async with (
+        SlackFake(users=USERS) as slack,
+        running_app(slack, incident, run_store, memory=memory, runbooks=library) as harness,
+    ):
+        first = await harness.mention("order-service 5xx at 12%")
+        await harness.until(lambda: harness.reacted(first, "white_check_mark"), "the first run ends")
+        await remembered(run_store)
+        second = await harness.mention("order-service 5xx again")
+        await harness.until(lambda: harness.reacted(second, "white_check_mark"), "the second run ends")
+        finished = next(m for m in harness.thread(second) if "Investigation finished" in m.text)
+    trace = json.loads((await run_store.run_in_thread(CHANNEL, second)).trace_json)
+    runbook, similar = trace["steps"][0], trace["steps"][1]
+    assert runbook["observation"].startswith("Runbook orders/5xx: Order service 5xx")
+    link = f"https://{TEAM_DOMAIN}.slack.com/archives/{CHANNEL}/p{first.replace('.', '')}"
+    assert [entry["url"] for entry in similar["links"]] == [link]
+    shown = json.dumps(finished.blocks)
+    assert "https://grafana.example/d/orders" in shown
+    assert "A past incident (step 2) had the same signature" in shown
