@@ -30,6 +30,7 @@ from bot.cli.investigate import investigate
 from bot.cli.replay import render_report, replay_trace
 from bot.cli.session import INTERRUPTED_EXIT, exit_code, save_trace, warn_about_servers
 from bot.cli.stats import collect_stats, render_stats
+from bot.cli.store_commands import add_store_commands, eval_export
 from bot.cli.terminal import TerminalView
 from bot.cli.terminal_approval import TerminalApprover
 from bot.settings import Settings, load_settings
@@ -175,27 +176,7 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--args", default="{}", help="the arguments as a JSON object")
     call.set_defaults(handler=_tools_call)
 
-    memory = command("memory", "list the memory of past incidents, or forget some of it for good")
-    memory_commands = memory.add_subparsers(dest="memory_command", required=True, metavar="list|forget")
-    listed = memory_commands.add_parser("list", help="the remembered incidents, newest first", parents=[common])
-    listed.add_argument("--limit", type=int, default=50, help="how many to show (default 50)")
-    listed.add_argument("--json", action="store_true", help="print them as JSON")
-    listed.set_defaults(handler=_memory_list)
-    forgetting = memory_commands.add_parser(
-        "forget", help="forget one run's incident, or those older than DAYS (runs and audit stay)", parents=[common]
-    )
-    which = forgetting.add_mutually_exclusive_group(required=True)
-    which.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run whose incident to forget")
-    which.add_argument("--older-than", type=int, metavar="DAYS", help="forget every incident older than DAYS days")
-    forgetting.set_defaults(handler=_memory_forget)
-
-    postmortem = command("postmortem", "draft the postmortem of a run in the run store, as @opsagent postmortem does")
-    postmortem.add_argument("run_id", metavar="RUN_ID", help="the run (opsagent memory list shows run ids)")
-    postmortem.add_argument("--output", type=Path, help="write the Markdown draft to this file instead of stdout")
-    postmortem.add_argument(
-        "--facts-only", action="store_true", help="no model: only the recorded facts, the narrative left to people"
-    )
-    postmortem.set_defaults(handler=_postmortem)
+    add_store_commands(command, common)
 
     check = command("check", "validate the configuration, probe the model and reach each backend")
     check.set_defaults(handler=_check)
@@ -268,7 +249,7 @@ async def _stats(args: argparse.Namespace) -> int:
 
 async def _eval(args: argparse.Namespace) -> int:
     if args.feedback is not None or str(args.scenarios) == "export":
-        return await _eval_export(args)
+        return await eval_export(args)
     from bot.cli.eval_report import render_report as render_eval_report
     from bot.eval.run import run_evaluation, scripted_model
     from bot.eval.scenarios import load_scenarios
@@ -290,24 +271,6 @@ async def _eval(args: argparse.Namespace) -> int:
             (args.traces / f"{outcome.scenario.name}.json").write_text(outcome.result.to_json(), encoding="utf-8")
     print(json.dumps(report.to_dict(), indent=2) if args.json else render_eval_report(report))
     return 1 if report.failed else 0
-
-
-async def _eval_export(args: argparse.Namespace) -> int:
-    from bot.cli.stored import existing_store
-    from bot.eval.export import rated_scenarios, write_scenarios
-    from bot.eval.tools import catalogue_names
-
-    if str(args.scenarios) != "export" or args.feedback is None:
-        raise ValueError("to export rated runs as scenarios, run: opsagent eval export --feedback DIR")
-    async with existing_store(_settings(args)) as store:
-        texts, skipped = await rated_scenarios(store, catalogue_names())
-    written = write_scenarios(texts, args.feedback, catalogue_names())
-    for line in skipped:
-        print(f"skipped {line}", file=sys.stderr)
-    print(f"exported {len(written)} rated run{'s' if len(written) != 1 else ''} as scenarios in {args.feedback}")
-    for path in written:
-        print(f"  {path}")
-    return 0
 
 
 async def _tools_list(args: argparse.Namespace) -> int:
@@ -349,30 +312,6 @@ async def _tools_call(args: argparse.Namespace) -> int:
         outcome = await dispatcher.dispatch(call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call))
     print(outcome.text)
     return 1 if outcome.error else 0
-
-
-async def _memory_list(args: argparse.Namespace) -> int:
-    from bot.cli.memory import list_memory
-
-    print(await list_memory(_settings(args), limit=args.limit, as_json=args.json))
-    return 0
-
-
-async def _memory_forget(args: argparse.Namespace) -> int:
-    from bot.cli.memory import forget
-
-    if args.older_than is not None and args.older_than < 1:
-        raise ValueError("--older-than takes a number of days, 1 or more")
-    print(await forget(_settings(args), run_id=args.run_id, older_than_days=args.older_than))
-    return 0
-
-
-async def _postmortem(args: argparse.Namespace) -> int:
-    from bot.cli.postmortem import postmortem_draft, write_draft
-
-    markdown = await postmortem_draft(_settings(args), args.run_id, facts_only=args.facts_only)
-    print(write_draft(markdown, args.output), end="" if args.output is None else "\n")
-    return 0
 
 
 async def _check(args: argparse.Namespace) -> int:

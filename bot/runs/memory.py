@@ -102,6 +102,16 @@ class RunMemory:
         log.info("incident_remembered", run_id=record.run_id, kept=kept, aged_out=aged)
         return kept
 
+    async def remember_finished(self, run_id: str) -> None:
+        """Remember a run that has just finished; a failure is logged, never the run's (the next start's backfill
+        remembers it)."""
+        try:
+            record = await self._store.get_run(run_id)
+            if record is not None:
+                await self.remember(record)
+        except Exception as exc:
+            log.warning("incident_not_remembered", run_id=run_id, error=repr(exc)[:300])
+
     async def backfill(self) -> int:
         """Remember every finished run not remembered yet, oldest first; how many."""
         done: set[str] = set()

@@ -289,7 +289,8 @@ class InvestigationService:
         await self._release(record.run_id)
         await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason=str(reason), ok=False)
         self._thread(record).finished(ended, stopped_by=stopped)
-        await self._remember(record.run_id)
+        if self._memory is not None:
+            await self._memory.remember_finished(record.run_id)
 
     def cancel(self, run_id: str, *, by: str) -> None:
         """Cancel a run of this process for a Stop by `by` (here, or relayed from another replica); it ends
@@ -360,7 +361,8 @@ class InvestigationService:
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )
             log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=result.usage.steps)
-            await self._remember(run.run_id)
+            if self._memory is not None:
+                await self._memory.remember_finished(run.run_id)
         except asyncio.CancelledError:
             if run.taken_over:
                 log.warning("run_taken_over", replica=self.replica)
@@ -399,18 +401,6 @@ class InvestigationService:
         steps = len(trace.steps) if trace is not None else 0
         thread.interrupted(steps)
         await self._audit.record(AuditKind.RUN_INTERRUPTED, run_id=run.run_id, replica=self.replica, steps=steps)
-
-    async def _remember(self, run_id: str) -> None:
-        """Remember the finished run in the memory of past incidents; a failure is logged, never the run's (the
-        next start's backfill remembers it)."""
-        if self._memory is None:
-            return
-        try:
-            record = await self._store.get_run(run_id)
-            if record is not None:
-                await self._memory.remember(record)
-        except Exception as exc:
-            log.warning("incident_not_remembered", run_id=run_id, error=repr(exc)[:300])
 
     async def _release(self, run_id: str) -> None:
         try:
