@@ -1,12 +1,12 @@
-"""Suite (s), the Slack bot in HTTP mode: event-to-ack latency at 50 mentions/s, and Web API calls per agent step.
-
-Slack is `tests/fakes/slack_api.SlackFake`, a real HTTP server; runs use a scripted model and an instant tool.
+"""Suite (s), the Slack bot in HTTP mode: event-to-ack latency at 50 mentions/s, Web API calls per agent step, and
+the summary's updates against Slack's limits; Slack is `tests/fakes/slack_api.SlackFake`, a real HTTP server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -55,26 +55,31 @@ DRAIN_S = 15.0
 """How long to wait, once the last mention is acked, for every run to post its last reaction."""
 ACK_P99_TARGET_MS = 50.0
 CALLS_PER_STEP_TARGET = 1.2
+PACED_STEP_S = 1.5
+"""Each step of the paced investigation takes this long: slower than Slack's spacing of posts, as most are."""
 USER = "U0BENCH"
 ONCE_PER_PROCESS = ("auth.test",)
 """Calls made once in the app's life (Bolt's authorization on the first event), not by each run."""
 
 
-def _tools() -> ToolRegistry:
+def _tools(step_s: float = 0.0) -> ToolRegistry:
     tools = ToolRegistry()
 
     @tools.register
     async def probe(check: int) -> str:
-        """Run a health check; answers at once."""
+        """Run a health check; answers after `step_s`."""
+        await asyncio.sleep(step_s)
         return f"check {check}: ok"
 
     return tools
 
 
-def _factory(steps: int) -> Callable[[ConfirmHook], Agent]:
-    """A fresh scripted model per run: `steps` probes, then finish."""
-    tools, budget = _tools(), Budget(max_steps=steps + 5)
-    turns = [text_turn("probe", f"Check {i}.", check=i) for i in range(steps)]
+def _factory(steps: int, step_s: float = 0.0) -> Callable[[ConfirmHook], Agent]:
+    """A fresh scripted model per run: `steps` probes (each taking `step_s`, each third one stating a new working
+    hypothesis, which the summary shows at once), then finish."""
+    tools, budget = _tools(step_s), Budget(max_steps=steps + 5, max_seconds=steps * step_s + 300)
+    thoughts = [f"Check {i}." + (f"\nHypothesis: cause {i} (likely)" if i % 3 == 0 else "") for i in range(steps)]
+    turns = [text_turn("probe", thoughts[i], check=i) for i in range(steps)]
     turns.append(text_turn("finish", "Known: all.", answer=f"All {steps} checks passed; nothing is wrong."))
 
     def agent_for(confirm: ConfirmHook) -> Agent:
@@ -323,27 +328,38 @@ async def ack_latency(rate: int = RATE, seconds: int = SECONDS) -> dict[str, Any
 # --- (s2) Web API calls per agent step ------------------------------------------------------------------------
 
 
-async def calls_per_step(steps: int = LONG_STEPS) -> dict[str, Any]:
-    """(s2) One `steps`-step investigation (then finish) at the default per-channel spacing of messages (as in
-    production): every Web API call the fake got for it, per step."""
+async def calls_per_step(steps: int = LONG_STEPS, step_s: float = 0.0) -> dict[str, Any]:
+    """(s2) One `steps`-step investigation (then finish), each step taking `step_s`, at the default per-channel
+    spacing of messages (as in production): every Web API call the fake got for it, per step; and the summary's
+    updates against Slack's limits, which the fake enforces (one update a second per message, 50 a minute)."""
     channel = "C0INCIDENT"
-    async with (
-        SlackFake(users={USER: {"name": "bench"}}) as slack,
-        serving_app(slack.api_url, _factory(steps), post_interval_s=POST_INTERVAL_S) as (_, url),
-    ):
-        before = len(slack.calls)  # create_app's auth.test
-        ts, body, headers = _mention(slack, channel, "checkout 5xx at 12%, find the root cause")
-        async with aiohttp.ClientSession() as http, http.post(url, data=body, headers=headers) as response:
-            status = response.status
-        finished = await _until(lambda: finished_in_slack(slack, channel, ts), DRAIN_S)
-        await asyncio.sleep(0.2)  # anything the run posted after its last reaction is counted too
-        calls = slack.calls[before:]
+    async with SlackFake(users={USER: {"name": "bench"}}) as slack:
+        slack.rate_limit("chat.update", per_second=1.0, per_message=True, burst=1)
+        slack.rate_limit("chat.update", per_second=50 / 60, per_channel=False, burst=50)
+        async with serving_app(slack.api_url, _factory(steps, step_s), post_interval_s=POST_INTERVAL_S) as (_, url):
+            before = len(slack.calls)  # create_app's auth.test
+            ts, body, headers = _mention(slack, channel, "checkout 5xx at 12%, find the root cause")
+            async with aiohttp.ClientSession() as http, http.post(url, data=body, headers=headers) as response:
+                status = response.status
+            finished = await _until(lambda: finished_in_slack(slack, channel, ts), DRAIN_S + steps * step_s)
+            await _until(lambda: _summary_ended(slack, channel, ts), DRAIN_S)
+            await asyncio.sleep(0.2)  # anything the run posted after its last reaction is counted too
+            calls = slack.calls[before:]
     by_method = Counter(call.method for call in calls)
     per_run = sum(n for method, n in by_method.items() if method not in ONCE_PER_PROCESS)
     failed = [f"{call.method}: {call.status} {call.error}" for call in calls if not call.ok]
     truncated = sum(len(str(call.params.get("text") or "")) > MAX_TEXT for call in calls)
+    updates = [call for call in calls if call.method == "chat.update" and call.ok]
+    by_message: dict[str, list[float]] = {}
+    for call in updates:
+        by_message.setdefault(str(call.params.get("ts")), []).append(call.at)
+    gaps = [b - a for times in by_message.values() for a, b in itertools.pairwise(times)]
+    times = sorted(call.at for call in updates)
+    busiest = max((sum(1 for t in times if start <= t < start + 60) for start in times), default=0)
+    summary = slack.thread(channel, ts)[1] if len(slack.thread(channel, ts)) > 1 else None
     return {
         "steps": steps,
+        "step_s": step_s,
         "status": status,
         "finished": finished,
         "calls": len(calls),
@@ -355,15 +371,31 @@ async def calls_per_step(steps: int = LONG_STEPS) -> dict[str, Any]:
         "failed": failed,
         "truncated": truncated,
         "text_limit": MAX_TEXT,
+        "summary_updates": len(by_message.get(summary.ts, [])) if summary is not None else 0,
+        "updates": len(updates),
+        "min_update_gap_s": min(gaps) if gaps else None,
+        "updates_in_busiest_minute": busiest,
+        "refused_updates": sum(1 for call in calls if call.method == "chat.update" and call.status == 429),
         "target": CALLS_PER_STEP_TARGET,
         "pass": finished and len(calls) / steps <= CALLS_PER_STEP_TARGET,
         "errors_pass": finished and not failed and not truncated,
+        "limits_pass": finished and not failed and (not gaps or min(gaps) >= 1.0) and busiest <= 50,
     }
+
+
+def _summary_ended(slack: SlackFake, channel: str, ts: str) -> bool:
+    """The summary shows the verdict: its Stop button is gone."""
+    thread = slack.thread(channel, ts)
+    return len(thread) > 1 and not any(block.get("type") == "actions" for block in thread[1].blocks)
 
 
 async def slack(seconds: int = SECONDS) -> dict[str, Any]:
     """Both parts; the latency part sends for `seconds`."""
-    return {"ack": await ack_latency(seconds=seconds), "calls": await calls_per_step()}
+    return {
+        "ack": await ack_latency(seconds=seconds),
+        "calls": await calls_per_step(),
+        "paced": await calls_per_step(step_s=PACED_STEP_S),
+    }
 
 
 if __name__ == "__main__":

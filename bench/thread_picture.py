@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import sys
 import tempfile
@@ -39,6 +40,8 @@ from fakes.slack_workspace import BOT_USER_ID  # noqa: E402
 from worlds.slack_bot import CHANNEL, running_app, temporary_store  # noqa: E402
 
 PICTURE = ROOT / "docs" / "slack-thread.png"
+BEFORE_PX, BEFORE_MESSAGES = 4057, 12
+"""The demo thread as the bot posted it before the verdict-first thread (commit 41756eb), measured by this script."""
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 ONCALL, APPROVER = "U07MARIA1", "U07SAM42X"
@@ -78,14 +81,17 @@ async def demo_thread() -> Thread:
             SlackFake(users=users) as slack,
             DemoDeploymentWebhook() as webhook,
             temporary_store() as store,
-            running_app(slack, DemoBot(Path(root), webhook), store, settings=_settings()) as harness,
+            running_app(
+                slack, DemoBot(Path(root), webhook), store, settings=_settings(), trace_link=_viewer
+            ) as harness,
         ):
             ts = await harness.mention(DEMO_TASK, user=ONCALL)
             message, approval_id = await harness.until(lambda: harness.approval_message(ts), "the approval", 30)
             status = await harness.click(APPROVE, approval_id, message.ts, ts, user=APPROVER)
             assert status == 200, f"the click was answered {status}"
             await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the ✅ on the mention", 30)
-            await harness.until(lambda: any(m.files for m in slack.thread(CHANNEL, ts)), "the trace file", 10)
+            await harness.ended(ts, within=10)
+            await harness.until(lambda: _settled(slack.thread(CHANNEL, ts)), "every message in its final state", 10)
             thread = slack.thread(CHANNEL, ts)
             return Thread(
                 messages=[m.to_api() for m in thread],
@@ -93,8 +99,19 @@ async def demo_thread() -> Thread:
             )
 
 
+def _settled(thread: list[Any]) -> bool:
+    """No message still says it is running: the summary shows the verdict, the approval its outcome."""
+    return not any("running…" in json.dumps(m.blocks, ensure_ascii=False) for m in thread)
+
+
+def _viewer(run_id: str) -> str:
+    """The trace viewer's link to a run, as a deployment with `[viewer] public_url` has one."""
+    return f"https://opsagent.example.com/runs/{run_id}"
+
+
 def _settings() -> SlackSettings:
-    return SlackSettings(approvers=[APPROVER], post_interval_s=0)
+    """Production's [slack] settings (message spacing, steps batched), with the demo's approver."""
+    return SlackSettings(approvers=[APPROVER])
 
 
 @dataclass(frozen=True)
@@ -144,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(json=False)  # the bot's log lines on stderr; stdout is the measurement
     shot = asyncio.run(picture(args.output))
     print(f"{args.output}: thread {shot.height_px:.0f} px tall, {len(shot.message_heights)} messages")
+    print(f"  before: {BEFORE_PX} px, {BEFORE_MESSAGES} messages; after / before: {shot.height_px / BEFORE_PX:.2f}")
     for ts, height in shot.message_heights.items():
         print(f"  message {ts}: {height:.0f} px")
     return 0

@@ -1,7 +1,7 @@
 """A Slack thread as an HTML page, from the messages the bot posted (Slack's own message JSON, Block Kit included).
 
 It renders what a reader would see in Slack's thread pane: header, section (text, fields, accessory), context,
-actions (buttons), divider and image blocks, mrkdwn (bold, italic, strike, code, fences, quotes, links, mentions,
+actions (buttons), context actions (feedback buttons), divider and image blocks, mrkdwn (bold, italic, strike, code, fences, quotes, links, mentions,
 dates, emoji shortcodes), files and reactions, consecutive messages of one author grouped. Used for the README's
 picture (`python -m bench.thread_picture`) and to measure how tall a thread is; anything it cannot render is
 shown as such, never silently left out.
@@ -141,6 +141,9 @@ def render_block(block: Mapping[str, Any], directory: Directory) -> str:
         case "actions":
             elements = "".join(_element(e, directory) for e in block.get("elements", []))
             return f'<div class="block actions">{elements}</div>'
+        case "context_actions":
+            elements = "".join(_element(e, directory) for e in block.get("elements", []))
+            return f'<div class="block context-actions">{elements}</div>'
         case "divider":
             return '<hr class="block divider">'
         case "image":
@@ -158,6 +161,9 @@ def _element(element: Mapping[str, Any], directory: Directory) -> str:
             style = element.get("style", "default")
             label = _text(element.get("text"), directory)
             return f'<span class="button {html.escape(str(style))}">{label}</span>'
+        case "feedback_buttons":
+            thumbs = (element.get("positive_button", {}), element.get("negative_button", {}))
+            return "".join(f'<span class="icon-button">{_text(b.get("text"), directory)}</span>' for b in thumbs)
         case "mrkdwn" | "plain_text":
             return _text(element, directory)
         case "image":
@@ -289,6 +295,9 @@ header .channel { color: #616061; font-size: 13px; margin-left: 6px; }
           font-size: 13px; font-weight: 700; border: 1px solid rgba(29,28,29,.3); background: #fff; }
 .button.primary { background: #007a5a; border-color: #007a5a; color: #fff; }
 .button.danger { color: #e01e5a; border-color: rgba(224,30,90,.5); }
+.block.context-actions { display: flex; gap: 4px; margin: 4px 0; }
+.icon-button { display: inline-flex; align-items: center; height: 24px; padding: 0 6px; border-radius: 4px;
+               font-size: 13px; border: 1px solid rgba(29,28,29,.13); background: #fff; }
 .divider { border: 0; border-top: 1px solid #ddd; margin: 8px 0; }
 code { font: 12px/1.5 Monaco, Menlo, "DejaVu Sans Mono", monospace; color: #e01e5a; background: rgba(29,28,29,.04);
        border: 1px solid rgba(29,28,29,.13); border-radius: 3px; padding: 1px 3px; }

@@ -23,6 +23,7 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `access/`     who may start a run and how often: the admission policy, its ledger and settings (who may stop, too).
 - `approvals/`  the approval broker: who may approve, outcomes, the approval store, the user directory.
 - `audit/`      the append-only audit trail, written through a one-method sink.
+- `verdict.py`  one model of a run's result (verdict, evidence, steps) that Slack, the terminal and the viewer render.
 - `words.py`    plain-English words that every surface (Slack, viewer, terminal) uses for the same facts.
 
 The rooms' `__init__` modules import nothing (but `listeners`, Bolt's `register_listeners`), so a light command

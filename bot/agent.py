@@ -91,7 +91,13 @@ async def opened_toolset(
     previews_only = (policy or settings.policy).mode in PREVIEW_MODES
     async with McpConnections(settings.tools.mcp, environ) as mcp:
         tools = build_tools(
-            settings.tools, runbooks=runbooks, mcp=mcp, environ=environ, previews_only=previews_only, **options
+            settings.tools,
+            runbooks=runbooks,
+            mcp=mcp,
+            environ=environ,
+            previews_only=previews_only,
+            links=settings.links,
+            **options,
         )
         yield Toolset(tools, runbooks, mcp)
 

@@ -21,6 +21,7 @@ from bot.audit.trail import AuditTrail
 from bot.listeners import register_listeners
 from bot.runs.active import RunObserver
 from bot.runs.drafts import DraftService
+from bot.runs.feedback import FeedbackService
 from bot.runs.memory import RunMemory
 from bot.runs.replica import ReplicaDuties, replica_id
 from bot.runs.service import AgentFactory, InvestigationService, TraceLink
@@ -30,6 +31,7 @@ from bot.slack.client import web_client
 from bot.slack.events_endpoint import SlackEventsEndpoint
 from bot.slack.outbox import Outbox
 from bot.slack.settings import SlackSecrets, SlackSettings
+from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore
 from bot.store.settings import LEASE_TTL_S
 from kernel import LLM
@@ -99,7 +101,8 @@ async def create_app(
     """
     client = web_client(secrets)
     auth = await client.auth_test()
-    outbox = Outbox(client, interval_s=settings.post_interval_s)
+    outbox = Outbox(client, interval_s=settings.post_interval_s, batch_s=settings.step_batch_s)
+    updates = MessageUpdates(outbox)
     workspace_url = str(auth.get("url") or "")
     if memory is not None:
         memory.link_threads(workspace_url)
@@ -113,7 +116,7 @@ async def create_app(
     )
     broker = ApprovalBroker(
         policy=policy,
-        ui=SlackApprovalUI(outbox),
+        ui=SlackApprovalUI(outbox, updates, approvers=policy.mentions()),
         directory=SlackDirectory(client),
         store=store,
         announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
@@ -123,6 +126,7 @@ async def create_app(
         agent_factory=agent_factory,
         client=client,
         outbox=outbox,
+        updates=updates,
         broker=broker,
         access=AccessPolicy(access or AccessSettings(), installing_team=auth["team_id"], clock=clock),
         store=store,
@@ -144,5 +148,6 @@ async def create_app(
     services = SlackServices(
         app, client, outbox, broker, investigations, duties, store, events, memory=memory, drafts=drafts
     )
-    register_listeners(app, investigations=investigations, broker=broker)
+    feedback = FeedbackService(store=store, client=client, audit=AuditTrail(store))
+    register_listeners(app, investigations=investigations, broker=broker, feedback=feedback)
     return services

@@ -26,6 +26,7 @@ from bot.slack.settings import SlackSettings
 from bot.store.settings import StoreSettings
 from bot.viewer.settings import ViewerSettings
 from kernel import DEFAULT_REDACTOR, Budget, ContextPolicy, Pricing, SideEffectPolicy
+from opsagent_tools.links import LinkSettings
 from opsagent_tools.memory import MemorySettings
 from opsagent_tools.runbooks import RunbookSettings
 from opsagent_tools.toolset import ToolsSettings
@@ -77,6 +78,8 @@ class Settings(BaseSettings):
     """Read-only unless set: `mode = "dry_run" | "allowlist" | "full"`; side effects always need an approval."""
     context: ContextPolicy = Field(default_factory=ContextPolicy)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    links: LinkSettings = Field(default_factory=LinkSettings)
+    """Where people see each observation at its source: public Prometheus, Grafana, Kibana and git web addresses."""
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     """What the agent knows before it looks: `runbooks` (a directory) or `runbooks_git` (a repository kept in sync),
     and the memory of past incidents (`memory`, `memory_days`)."""

@@ -274,10 +274,14 @@ def serialise_output(value: Any) -> str:
 
 
 def _dry_run(tool: Tool) -> Any:
-    """A stand-in handler that reports what the side-effect tool would do, and does nothing."""
+    """A stand-in handler that reports what the side-effect tool would do, and does nothing. A preview that returns
+    a `ToolOutput` keeps its headline and links for people; the model reads its text behind the same prefix."""
 
-    async def dry_run(**kwargs: Any) -> str:
+    async def dry_run(**kwargs: Any) -> str | ToolOutput:
         would = await tool.preview(**kwargs) if tool.preview else {"tool": tool.name, "args": kwargs}
-        return f"[DryRun] Not executed (policy: dry_run). Would do: {serialise_output(would)}"
+        prefix = "[DryRun] Not executed (policy: dry_run). Would do: "
+        if isinstance(would, ToolOutput):
+            return replace(would, text=prefix + would.text)
+        return prefix + serialise_output(would)
 
     return dry_run

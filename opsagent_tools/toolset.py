@@ -22,6 +22,7 @@ from opsagent_tools.check_result import CheckResult
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
 from opsagent_tools.kubernetes.discovery import KubernetesDiscovery
+from opsagent_tools.links import LinkSettings
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.mcp import McpConnections, McpSettings
@@ -94,6 +95,7 @@ def build_tools(
     mcp: McpConnections | None = None,
     kube: KubeApi | None = None,
     memory: IncidentMemory | None = None,
+    links: LinkSettings | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
     at start-up, rather than in the middle of an incident. `runbooks` adds the runbook tools over that library
@@ -103,8 +105,10 @@ def build_tools(
     replaces the tools' clock (a replay pins the recorded one). `mcp`, once entered, adds the tools of the MCP
     servers that started (without it, `[tools.mcp]` adds none). `kube` replaces the cluster `[tools.kubernetes]`
     names (the evaluation's, which is never called). `memory` adds `similar_incidents` over those past incidents
-    (the bot's run store)."""
+    (the bot's run store). `links` (`[links]`) says where people see each observation at its source; by default
+    Prometheus' and GitHub's own pages, from the URLs above without credentials."""
     registry = ToolRegistry()
+    links = links or LinkSettings()
     now = now or settings.clock()
     lookback = timedelta(seconds=settings.discover.lookback_s)
     sources: list[DiscoverySource] = []
@@ -113,17 +117,17 @@ def build_tools(
         kube = KubeApi.from_settings(settings.kubernetes, environ)
     if settings.metrics is not None:
         metrics = metrics_client(settings.metrics)
-        for tool in metrics_tools(settings.metrics, client=metrics, now=now):
+        for tool in metrics_tools(settings.metrics, client=metrics, now=now, links=links):
             registry.add(tool)
         sources.append(PrometheusDiscovery(metrics, settings.metrics, now, lookback))
     if settings.logs is not None:
         backend = build_backend(settings.logs, environ)
-        for tool in log_tools(settings.logs, backend=backend, now=now):
+        for tool in log_tools(settings.logs, backend=backend, now=now, links=links):
             registry.add(tool)
         if (source := log_discovery(settings.logs, backend, now, lookback)) is not None:
             sources.append(source)
     if settings.repos is not None:
-        for tool in repo_tools(settings.repos):
+        for tool in repo_tools(settings.repos, links):
             registry.add(tool)
     if settings.kubernetes is not None:
         for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, now=now):
@@ -131,7 +135,7 @@ def build_tools(
         if kube is not None:
             sources.append(KubernetesDiscovery(kube))
     if settings.changes is not None:
-        changes = _change_sources(settings.changes, settings, metrics, kube)
+        changes = _change_sources(settings.changes, settings, metrics, kube, links)
         registry.add(recent_changes_tool(settings.changes, changes, now=now))
     if runbooks is not None:
         for tool in runbook_tools(runbooks):
@@ -196,6 +200,7 @@ def _change_sources(
     settings: ToolsSettings,
     metrics: PrometheusClient | FileMetricsClient | None,
     kube: KubeApi | None,
+    links: LinkSettings | None = None,
 ) -> list[ChangeSource]:
     """The timeline's sources over the backends the other sections configure."""
     return change_sources(
@@ -205,6 +210,7 @@ def _change_sources(
         backends=build_backends(settings.repos) if settings.repos is not None else None,
         metrics=settings.metrics,
         metrics_client=metrics,
+        links=links,
     )
 
 

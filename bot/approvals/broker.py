@@ -43,6 +43,11 @@ class ApproverPolicy(BaseModel):
     allow_self_approval: bool = False
     ttl_s: float = 900
 
+    def mentions(self) -> str:
+        """The approvers as Slack mentions (users, then user groups), which notify them: for messages."""
+        named = [f"<@{u}>" for u in sorted(self.users)] + [f"<!subteam^{g}>" for g in sorted(self.groups)]
+        return ", ".join(named) or "none are configured"
+
 
 class ApprovalUI(Protocol):
     """How the broker shows approvals in Slack; the Slack app implements it."""
@@ -305,10 +310,7 @@ class ApprovalBroker:
 
     def approvers(self) -> str:
         """The configured approvers as Slack mentions (users and user groups), for messages."""
-        named = [f"<@{u}>" for u in sorted(self._policy.users)] + [
-            f"<!subteam^{g}>" for g in sorted(self._policy.groups)
-        ]
-        return ", ".join(named) or "none are configured"
+        return self._policy.mentions()
 
     async def void_run(
         self, run_id: str, reason: str, *, by: str = BROKER_USER, keep: frozenset[str] = frozenset()

@@ -60,6 +60,8 @@ class AuditKind(StrEnum):
     """An Alertmanager group opened a thread (and started its run): when its alerts started."""
     ALERT_RESOLVED = "alert_resolved"
     """Alertmanager reported the group resolved: when its alerts ended."""
+    FEEDBACK_GIVEN = "feedback_given"
+    """A person rated a run's verdict (👍/👎), or said why a 👎."""
 
 
 class AuditTrail:

@@ -172,7 +172,8 @@ def demo_script() -> ScriptedModel:
             text_turn(
                 "search_logs",
                 "Known: the gateway returns 503s on upstream connection timeouts to order-service "
-                "(step 2). Missing: what order-service itself says. Why: the cause is upstream.",
+                "(step 2). Missing: what order-service itself says. Why: the cause is upstream.\n"
+                "Hypothesis: order-service fails behind the gateway (likely)",
                 service="order-service",
                 since="15m",
                 level="info",
@@ -181,7 +182,7 @@ def demo_script() -> ScriptedModel:
                 "compare_refs",
                 "Known: v2.14.0 rolled out just before the jump, and order-service cannot get "
                 "database connections: the pool is full (step 3). Missing: what v2.14.0 changed. Why: the deploy "
-                "lines up with the onset.",
+                "lines up with the onset.\nHypothesis: v2.14.0 exhausted order-service's database pool (likely)",
                 base="v2.13.2",
                 head="v2.14.0",
             ),
@@ -196,23 +197,33 @@ def demo_script() -> ScriptedModel:
                 "rollback_deployment",
                 "Known: v2.14.0 cut the pool from 50 to 10 connections (steps 4-5), "
                 "10 are in use with ~190 requests waiting (step 3), and the gateway times out (step 2). Why: rolling "
-                "back restores the pool fastest.",
+                "back restores the pool fastest.\nHypothesis: v2.14.0's pool cut causes the 5xx (confirmed)",
                 service="order-service",
                 to_version="v2.13.2",
             ),
             text_turn(
                 "finish",
-                answer=(
-                    "**Root cause**: deploy v2.14.0 of order-service (about 11 minutes ago) set `pool.max_size` in "
-                    "`config/database.yaml` from 50 to 10 (steps 4-5). All 10 connections are busy and requests queue for a "
-                    "connection until the 30 s timeout (step 3), so the gateway's upstream requests to order-service time out "
-                    "and it answers 503 (step 2): 5xx went from 0.1% to 12% within three minutes of the rollout (step 1).\n"
-                    "**Confidence**: high: the timing, the pool-exhaustion logs and the config diff agree.\n"
-                    "**Action**: a rollback of order-service to v2.13.2 was proposed for approval (step 6; its outcome is "
-                    "recorded there).\n"
-                    "**Recommendations**: restore `max_size: 50` (or size pgbouncer to match) before re-deploying; alert on "
-                    "`db_pool_pending_requests > 0` for 2 minutes; add a config check that flags pool-size cuts."
+                "Known: the deploy, the pool cut, the pool exhaustion and the 503s line up (steps 1-5).",
+                summary=(
+                    "Deploy v2.14.0 of order-service cut its database pool from 50 to 10 connections: requests queue "
+                    "for a connection until they time out, and the gateway answers 503."
                 ),
+                root_cause="`pool.max_size` in `config/database.yaml` went from 50 to 10 in v2.14.0, about 11 minutes ago.",
+                confidence="confirmed",
+                evidence=[
+                    {"claim": "5xx went from 0.1% to 12% within three minutes of the v2.14.0 rollout", "steps": [1]},
+                    {"claim": "the gateway answers 503 on upstream timeouts to order-service", "steps": [2]},
+                    {"claim": "all 10 pool connections are busy and ~190 requests wait for one", "steps": [3]},
+                    {"claim": "v2.14.0 changed `max_size: 50` to `max_size: 10`", "steps": [4, 5]},
+                ],
+                ruled_out=[
+                    {"hypothesis": "a fault in the gateway: it relays order-service's timeouts", "steps": [2, 3]}
+                ],
+                next_steps=[
+                    "restore `max_size: 50` (or size pgbouncer to match) before re-deploying",
+                    "alert on `db_pool_pending_requests > 0` for 2 minutes",
+                    "add a config check that flags pool-size cuts",
+                ],
             ),
         ]
     )

@@ -20,6 +20,7 @@ from rich.padding import Padding
 from rich.spinner import Spinner
 from rich.text import Text
 
+from bot.verdict import Verdict, usage_facts, verdict_of
 from kernel import FINISH_TOOL, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
 
 EXCERPT_CHARS = 1500
@@ -63,7 +64,8 @@ def activity(event: Event) -> str:
 
 
 def render_step(step: Step) -> RenderableType:
-    """A completed step: status, call and time, then the thought, the approval and an excerpt of the observation."""
+    """A completed step: status, call and time, then the thought, the approval, the outcome in one line and its
+    source links, and an excerpt of the observation."""
     mark = Text("✗ ", style="bold red") if step.error else Text("✓ ", style="bold green")
     call = printable(step.call.render()) if step.call else "(no usable action)"
     head = Text.assemble(mark, (f"step {step.index} ", "bold"), call, (f" · {step.ms:.0f} ms", "dim"))
@@ -74,6 +76,10 @@ def render_step(step: Step) -> RenderableType:
         lines.append(_labelled("thought", step.thought, "italic dim"))
     if step.approval:
         lines.append(_labelled("approval", f"{step.approval.decision} by {step.approval.by or '-'}", "yellow"))
+    if step.headline:
+        lines.append(_labelled("outcome", step.headline, "bold"))
+    if step.links:
+        lines.append(_labelled("see", "  ".join(f"{link.label}: {link.url}" for link in step.links), "cyan"))
     observation = step.observation
     if len(observation) > EXCERPT_CHARS:
         observation = (
@@ -84,23 +90,46 @@ def render_step(step: Step) -> RenderableType:
 
 
 def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
-    """The end of a run: the answer as Markdown, or an explicit failure with its reason and best answer so far."""
-    usage = result.usage
-    parts = [f"{usage.steps} steps", f"{usage.prompt_tokens:,} prompt tokens"]
-    if priced:
-        parts.append(f"${usage.cost_usd:.4f}")
-    parts += [f"{usage.elapsed_s:.1f} s", f"stop: {result.stop_reason}"]
-    footer = Text(" · ".join(parts), style="dim")
-    if result.ok:
-        answer = Padding(markdown(result.answer or ""), (0, 0, 0, 2))
-        return Group(Text("■ finished", style="bold green"), answer, footer)
-    detail = f" ({printable(result.detail)})" if result.detail else ""
-    lines: list[RenderableType] = [Text(f"■ FAILED: {result.stop_reason}{detail}", style="bold red")]
-    if result.partial_answer:
-        lines.append(Text("  Not a final answer. What the agent knew when it stopped:", style="yellow"))
-        lines.append(Padding(markdown(result.partial_answer), (0, 0, 0, 4)))
-    lines.append(footer)
-    return Group(*lines)
+    """The end of a run: the verdict (`bot.verdict`, as Slack and the viewer show it), or an explicit failure with
+    its reason and best answer so far; then what the run took."""
+    verdict = verdict_of(result)
+    footer = Text(" · ".join([*usage_facts(verdict, priced=priced), f"stop: {result.stop_reason}"]), style="dim")
+    if not verdict.ok:
+        detail = f" ({printable(result.detail)})" if result.detail else ""
+        lines: list[RenderableType] = [Text(f"■ FAILED: {result.stop_reason}{detail}", style="bold red")]
+        if verdict.partial_answer:
+            lines.append(Text("  Not a final answer. What the agent knew when it stopped:", style="yellow"))
+            lines.append(Padding(markdown(verdict.partial_answer), (0, 0, 0, 4)))
+        return Group(*lines, *_actions(verdict), footer)
+    level = f" · confidence {verdict.confidence_words}" if verdict.confidence_words else ""
+    lines = [Text(f"■ finished · {verdict.title}{level}", style="bold green")]
+    if verdict.prose:
+        lines.append(Padding(markdown(verdict.prose), (0, 0, 0, 2)))
+    else:
+        lines.append(Padding(Text(printable(verdict.summary), style="bold"), (0, 0, 0, 2)))
+        if verdict.root_cause:
+            lines.append(_labelled("root cause", verdict.root_cause, ""))
+    for title, claims in (("evidence", verdict.evidence), ("ruled out", verdict.ruled_out)):
+        for claim in claims:
+            cited = (
+                f" (step{'s' if len(claim.steps) > 1 else ''} {', '.join(map(str, claim.steps))})"
+                if claim.steps
+                else ""
+            )
+            shown = claim.text + cited if claim.supported else f"UNSUPPORTED ({claim.problem}): {claim.text}{cited}"
+            lines.append(_labelled(title, shown, "" if claim.supported else "yellow"))
+    lines += [_labelled("next", step, "") for step in verdict.next_steps]
+    lines += _actions(verdict)
+    lines += [_labelled("claimed, not done", claim, "yellow") for claim in verdict.claimed_not_taken]
+    return Group(*lines, footer)
+
+
+def _actions(verdict: Verdict) -> list[RenderableType]:
+    """The side effects that ran, with who approved them (from the trace)."""
+    return [
+        _labelled("action", f"{a.call} · approved by {a.approved_by} · {'' if a.ok else 'FAILED: '}{a.outcome}", "")
+        for a in verdict.actions
+    ]
 
 
 def markdown(text: str) -> Markdown:

@@ -8,14 +8,18 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from bot.approvals.broker import ApprovalBroker
-from bot.listeners import actions, events
+from bot.listeners import actions, events, views
+from bot.runs.feedback import FeedbackService
 from bot.runs.service import InvestigationService
 
 
-def register_listeners(app: AsyncApp, *, investigations: InvestigationService, broker: ApprovalBroker) -> None:
-    """Register the event and action listeners on `app`."""
+def register_listeners(
+    app: AsyncApp, *, investigations: InvestigationService, broker: ApprovalBroker, feedback: FeedbackService
+) -> None:
+    """Register the event, action and view listeners on `app`."""
     events.register(app, investigations=investigations)
-    actions.register(app, investigations=investigations, broker=broker)
+    actions.register(app, investigations=investigations, broker=broker, feedback=feedback)
+    views.register(app, feedback=feedback)
 
 
 __all__ = ["register_listeners"]

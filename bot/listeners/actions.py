@@ -1,4 +1,4 @@
-"""Button listeners: Approve and Deny go to the approval broker, Stop to the investigation service.
+"""Button listeners: Approve and Deny go to the approval broker, Stop to the investigation service, 👍/👎 to feedback.
 
 Each acks first (Slack wants an answer within 3 s), then decides (who may, by the clicker's workspace and standing);
 a refusal is said to the clicker alone.
@@ -13,14 +13,17 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.approvals.broker import ApprovalBroker
 from bot.approvals.outcomes import Decided
+from bot.runs.feedback import FeedbackService
 from bot.runs.service import InvestigationService
-from bot.slack.action_ids import APPROVE, DENY, STOP
+from bot.slack.action_ids import APPROVE, DENY, FEEDBACK, STOP
 from bot.slack.blocks import ephemeral
 
 log = structlog.get_logger("opsagent.slack")
 
 
-def register(app: AsyncApp, *, investigations: InvestigationService, broker: ApprovalBroker) -> None:
+def register(
+    app: AsyncApp, *, investigations: InvestigationService, broker: ApprovalBroker, feedback: FeedbackService
+) -> None:
     """Register the button listeners on `app`."""
 
     @app.action(APPROVE)
@@ -40,6 +43,16 @@ def register(app: AsyncApp, *, investigations: InvestigationService, broker: App
         team = user.get("team_id") or body.get("team", {}).get("id", "")
         answer = await investigations.request_stop(body["actions"][0]["value"], user=user["id"], teams=(team,))
         await _ephemeral(respond, answer.text)
+
+    @app.action(FEEDBACK)
+    async def on_feedback(ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        await feedback.rated(
+            value=str(body["actions"][0].get("value") or ""),
+            user=body["user"]["id"],
+            channel=body.get("channel", {}).get("id", ""),
+            trigger_id=str(body.get("trigger_id") or ""),
+        )
 
 
 async def _decide(broker: ApprovalBroker, body: dict[str, Any], respond: Any, *, approve: bool) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import assert_never
 
 import structlog
@@ -27,6 +27,7 @@ from kernel import (
     RunResult,
     RunStarted,
     RunStream,
+    Step,
     StepCompleted,
     StepStarted,
     StopReason,
@@ -59,6 +60,8 @@ class DurableRun:
     audit: AuditTrail
     observers: Sequence[RunObserver]
     replica: str
+    _approvals: dict[int, str] = field(default_factory=dict)
+    """The approval id of each step that waited for one (a decided step's trace no longer names it)."""
 
     async def carry(self, task: str, data: str, checkpoint: RunResult | None, *, resumed: bool) -> RunResult:
         """Run a new run from the start (`task` and the `data` it came with), or a `resumed` one from its
@@ -78,7 +81,9 @@ class DurableRun:
             result = await self._stretch(self.agent.events_from(checkpoint, control=control), first=True)
         while result.pending_steps():
             await self._save(RunStatus.AWAITING_APPROVAL, result)
-            ids = [step.approval.approval_id for step in result.pending_steps() if step.approval is not None]
+            waiting = {step.index: step.approval.approval_id for step in result.pending_steps() if step.approval}
+            self._approvals.update(waiting)
+            ids = list(waiting.values())
             decisions = {approval_id: await self.broker.decision(approval_id) for approval_id in ids}
             await self._stop_if_voided(ids)
             # A fenced write before acting on the decisions: a replica that lost the run must not act for it.
@@ -111,11 +116,12 @@ class DurableRun:
                 case RunStarted():
                     if first:
                         self._notify(event)
-                case StepStarted():
+                case StepStarted(index=index, call=call):
                     self._notify(event)
+                    self.thread.step_started(index, call)
                 case StepCompleted(step=step):
                     self._notify(event)
-                    self.thread.step(step)
+                    self.thread.step(step, approval_ts=await self._approval_message(step))
                     await self.audit.record(
                         AuditKind.TOOL_CALL,
                         run_id=self.run.run_id,
@@ -134,6 +140,18 @@ class DurableRun:
                 case _:
                     assert_never(event)
         raise RuntimeError(f"run {self.run.run_id} ended without a RunFinished event")  # the kernel always finishes
+
+    async def _approval_message(self, step: Step) -> str:
+        """The approval message of a decided side-effect step (it becomes the step's one line); "" for any other."""
+        approval_id = self._approvals.get(step.index, "")
+        if step.approval is None or step.pending or not approval_id:
+            return ""
+        try:
+            approval = await self.broker.get(approval_id)
+        except StoreUnavailableError as exc:  # the step is then posted as a reply of its own
+            log.warning("approval_lookup_failed", run_id=self.run.run_id, error=str(exc)[:200])
+            return ""
+        return approval.message_ts if approval is not None else ""
 
     async def _save(self, status: RunStatus, trace: RunResult) -> None:
         """Checkpoint the run. A store that is down costs a step's checkpoint, not the run (the next one

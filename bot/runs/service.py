@@ -26,11 +26,12 @@ from bot.runs.memory import RunMemory
 from bot.runs.saved import earlier_work, readable_trace
 from bot.runs.stopping import StopAnswer, StopPolicy
 from bot.runs.topics import STOPS_TOPIC
-from bot.slack.blocks import ephemeral
+from bot.runs.voice import ServiceVoice
 from bot.slack.mrkdwn import user_ref
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
 from bot.slack.run_thread import RunThread, TraceLink
+from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import (
@@ -68,6 +69,7 @@ class InvestigationService:
         agent_factory: AgentFactory,
         client: AsyncWebClient,
         outbox: Outbox,
+        updates: MessageUpdates,
         broker: ApprovalBroker,
         access: AccessPolicy,
         store: RunStore,
@@ -86,8 +88,6 @@ class InvestigationService:
         """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
         self._drafts = drafts
         """Makes the postmortem and status drafts asked for in a thread (“@opsagent postmortem”)."""
-        self._client = client
-        self._outbox = outbox
         self._broker = broker
         self._access = access
         self._store = store
@@ -96,7 +96,14 @@ class InvestigationService:
         self.lease_ttl_s = lease_ttl_s
         self._observers = (access, *observers)
         self._stoppers = StopPolicy(broker, access.settings.who_may_stop, self._audit)
-        self._trace_link = trace_link
+        self._voice = ServiceVoice(
+            client=client,
+            outbox=outbox,
+            updates=updates,
+            store=store,
+            approvers=broker.approvers(),
+            trace_link=trace_link,
+        )
         self._redactor = redactor
         """Masks secrets in a task where it enters, so the model, trace, store, audit and header all read it masked."""
         self._runs: dict[str, ActiveRun] = {}
@@ -130,20 +137,20 @@ class InvestigationService:
         running = latest if latest is not None and latest.status is not RunStatus.FINISHED else None
         if text.lower() in STOP_WORDS:
             if running is None:
-                self._reply(channel, thread_ts, "No investigation is running in this thread.")
+                self._voice.reply(channel, thread_ts, "No investigation is running in this thread.")
                 return None
             answer = await self.request_stop(running.run_id, user=user, teams=author_teams(event))
             if not answer.stopped:
-                self._tell(channel, thread_ts, user, answer.text)
+                self._voice.tell(channel, thread_ts, user, answer.text)
             return None
         if self._drafts is not None and (draft := draft_asked(text)) is not None:
             self._drafts.asked(draft, channel=channel, thread_ts=thread_ts, latest=latest)
             return None
         if running is not None:
-            self._reply(channel, thread_ts, STILL_RUNNING)
+            self._voice.reply(channel, thread_ts, STILL_RUNNING)
             return None
         if not text:
-            self._reply(channel, thread_ts, ASK_FOR_A_TASK)
+            self._voice.reply(channel, thread_ts, ASK_FOR_A_TASK)
             return None
         return await self.start(
             channel=channel,
@@ -182,12 +189,12 @@ class InvestigationService:
         """
         text, asked, data = (self._redactor.redact(part) for part in (text, asked or text, data))
         if not self._accepting:
-            self._reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
+            self._voice.reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
             return None
         request = RunRequest(user=requested_by, channel=channel, teams=teams)
         match admitted := self._access.admit(request):
             case Refused():
-                self._refuse(request, thread_ts, refusal_text(admitted, now=self._access.now()))
+                self._voice.refuse(request, thread_ts, refusal_text(admitted, now=self._access.now()))
                 return None
             case Admitted():
                 pass
@@ -214,16 +221,18 @@ class InvestigationService:
             await self._store.create_run(record, slots=self._access.settings.max_concurrent_runs)
         except StoreAtCapacityError:
             refused = self._access.at_capacity(admitted)
-            self._refuse(request, thread_ts, refusal_text(refused, now=self._access.now()))
+            self._voice.refuse(request, thread_ts, refusal_text(refused, now=self._access.now()))
             return None
         except StoreUnavailableError as exc:  # not started, not lost in silence: the person can ask again
             self._access.withdraw(admitted)
             log.error("run_store_unavailable", error=str(exc)[:300])
-            self._reply(channel, thread_ts, "Not started: OpsAgent cannot reach its run store. Ask again shortly.")
+            self._voice.reply(
+                channel, thread_ts, "Not started: OpsAgent cannot reach its run store. Ask again shortly."
+            )
             return None
         except StoreConflictError:  # another mention in this thread, maybe on another replica, got there first
             self._access.withdraw(admitted)
-            self._reply(channel, thread_ts, STILL_RUNNING)
+            self._voice.reply(channel, thread_ts, STILL_RUNNING)
             return None
         return self._launch(record, asked=asked)
 
@@ -253,7 +262,7 @@ class InvestigationService:
             self.cancel(run_id, by=by)
         await self._store.request_stop(run_id, by)  # durable: whoever carries the run reads it
         await self._audit.record(AuditKind.STOP_REQUESTED, run_id=run_id, actor=by)
-        self._reply(
+        self._voice.reply(
             record.channel,
             record.thread_ts,
             f"⏹ {user_ref(by)} stopped this investigation; pending approvals are void.",
@@ -267,7 +276,9 @@ class InvestigationService:
             await self._end_for_good(run_id, StopReason.CANCELLED, detail, stopped=by)
         return "Stopping the investigation."
 
-    async def _end_for_good(self, run_id: str, reason: StopReason, detail: str, *, stopped: str = "") -> None:
+    async def _end_for_good(
+        self, run_id: str, reason: StopReason, detail: str, *, stopped: str = "", thread: RunThread | None = None
+    ) -> None:
         """End a saved run with `reason` (and `detail` saying why) so no one resumes it, and say so in its thread:
         a Stop for a run nobody carries (its replica died; `stopped` says by whom), or a run that failed inside
         OpsAgent (`internal_error`). The trace is the last one saved: every step before the failing one."""
@@ -288,7 +299,7 @@ class InvestigationService:
         )
         await self._release(record.run_id)
         await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason=str(reason), ok=False)
-        self._thread(record).finished(ended, stopped_by=stopped)
+        (thread or self._voice.thread(record)).finished(ended, stopped_by=stopped)
         if self._memory is not None:
             await self._memory.remember_finished(record.run_id)
 
@@ -316,10 +327,7 @@ class InvestigationService:
         deadline = loop.time() + timeout_s
         if tasks:
             await asyncio.wait(tasks, timeout=timeout_s)
-        try:  # one budget for both: Slack may be down, and the outbox would wait it out for minutes
-            await asyncio.wait_for(self._outbox.close(), timeout=max(deadline - loop.time(), 0.1))
-        except TimeoutError:
-            log.warning("shutdown_messages_unsent", waited_s=timeout_s)
+        await self._voice.drain(deadline)
 
     def _launch(self, record: RunRecord, *, asked: str | None) -> ActiveRun:
         run = ActiveRun(record.run_id, record.channel, record.thread_ts, record.requested_by, RunControl())
@@ -333,14 +341,14 @@ class InvestigationService:
         structlog.contextvars.bind_contextvars(
             run_id=run.run_id, channel=run.channel, thread_ts=run.thread_ts, user=run.requested_by
         )
-        thread = self._thread(record)
+        thread = self._voice.thread(record, asked)
         if record.stop_requested_by:  # stopped while no process carried it, or before its last save
             run.stop(record.stop_requested_by)
         try:
             checkpoint = RunResult.from_json(record.trace_json) if record.trace_json else None
             if asked is not None:
                 await self._audit.record(AuditKind.RUN_STARTED, run_id=run.run_id, actor=run.requested_by, task=asked)
-                await thread.opened(asked, run.requested_by)
+                await thread.opened()
             else:
                 await self._audit.record(AuditKind.RUN_RESUMED, run_id=run.run_id, replica=self.replica)
                 await thread.resumed(checkpoint)
@@ -384,7 +392,7 @@ class InvestigationService:
             log.exception("run_crashed")
             detail = f"the run failed inside OpsAgent ({type(exc).__name__}); the logs have details"
             try:
-                await self._end_for_good(run.run_id, StopReason.INTERNAL_ERROR, detail)
+                await self._end_for_good(run.run_id, StopReason.INTERNAL_ERROR, detail, thread=thread)
             except Exception:  # the store is failing too: the reply is all that can be done
                 log.exception("run_end_failed")
                 thread.reply(
@@ -407,35 +415,6 @@ class InvestigationService:
             await self._store.release_lease(run_id, self.replica)
         except StoreUnavailableError as exc:  # the lease expires on its own; another replica then resumes the run
             log.warning("lease_release_failed", run_id=run_id, error=str(exc)[:200])
-
-    def _thread(self, record: RunRecord) -> RunThread:
-        return RunThread(
-            outbox=self._outbox,
-            client=self._client,
-            run_id=record.run_id,
-            channel=record.channel,
-            thread_ts=record.thread_ts,
-            mention_ts=record.mention_ts,
-            trace_link=self._trace_link,
-        )
-
-    def _refuse(self, request: RunRequest, thread_ts: str, text: str) -> None:
-        """Tell who asked why no run started: only them when a person asked, the thread when an alert did."""
-        if request.teams is None:
-            self._reply(request.channel, thread_ts, f"Not started: {text}")
-        else:
-            self._tell(request.channel, thread_ts, request.user, f"Not started: {text}")
-
-    def _tell(self, channel: str, thread_ts: str, user: str, text: str) -> None:
-        """Words of ours for one person only (an ephemeral message in the thread)."""
-        message = ephemeral(text)
-        self._outbox.enqueue(
-            "chat_postEphemeral", channel, user=user, thread_ts=thread_ts, text=message.text, blocks=message.blocks
-        )
-
-    def _reply(self, channel: str, thread_ts: str, text: str) -> None:
-        """A plain text reply of ours in the thread (our own words: not escaped, mentions work)."""
-        self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread_ts, text=text)
 
     async def _first_time(self, key: str) -> bool:
         """Whether no replica has seen this key recently (Slack's retries and double deliveries)."""

@@ -8,3 +8,7 @@ from __future__ import annotations
 APPROVE = "opsagent_approve"
 DENY = "opsagent_deny"
 STOP = "opsagent_stop"
+FEEDBACK = "opsagent_feedback"
+"""The 👍/👎 feedback buttons on a run's summary."""
+FEEDBACK_REASON = "opsagent_feedback_reason"
+"""The `callback_id` of the modal that asks why a 👎."""

@@ -9,11 +9,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.approvals.directory import SlackUser
 from bot.approvals.store import ApprovalState, PendingApproval
-from bot.slack.blocks import approval_decided, approval_request
+from bot.slack.approval_blocks import Decision, approval_decided, approval_request
 from bot.slack.outbox import Outbox
+from bot.slack.updates import MessageUpdates
 from kernel import ApprovalRequest, ToolCall
 
-DECISIONS = {
+DECISIONS: dict[ApprovalState, Decision] = {
     ApprovalState.APPROVED: "approved",
     ApprovalState.DENIED: "denied",
     ApprovalState.EXPIRED: "expired",
@@ -22,10 +23,14 @@ DECISIONS = {
 
 
 class SlackApprovalUI:
-    """Approval messages in the run's thread, posted through the channel's outbox to keep their order."""
+    """Approval messages in the run's thread, posted through the channel's outbox to keep their order, and
+    updated through the message's one writer (which the run's thread shares, to add the outcome)."""
 
-    def __init__(self, outbox: Outbox) -> None:
+    def __init__(self, outbox: Outbox, updates: MessageUpdates, *, approvers: str) -> None:
         self._outbox = outbox
+        self._updates = updates
+        self._approvers = approvers
+        """Who may approve, as Slack mentions: the request names them, so they are notified."""
 
     async def post_request(self, approval: PendingApproval) -> str:
         """Post the Approve/Deny message; its ts binds the buttons to this message."""
@@ -38,7 +43,11 @@ class SlackApprovalUI:
             description=approval.description,
         )
         message = approval_request(
-            request, approval.approval_id, expires_at=approval.expires_at, requester=approval.requested_by
+            request,
+            approval.approval_id,
+            expires_at=approval.expires_at,
+            requester=approval.requested_by,
+            approvers=self._approvers,
         )
         answer = await self._outbox.send(
             "chat_postMessage", approval.channel, thread_ts=approval.thread_ts, text=message.text, blocks=message.blocks
@@ -48,13 +57,13 @@ class SlackApprovalUI:
         return str(answer["ts"])
 
     async def show_decision(self, approval: PendingApproval) -> None:
-        """Replace the buttons with who decided, and when (queued in the thread's order)."""
+        """Collapse the message to one line: who decided, and when (written behind the thread's earlier posts)."""
         decision = DECISIONS.get(approval.state)
         if decision is None or not approval.message_ts:
             return
-        summary = ToolCall(name=approval.tool, args=approval.args).render()
         message = approval_decided(
-            summary,
+            approval.step,
+            ToolCall(name=approval.tool, args=approval.args),
             decision,
             approval.decided_by,
             approval.decided_at or approval.created_at,
@@ -62,10 +71,8 @@ class SlackApprovalUI:
             approval_id=approval.approval_id,
             expired_after=approval.expires_at - approval.created_at,
         )
-        # Queued, not awaited: a decision, an expiry or a Stop must not wait on Slack (an outage can last minutes).
-        self._outbox.enqueue(
-            "chat_update", approval.channel, ts=approval.message_ts, text=message.text, blocks=message.blocks
-        )
+        # Not awaited: a decision, an expiry or a Stop must not wait on Slack (an outage can last minutes).
+        self._updates.set(approval.channel, approval.message_ts, message)
 
 
 class SlackDirectory:

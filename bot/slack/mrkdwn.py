@@ -136,7 +136,7 @@ def user_ref(user: str | None) -> str:
 def slack_date(at: datetime, token: str = "{date_short_pretty} {time}") -> str:
     """A `<!date^…>` that each reader sees in their own time zone; naive datetimes are taken as UTC."""
     at = at if at.tzinfo else at.replace(tzinfo=UTC)
-    fallback = at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    fallback = at.astimezone(UTC).strftime("%H:%M UTC" if token == "{time}" else "%Y-%m-%d %H:%M UTC")
     return f"<!date^{int(at.timestamp())}^{token}|{fallback}>"
 
 
@@ -167,6 +167,12 @@ def markdown_to_mrkdwn(text: str) -> str:
     if fence is not None:
         out.append(FENCE)
     return "\n".join(out)
+
+
+def inline_markdown(text: str) -> str:
+    """One line of model Markdown as mrkdwn inside a sentence: code spans, links and emphasis converted, everything
+    else escaped; no headings, bullets, quotes or fences (a leading `>` or ``` is text here)."""
+    return _inline(" ".join(text.replace("\x00", "").replace(_BOLD_MARK, "").split()))
 
 
 def _convert_line(line: str) -> str:

@@ -34,6 +34,8 @@ class _Post:
     method: str
     kwargs: dict[str, Any]
     merge_key: str | None = None
+    not_before: float = 0.0
+    """Loop time before which the post waits for more of its kind to join it (a batch of steps)."""
     taken: bool = False
     """Set when the worker picks the post up; from then on nothing may be merged into it."""
     done: asyncio.Future[dict[str, Any] | None] = field(
@@ -54,10 +56,16 @@ class Outbox:
     """Serialises Web API writes per channel; `send` returns the API's answer, or None if Slack refused."""
 
     def __init__(
-        self, client: AsyncWebClient, *, interval_s: float = POST_INTERVAL_S, outage_s: float = OUTAGE_S
+        self,
+        client: AsyncWebClient,
+        *,
+        interval_s: float = POST_INTERVAL_S,
+        batch_s: float = 0.0,
+        outage_s: float = OUTAGE_S,
     ) -> None:
         self._client = client
         self._interval_s = interval_s
+        self._batch_s = batch_s
         self._outage_s = outage_s
         self._queues: dict[str, asyncio.Queue[_Post]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
@@ -70,13 +78,16 @@ class Outbox:
         the future holds the API's answer (None if Slack refused). Callers need not wait for it.
 
         Posts with the same `merge_key` that pile up unsent (fast steps, a rate-limited channel) go out
-        as one message: fewer calls, same order, nothing lost.
+        as one message: fewer calls, same order, nothing lost. Such a post also waits `batch_s` for others to
+        join it (every later post of the channel waits behind it, in order).
         """
         last = self._tails.get(channel)
         mergeable = last is not None and merge_key is not None and (last.merge_key, last.method) == (merge_key, method)
         if mergeable and last is not None and last.absorb(kwargs):
             return last.done
         post = _Post(method, {"channel": channel, **kwargs}, merge_key)
+        if merge_key is not None and self._batch_s > 0:
+            post.not_before = asyncio.get_running_loop().time() + self._batch_s
         self._tails[channel] = post
         queue = self._queues.get(channel)
         if queue is None:
@@ -104,6 +115,8 @@ class Outbox:
         last = 0.0
         while True:
             post = await queue.get()
+            if (held := post.not_before - loop.time()) > 0:
+                await asyncio.sleep(held)  # not taken yet: posts of its kind may still join it
             post.taken = True
             if post.method == "chat_postMessage":
                 wait = last + self._interval_s - loop.time()

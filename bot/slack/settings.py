@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 POST_INTERVAL_S = 1.0
 """Slack's chat.postMessage allows about one message per second per channel (short bursts aside)."""
+STEP_BATCH_S = 3.0
+"""How long a step's reply waits for the next steps to join it: one message (and one notification) for a few steps."""
 
 
 class SlackSettings(BaseModel):
@@ -31,6 +33,8 @@ class SlackSettings(BaseModel):
     """Pending approvals expire (as a denial) after this long."""
     post_interval_s: float = Field(default=POST_INTERVAL_S, ge=0)
     """Spacing of messages per channel (Slack allows about one per second)."""
+    step_batch_s: float = Field(default=STEP_BATCH_S, ge=0)
+    """How long a step's reply waits for the steps after it to join it in one message (0: none waits)."""
 
     @model_validator(mode="before")
     @classmethod

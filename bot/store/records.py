@@ -49,6 +49,8 @@ class RunRecord(BaseModel):
     updated_at: AwareDatetime
     stop_requested_by: str = ""
     """Who stopped the run (a Slack user id, or `alertmanager`), once someone has: the replica carrying it ends it."""
+    summary_ts: str = ""
+    """The run's summary message in its thread, once posted: a resumed run (or its end) keeps updating that one."""
     alert_labels: tuple[dict[str, str], ...] = ()
     """The labels of each alert an alert-started run investigates (none for a run a person asked for): what the
     memory of past incidents and a postmortem's detection section read. The store keeps them as JSON."""

@@ -127,6 +127,8 @@ _FEEDBACK = (
 )
 """Each person's latest rating of a run's answer (Slack sends every change of the buttons; the last one stands)."""
 
+_SUMMARY_MESSAGES = ("ALTER TABLE runs ADD COLUMN summary_ts TEXT NOT NULL DEFAULT ''",)
+"""Where each run's summary message is, so the process that resumes a run updates it rather than post another."""
 _INCIDENTS = (
     "ALTER TABLE runs ADD COLUMN alert_labels TEXT NOT NULL DEFAULT '[]'",
     "ALTER TABLE runs ADD COLUMN remembered TEXT NOT NULL DEFAULT ''",
@@ -177,8 +179,9 @@ MIGRATIONS = (
     Migration(4, "one unfinished run per thread, across replicas", _ONE_OPEN_RUN_PER_THREAD),
     Migration(5, "runs hold a slot of the concurrency cap; the data a task comes with", _RUN_SLOTS_AND_TASK_DATA),
     Migration(6, "each person's rating of a run's answer", _FEEDBACK),
+    Migration(7, "where each run's summary message is", _SUMMARY_MESSAGES),
     Migration(
-        7, "the memory of past incidents, searched in full text; alert labels on runs", _INCIDENTS, _incident_search
+        8, "the memory of past incidents, searched in full text; alert labels on runs", _INCIDENTS, _incident_search
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

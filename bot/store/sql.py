@@ -25,7 +25,7 @@ Row = dict[str, Any]
 _FEEDBACK_SELECT = "SELECT run_id, user_id, rating, reason, at FROM feedback"
 _RUN_COLUMNS = (
     "run_id, channel, thread_ts, requested_by, team_id, task, task_data, mention_ts, status, trace_json, owner, "
-    "lease_until, created_at, updated_at, stop_requested_by, alert_labels"
+    "lease_until, created_at, updated_at, stop_requested_by, summary_ts, alert_labels"
 )
 _SIDE_EFFECT_COLUMNS = "key, run_id, step, tool, args_hash, approval_id, state, outcome, started_at, finished_at"
 
@@ -163,6 +163,10 @@ class SqlRunStore(IncidentSql, ABC):
     async def request_stop(self, run_id: str, by: str) -> None:
         """Record that someone stopped the run: whichever replica carries it (now or after a restart) ends it."""
         await self._execute("UPDATE runs SET stop_requested_by = $2 WHERE run_id = $1", run_id, by)
+
+    async def remember_summary(self, run_id: str, summary_ts: str) -> None:
+        """Record where the run's summary message is, so whoever carries the run on updates that message."""
+        await self._execute("UPDATE runs SET summary_ts = $2 WHERE run_id = $1", run_id, summary_ts)
 
     async def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
         """Take the unfinished run's lease if it is free, expired or already ours; whether we hold it now."""

@@ -10,8 +10,9 @@ import html
 import json
 from datetime import datetime
 
+from bot.verdict import Claim, Verdict, verdict_of
 from bot.words import duration, stop_reason_words
-from kernel import DEFAULT_REDACTOR, FINISH_TOOL, Redactor, RunResult, Step
+from kernel import DEFAULT_REDACTOR, FINISH_TOOL, Redactor, RunResult, SourceLink, Step
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
@@ -32,7 +33,8 @@ ol.steps{list-style:none;padding:0;margin:0}
 .error .badge{background:#fbe3e3;color:#9c2525}
 .numbers{color:#5a6272;font-size:13px;margin-left:auto}
 .thought{margin:8px 0 0;color:#3a4150;font-style:italic;white-space:pre-wrap}
-.note{color:#8a5a00;font-size:13px;margin:6px 0 0}
+.note{color:#8a5a00;font-size:13px;margin:6px 0 0}.unsupported{color:#8a5a00;font-weight:600}
+.headline{margin:8px 0 0;font-weight:600}.links{margin:4px 0 0;font-size:13px}
 table{border-collapse:collapse;background:#fff;width:100%}
 td,th{border:1px solid #dde1e8;padding:6px 10px;text-align:left;vertical-align:top}th{background:#eef0f4}
 """
@@ -93,19 +95,66 @@ def _task_data(result: RunResult, text: _Text) -> str:
 
 
 def _outcome(result: RunResult, text: _Text) -> str:
-    detail = f'<p class="meta">{text(result.detail.strip())}</p>' if result.detail.strip() else ""
-    if result.ok:
-        answer = f"<pre>{text(result.answer or '')}</pre>"
-        return f'<section class="box ok" id="outcome"><p class="label">Finished with an answer</p>{detail}{answer}</section>'
-    words = stop_reason_words(result.stop_reason, steps=result.usage.steps)
-    head = f'<p class="label">Stopped: {text(words)} <code>({text(result.stop_reason.value)})</code></p>'
-    partial = ""
-    if result.partial_answer and result.partial_answer.strip():
-        partial = (
-            '<div class="box partial" id="partial-answer"><p class="label">NOT an answer: what the agent knew'
-            f" when it stopped, unchecked</p><pre>{text(result.partial_answer)}</pre></div>"
-        )
-    return f'<section class="box failed" id="outcome">{head}{detail}{partial}</section>'
+    """The verdict (`bot.verdict`, as Slack and the terminal show it): the answer with its gated confidence,
+    evidence linked to its steps and sources, what was ruled out, next steps and the actions taken; or the stop."""
+    verdict = verdict_of(result)
+    detail = f'<p class="meta">{text(verdict.detail)}</p>' if verdict.detail else ""
+    if not verdict.ok:
+        words = stop_reason_words(result.stop_reason, steps=result.usage.steps)
+        head = f'<p class="label">Stopped: {text(words)} <code>({text(result.stop_reason.value)})</code></p>'
+        partial = ""
+        if verdict.partial_answer:
+            partial = (
+                '<div class="box partial" id="partial-answer"><p class="label">NOT an answer: what the agent knew'
+                f" when it stopped, unchecked</p><pre>{text(verdict.partial_answer)}</pre></div>"
+            )
+        return f'<section class="box failed" id="outcome">{head}{detail}{partial}{_actions(verdict, text)}</section>'
+    level = f" · confidence <b>{text(verdict.confidence_words)}</b>" if verdict.confidence_words else ""
+    parts = [f'<p class="label">Finished with an answer: {text(verdict.title)}{level}</p>', detail]
+    if verdict.prose:
+        parts.append(f"<pre>{text(verdict.prose)}</pre>")
+    else:
+        parts.append(f'<p class="summary"><b>{text(verdict.summary)}</b></p>')
+        if verdict.root_cause:
+            parts.append(f"<p><b>Root cause:</b> {text(verdict.root_cause)}</p>")
+    for title, claims in (("Evidence", verdict.evidence), ("Ruled out", verdict.ruled_out)):
+        if claims:
+            items = "".join(f"<li>{_claim(claim, text)}</li>" for claim in claims)
+            parts.append(f'<p class="label">{title}</p><ul class="{title.lower().replace(" ", "-")}">{items}</ul>')
+    if verdict.next_steps:
+        items = "".join(f"<li>{text(step)}</li>" for step in verdict.next_steps)
+        parts.append(f'<p class="label">Next steps</p><ul class="next-steps">{items}</ul>')
+    parts.append(_actions(verdict, text))
+    for claim in verdict.claimed_not_taken:
+        parts.append(f'<p class="note">Claimed, not done: {text(claim)} No approved step took this action.</p>')
+    return f'<section class="box ok" id="outcome">{"".join(parts)}</section>'
+
+
+def _claim(claim: Claim, text: _Text) -> str:
+    steps = ", ".join(f'<a href="#step-{index}">step {index}</a>' for index in claim.steps)
+    sources = " · ".join(_source(link, text) for link in claim.links)
+    refs = " · ".join(part for part in (steps, sources) if part)
+    if not claim.supported:
+        return f'<span class="unsupported">unsupported ({text(claim.problem)}):</span> {text(claim.text)} {refs}'
+    return f"{text(claim.text)} {refs}"
+
+
+def _actions(verdict: Verdict, text: _Text) -> str:
+    if not verdict.actions:
+        return ""
+    items = "".join(
+        f'<li><a href="#step-{a.step}">step {a.step}</a> <code>{text(a.call)}</code> · approved by'
+        f" {text(a.approved_by)} · {'' if a.ok else 'FAILED: '}{text(a.outcome)}</li>"
+        for a in verdict.actions
+    )
+    return f'<p class="label">Actions taken</p><ul class="actions">{items}</ul>'
+
+
+def _source(link: SourceLink, text: _Text) -> str:
+    """A source link, only for http(s) URLs: anything else is shown as text, never as a link."""
+    if not link.url.lower().startswith(("https://", "http://")):
+        return text(f"{link.label}: {link.url}")
+    return f'<a href="{text(link.url)}" rel="noopener noreferrer">{text(link.label)}</a>'
 
 
 def _step(result: RunResult, step: Step, text: _Text) -> str:
@@ -117,6 +166,10 @@ def _step(result: RunResult, step: Step, text: _Text) -> str:
         f'<span class="index">Step {step.index}</span><span class="tool">{text(tool)}</span>'
         f'<span class="badge">{text(status)}</span><span class="numbers">{text(numbers)}</span></header>'
     ]
+    if step.headline:
+        parts.append(f'<p class="headline">{text(step.headline)}</p>')
+    if step.links:
+        parts.append(f'<p class="links">{" · ".join(_source(link, text) for link in step.links)}</p>')
     if step.thought.strip():
         parts.append(f'<p class="thought">{text(step.thought.strip())}</p>')
     if step.call is not None and step.call.args:

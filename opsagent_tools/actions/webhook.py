@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import httpx
 from pydantic import BaseModel, Field
 
-from kernel import CallContext, Tool, ToolFailure, tool_from_function
+from kernel import CallContext, Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.actions.journal import ActionJournal, InMemoryActionJournal, SideEffectState
 
 SIGNATURE_HEADER = "X-OpsAgent-Signature"
@@ -52,6 +52,22 @@ class ActionRequest:
     def describe(self) -> dict[str, Any]:
         """A JSON-able view for dry runs and logs (the body decoded)."""
         return {"method": "POST", "url": self.url, "headers": self.headers, "body": json.loads(self.body)}
+
+
+@dataclass(frozen=True)
+class SentAction:
+    """What became of an action: the receiver's answer as the model reads it, and its HTTP status for people."""
+
+    outcome: str
+    status: int | None
+    """None when it was not sent again: the journal knows it is done."""
+    resent: bool = False
+
+    def summary(self) -> str:
+        """ "webhook 200", "webhook 202 (re-sent)", or "already done (not sent again)"."""
+        if self.status is None:
+            return "already done (not sent again)"
+        return f"webhook {self.status}" + (" (re-sent)" if self.resent else "")
 
 
 class ActionWebhook:
@@ -116,7 +132,7 @@ class ActionWebhook:
         headers = {**request.headers, TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: f"sha256={mac}"}
         return ActionRequest(url=request.url, headers=headers, body=request.body)
 
-    async def send(self, request: ActionRequest, ctx: CallContext) -> str:
+    async def send(self, request: ActionRequest, ctx: CallContext) -> SentAction:
         """Send the action once: journalled as executing first, done or failed after.
 
         An action the journal knows is done is not sent again; one whose outcome was lost is re-sent with
@@ -127,25 +143,24 @@ class ActionWebhook:
             key, run_id=ctx.run_id, step=ctx.step, tool=ctx.call.name, args_hash=ctx.args_hash
         )
         if earlier is not None and earlier.state is SideEffectState.DONE:
-            return f"already done earlier in this run (Idempotency-Key {key}); not sent again. {earlier.outcome}"
-        resent = (
-            "re-sent after an interruption with the same Idempotency-Key (the receiver de-duplicates it): "
-            if earlier is not None and earlier.state is SideEffectState.EXECUTING
-            else ""
-        )
+            done = f"already done earlier in this run (Idempotency-Key {key}); not sent again. {earlier.outcome}"
+            return SentAction(done, None)
+        resent = earlier is not None and earlier.state is SideEffectState.EXECUTING
         try:
-            outcome = resent + await self._post(request)
+            status, answer = await self._post(request)
         except ToolFailure as failure:
             cause = failure.__cause__
             in_doubt = isinstance(cause, httpx.HTTPError) and not isinstance(cause, NOT_SENT)
             if not in_doubt:  # an answer lost in transit stays `executing`: the next attempt re-sends the same key
                 await self._journal.finish(key, SideEffectState.FAILED, str(failure))
             raise
+        again = "re-sent after an interruption with the same Idempotency-Key (the receiver de-duplicates it): "
+        outcome = (again if resent else "") + answer
         await self._journal.finish(key, SideEffectState.DONE, outcome)
-        return outcome
+        return SentAction(outcome, status, resent)
 
-    async def _post(self, request: ActionRequest) -> str:
-        """POST the signed request; the receiver's answer, or a ToolFailure that says what is known."""
+    async def _post(self, request: ActionRequest) -> tuple[int, str]:
+        """POST the signed request; the receiver's status and answer, or a ToolFailure that says what is known."""
         signed = self.sign(request)
         key = signed.headers[IDEMPOTENCY_HEADER]
         client = self._client or httpx.AsyncClient()
@@ -175,7 +190,9 @@ class ActionWebhook:
                 await client.aclose()
         text = response.text.strip()[:500]
         if response.is_success:
-            return f"accepted by the action webhook (HTTP {response.status_code}, Idempotency-Key {key}): {text}"
+            return response.status_code, (
+                f"accepted by the action webhook (HTTP {response.status_code}, Idempotency-Key {key}): {text}"
+            )
         raise ToolFailure(
             f"the action webhook refused the action (HTTP {response.status_code}): {text or '(empty body)'}. "
             "It did not run; tell the user what the receiver said."
@@ -195,26 +212,29 @@ def action_tools(webhook: ActionWebhook) -> list[Tool]:
         service: Annotated[str, Field(description="The service to roll back, e.g. order-service.")],
         to_version: Annotated[str, Field(description="The version to return to: the last good tag, e.g. v2.13.2.")],
         ctx: CallContext,
-    ) -> str:
+    ) -> ToolOutput:
         """Roll a service back to an earlier version through the operator's deployment system.
         Use it only when the evidence points at a deploy (the change point follows the deploy event and the diff
         explains the errors); name the last good version. A human must approve; a denial is final."""
-        return await webhook.send(webhook.prepare("rollback_deployment", _params(service, to_version), ctx), ctx)
+        sent = await webhook.send(webhook.prepare("rollback_deployment", _params(service, to_version), ctx), ctx)
+        return ToolOutput(sent.outcome, headline=f"rollback {service} → {to_version}: {sent.summary()}")
 
-    async def preview_rollback(service: str, to_version: str, ctx: CallContext) -> dict[str, Any]:
-        return webhook.prepare("rollback_deployment", _params(service, to_version), ctx).describe()
+    async def preview_rollback(service: str, to_version: str, ctx: CallContext) -> ToolOutput:
+        request = webhook.prepare("rollback_deployment", _params(service, to_version), ctx)
+        return _preview(request, f"rollback {service} → {to_version}")
 
     async def restart_service(
         service: Annotated[str, Field(description="The service whose instances to restart.")],
         ctx: CallContext,
-    ) -> str:
+    ) -> ToolOutput:
         """Restart a service's instances (a rolling restart) through the operator's deployment system.
         Use it for a stuck process (leak, deadlock, exhausted pool that does not recover); it does not fix a bad
         deploy. A human must approve; a denial is final."""
-        return await webhook.send(webhook.prepare("restart_service", _params(service), ctx), ctx)
+        sent = await webhook.send(webhook.prepare("restart_service", _params(service), ctx), ctx)
+        return ToolOutput(sent.outcome, headline=f"restart {service}: {sent.summary()}")
 
-    async def preview_restart(service: str, ctx: CallContext) -> dict[str, Any]:
-        return webhook.prepare("restart_service", _params(service), ctx).describe()
+    async def preview_restart(service: str, ctx: CallContext) -> ToolOutput:
+        return _preview(webhook.prepare("restart_service", _params(service), ctx), f"restart {service}")
 
     return [
         tool_from_function(
@@ -232,6 +252,12 @@ def action_tools(webhook: ActionWebhook) -> list[Tool]:
             returns="the receiver's answer, or why the action did not run",
         ),
     ]
+
+
+def _preview(request: ActionRequest, what: str) -> ToolOutput:
+    """A dry run's answer: the request exactly as it would be sent, and for people what it would do."""
+    text = json.dumps(request.describe(), ensure_ascii=False, default=str)
+    return ToolOutput(text, headline=f"dry run: {what} (not sent)")
 
 
 def _params(service: str, to_version: str | None = None) -> dict[str, str]:

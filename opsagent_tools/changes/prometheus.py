@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import UTC, datetime
-from urllib.parse import urlencode
 
 from opsagent_tools.changes.timeline import Change, ChangeQuery, SourceKind, SourceResult
-from opsagent_tools.metrics.series import Series, format_labels, format_span, relative_time
+from opsagent_tools.metrics.links import MetricLinks
+from opsagent_tools.metrics.series import Series, format_labels, relative_time
 from opsagent_tools.metrics.tools import METRIC_NAME, NICE_STEPS_S, MetricsClient, promql_string
 
 POINTS_PER_WINDOW = 240
@@ -48,10 +48,10 @@ def selector(name: str, matchers: dict[str, str]) -> str:
 
 
 class _RangeSource:
-    """What both Prometheus sources share: the client, the service label, and a link to the query in the UI."""
+    """What both Prometheus sources share: the client, the service label, and a link to the query for people."""
 
-    def __init__(self, client: MetricsClient, service_label: str, ui_url: str | None) -> None:
-        self.client, self.service_label, self.ui_url = client, service_label, ui_url
+    def __init__(self, client: MetricsClient, service_label: str, links: MetricLinks | None) -> None:
+        self.client, self.service_label, self.links = client, service_label, links
 
     def about(self, service: str | None) -> bool:
         return True  # series are matched on the service label in the query
@@ -61,10 +61,8 @@ class _RangeSource:
         return [s for s in await self.client.query_range(promql, query.since, query.until, step) if s.points], step
 
     def link(self, promql: str, query: ChangeQuery) -> str | None:
-        if self.ui_url is None:
-            return None
-        window = format_span(query.until.timestamp() - query.since.timestamp())
-        return f"{self.ui_url}/graph?" + urlencode({"g0.expr": promql, "g0.tab": "0", "g0.range_input": window})
+        graph = self.links.graph(promql, query.since, query.until) if self.links is not None else None
+        return graph.url if graph is not None else None
 
     def matchers(self, query: ChangeQuery, **fixed: str) -> dict[str, str]:
         return fixed | ({self.service_label: query.service} if query.service else {})
@@ -76,9 +74,9 @@ class VersionChanges(_RangeSource):
     name = "prometheus versions"
 
     def __init__(
-        self, client: MetricsClient, *, metric: str, version_label: str, service_label: str, ui_url: str | None
+        self, client: MetricsClient, *, metric: str, version_label: str, service_label: str, links: MetricLinks | None
     ) -> None:
-        super().__init__(client, service_label, ui_url)
+        super().__init__(client, service_label, links)
         self.metric, self.version_label = metric, version_label
         self.what = f"version changes of {metric}{{{version_label}}} in Prometheus"
 

@@ -12,13 +12,17 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, assert_never
 
-from kernel import ToolFailure
+from kernel import SourceLink, ToolFailure, ToolOutput
+from opsagent_tools.links import safe_link
 from opsagent_tools.metrics.series import format_span, relative_time
 from opsagent_tools.metrics.tools import parse_duration
 
 MAX_LINE_CHARS = 300
 """An entry's text (a commit subject, an alert's labels) is cut to this; untrusted text never spans lines."""
 WIDER_WINDOWS = ("6h", "24h", "3d", "7d")
+HEADLINE_CHARS = 120
+MAX_LINKS = 3
+"""Links of the newest changes that have one, given with the timeline."""
 
 
 class SourceKind(StrEnum):
@@ -32,6 +36,14 @@ class SourceKind(StrEnum):
 
 
 KIND_ORDER = {kind: rank for rank, kind in enumerate(SourceKind)}
+LINK_LABELS = {
+    SourceKind.ALERT: "alert",
+    SourceKind.PROMETHEUS: "versions",
+    SourceKind.KUBERNETES: "rollout",
+    SourceKind.GITHUB: "github",
+    SourceKind.GIT: "git",
+}
+"""What a change's link shows, in a word."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +131,32 @@ async def _read_one(source: ChangeSource, query: ChangeQuery, budget_s: float) -
         return SourceFailure(source.name, f"failed unexpectedly ({detail}); the other sources are shown")
 
 
+def timeline_output(
+    query: ChangeQuery, outcomes: Sequence[SourceOutcome], skipped: Sequence[str], *, max_entries: int
+) -> ToolOutput:
+    """The timeline (`render_timeline`) with, for people, the count and the latest change in one line, and the links
+    of the newest changes that have one."""
+    read, failed = _split(outcomes)
+    changes = _newest_first(read)
+    window = format_span(query.until.timestamp() - query.since.timestamp())
+    not_read = f" · {len(failed)} of {len(outcomes)} sources not read" if failed else ""
+    if changes:
+        latest = changes[0]
+        head = f"{len(changes)} change{'' if len(changes) == 1 else 's'} · latest "
+        head += (
+            f"{relative_time(latest.at.timestamp(), query.until.timestamp())} {latest.kind}: {one_line(latest.text)}"
+        )
+        headline = one_line(head, HEADLINE_CHARS - len(not_read)) + not_read
+    else:
+        headline = f"no changes in {window}{not_read}"
+    links: dict[str, SourceLink] = {}
+    for change in changes:
+        if len(links) < MAX_LINKS and (link := safe_link(LINK_LABELS[change.kind], change.link)) is not None:
+            links.setdefault(link.url, link)
+    text = render_timeline(query, outcomes, skipped, max_entries=max_entries)
+    return ToolOutput(text, headline=headline, links=tuple(links.values()))
+
+
 def render_timeline(
     query: ChangeQuery, outcomes: Sequence[SourceOutcome], skipped: Sequence[str], *, max_entries: int
 ) -> str:
@@ -126,10 +164,7 @@ def render_timeline(
     now = query.until.timestamp()
     window = format_span(query.until.timestamp() - query.since.timestamp())
     read, failed = _split(outcomes)
-    changes = sorted(
-        (change for result in read for change in result.changes),
-        key=lambda c: (-c.at.timestamp(), KIND_ORDER[c.kind], c.text),
-    )
+    changes = _newest_first(read)
     subject = f"for {query.service}" if query.service else "across all services"
     lines = [
         f"changes {subject} in the last {window}, newest first (t-12m is 12 minutes ago): "
@@ -151,6 +186,13 @@ def render_timeline(
     if skipped:
         lines.append(f"not about {query.service}: {', '.join(skipped)}")
     return "\n".join(lines)
+
+
+def _newest_first(read: Sequence[SourceResult]) -> list[Change]:
+    return sorted(
+        (change for result in read for change in result.changes),
+        key=lambda c: (-c.at.timestamp(), KIND_ORDER[c.kind], c.text),
+    )
 
 
 def _split(outcomes: Sequence[SourceOutcome]) -> tuple[list[SourceResult], list[SourceFailure]]:

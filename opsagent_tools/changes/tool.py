@@ -8,17 +8,18 @@ Every source reads a backend built for another section (the cluster, the reposit
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
-from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from kernel import Tool, tool_from_function
+from kernel import Tool, ToolOutput, tool_from_function
 from opsagent_tools.changes.prometheus import AlertChanges, VersionChanges
 from opsagent_tools.changes.repos import GitHubChanges, RefChanges, service_names
 from opsagent_tools.changes.rollouts import RolloutChanges
 from opsagent_tools.changes.settings import ChangesSettings
-from opsagent_tools.changes.timeline import ChangeQuery, ChangeSource, read_sources, render_timeline
+from opsagent_tools.changes.timeline import ChangeQuery, ChangeSource, read_sources, timeline_output
 from opsagent_tools.kubernetes.api import KubeApi
+from opsagent_tools.links import LinkSettings
+from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.series import format_span
 from opsagent_tools.metrics.tools import MetricsClient, MetricsSettings, window_seconds
 from opsagent_tools.repos.github import GitHubRepo
@@ -42,13 +43,15 @@ def change_sources(
     backends: Mapping[str, RepoBackend] | None = None,
     metrics: MetricsSettings | None = None,
     metrics_client: MetricsClient | None = None,
+    links: LinkSettings | None = None,
 ) -> list[ChangeSource]:
-    """The sources the configured backends offer and `settings` leave on, in the timeline's order of kinds."""
+    """The sources the configured backends offer and `settings` leave on, in the timeline's order of kinds; `links`
+    says where people see Prometheus' changes (by default its graph page at the metrics URL, without credentials)."""
     sources: list[ChangeSource] = []
     if metrics is not None and metrics_client is not None:
-        ui = _ui_url(metrics.url)
+        graphs = MetricLinks(links or LinkSettings(), metrics.url)
         if settings.alerts:
-            sources.append(AlertChanges(metrics_client, metrics.service_label, ui))
+            sources.append(AlertChanges(metrics_client, metrics.service_label, graphs))
         if settings.build_info_metric:
             sources.append(
                 VersionChanges(
@@ -56,7 +59,7 @@ def change_sources(
                     metric=settings.build_info_metric,
                     version_label=settings.version_label,
                     service_label=metrics.service_label,
-                    ui_url=ui,
+                    links=graphs,
                 )
             )
     if kube is not None and settings.kubernetes:
@@ -69,16 +72,6 @@ def change_sources(
             if settings.repos:
                 sources.append(RefChanges(backend, services))
     return sources
-
-
-def _ui_url(url: str) -> str | None:
-    """Prometheus' own address for links people open: none for recorded files, never with credentials in it."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        return None
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    return f"{parts.scheme}://{netloc}{f':{parts.port}' if parts.port else ''}{parts.path.rstrip('/')}"
 
 
 def recent_changes_tool(
@@ -105,14 +98,14 @@ def recent_changes_tool(
         window: Annotated[
             str, Field(description="How far back from now: 30m, 2h (default), 1d … up to 7d. Start wide.")
         ] = DEFAULT_WINDOW,
-    ) -> str:
+    ) -> ToolOutput:
         end = clock()
         wanted = service.strip() if service and service.strip() else None
         query = ChangeQuery(wanted, end - timedelta(seconds=window_seconds(window)), end)
         chosen = [source for source in sources if source.about(wanted)]
         skipped = [source.name for source in sources if not source.about(wanted)]
         outcomes = await read_sources(chosen, query, settings.timeout_s)
-        return render_timeline(query, outcomes, skipped, max_entries=settings.max_entries)
+        return timeline_output(query, outcomes, skipped, max_entries=settings.max_entries)
 
     recent_changes.__doc__ = f"""See what changed around the incident: one timeline, newest first, merged from
     every configured source ({offered}). Use it EARLY, right after confirming the symptom and when it started: a

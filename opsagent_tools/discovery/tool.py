@@ -13,8 +13,10 @@ from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernel import Tool, ToolFailure, tool_from_function
+from kernel import Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.discovery.cache import DiscoveryCache
+
+HEADLINE_CHARS = 120
 
 
 class DiscoverySettings(BaseModel):
@@ -56,6 +58,15 @@ class DiscoverySource(Protocol):
         ...
 
 
+def listing_heading(text: str) -> str:
+    """A listing's heading for people: its first line up to the names ("Metric names in the last 6h (34)"), or its
+    first sentence when it says nothing was found."""
+    line = text.strip().split("\n", 1)[0].rstrip(":")
+    ends = [i for i in (line.find(": "), line.find(". ") + 1) if i > 0]
+    head = line[: min(ends)] if ends else line
+    return head if len(head) <= HEADLINE_CHARS else head[: HEADLINE_CHARS - 1] + "…"
+
+
 def discover_tool(sources: Sequence[DiscoverySource], settings: DiscoverySettings) -> Tool | None:
     """`discover` over `sources`, or None when no source offers a kind."""
     offered = {kind.name: (kind, source) for source in sources for kind in source.kinds}
@@ -69,17 +80,17 @@ def discover_tool(sources: Sequence[DiscoverySource], settings: DiscoverySetting
         filter: Annotated[
             str | None, Field(description="Narrows the listing; what it means depends on the kind.")
         ] = None,
-    ) -> str:
+    ) -> ToolOutput:
         spec, source = offered[kind]
         wanted = filter.strip() if filter and filter.strip() else None
         if spec.filter_required and wanted is None:
             raise ToolFailure(f"discover(kind={kind!r}) needs a filter: {spec.filter}.")
         key = (kind, wanted)
-        if (cached := cache.get(key)) is not None:
-            return cached
-        text = await source.discover(kind, wanted)
-        cache.put(key, text)
-        return text
+        text = cache.get(key)
+        if text is None:
+            text = await source.discover(kind, wanted)
+            cache.put(key, text)
+        return ToolOutput(text, headline=listing_heading(text))
 
     listed = "\n".join(f"- {kind.name}: {kind.lists}. filter: {kind.filter}." for kind, _ in offered.values())
     discover.__doc__ = f"""List what exists in the monitoring backends and the cluster, so that you query real names

@@ -7,12 +7,13 @@ literal values pass through the dispatcher's redaction like every other observat
 from __future__ import annotations
 
 from datetime import datetime
+from typing import assert_never
 
 from lightkube.models.core_v1 import Container, ContainerStatus, EnvVar, PodSpec, Probe
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Node, Pod
 
-from kernel import ToolFailure
+from kernel import ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession, refuse_secrets
 from opsagent_tools.kubernetes.events import (
     NODE_EVENTS_NAMESPACE,
@@ -31,6 +32,7 @@ from opsagent_tools.kubernetes.objects import (
     termination,
 )
 from opsagent_tools.kubernetes.rollouts import REVISION
+from opsagent_tools.kubernetes.workloads import termination_reasons
 from opsagent_tools.names import unknown_name
 
 DESCRIBE_KINDS = {
@@ -42,24 +44,60 @@ EVENT_GROUPS = 12
 """Event groups shown under an object; k8s_events shows more."""
 
 
-async def describe_text(api: KubeApi, kind: str, name: str, namespace: str, now: datetime) -> str:
-    """The text of k8s_describe."""
+async def describe_output(api: KubeApi, kind: str, name: str, namespace: str, now: datetime) -> ToolOutput:
+    """What k8s_describe answers: the object described, and its state in one line."""
     refuse_secrets(kind)
     model = DESCRIBE_KINDS.get(kind.strip().lower())
     if model is None:
         raise ToolFailure(f"k8s_describe reads a pod, deployment or node, not '{kind}'; for workload pods use k8s_pods")
     async with api.session() as kube:
         if model is Node:
-            node = await _get(kube, Node, name, None)
-            lines = node_lines(node, now)
+            obj = await _get(kube, Node, name, None)
             event_namespace = NODE_EVENTS_NAMESPACE
         else:
             api.check_namespace(namespace)
             obj = await _get(kube, model, name, namespace)
-            lines = pod_lines(obj, now) if isinstance(obj, Pod) else deployment_lines(obj, now)
             event_namespace = namespace
-        lines += await _event_lines(api, kube, model, name, event_namespace, now)
-    return "\n".join(lines)
+        lines = await _event_lines(api, kube, model, name, event_namespace, now)
+    match obj:
+        case Pod():
+            lines = pod_lines(obj, now) + lines
+        case Deployment():
+            lines = deployment_lines(obj, now) + lines
+        case Node():
+            lines = node_lines(obj, now) + lines
+        case _:
+            assert_never(obj)
+    return ToolOutput("\n".join(lines), headline=describe_headline(obj, now))
+
+
+def describe_headline(obj: Pod | Deployment | Node, now: datetime) -> str:
+    """ "pod checkout-x: CrashLoopBackOff · 0/1 ready · 7 restarts · last OOMKilled", "deployment checkout: revision 4
+    · 1/3 ready · Available=False", "node node-a: Ready · MemoryPressure"."""
+    name = (obj.metadata.name if obj.metadata else None) or "?"
+    match obj:
+        case Pod():
+            reasons = termination_reasons([obj], now)
+            last = [f"last {reasons.most_common(1)[0][0]}"] if reasons else []
+            parts = [f"pod {name}: {pod_status(obj)}", f"{ready_count(obj)} ready", f"{restarts(obj)} restarts", *last]
+        case Deployment():
+            status, annotations = obj.status, (obj.metadata.annotations if obj.metadata else None) or {}
+            desired = obj.spec.replicas if obj.spec.replicas is not None else 1
+            failing = [
+                f"{c.type}={c.status}" for c in (status.conditions if status else None) or [] if c.status != "True"
+            ]
+            parts = [f"deployment {name}: revision {annotations.get(REVISION, '?')}"]
+            parts += [f"{(status and status.readyReplicas) or 0}/{desired} ready", *failing]
+            parts += ["PAUSED"] if obj.spec.paused else []
+        case Node():
+            conditions = (obj.status.conditions if obj.status else None) or []
+            ready = any(c.type == "Ready" and c.status == "True" for c in conditions)
+            pressure = [c.type for c in conditions if c.type != "Ready" and c.status == "True"]
+            cordoned = ["SchedulingDisabled"] if obj.spec and obj.spec.unschedulable else []
+            parts = [f"node {name}: {'Ready' if ready else 'NotReady'}", *pressure, *cordoned]
+        case _:
+            assert_never(obj)
+    return " · ".join(parts)
 
 
 async def _get(

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from lightkube.resources.core_v1 import Event
 
-from kernel import ToolFailure
+from kernel import ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession, refuse_secrets
 from opsagent_tools.kubernetes.objects import age, ago
 from opsagent_tools.names import capped
@@ -158,10 +158,10 @@ def group_lines(groups: Sequence[EventGroup], now: datetime, *, indent: str = " 
     return lines
 
 
-async def events_text(
+async def events_output(
     api: KubeApi, namespace: str, obj: str, reason: str, event_type: str, since: datetime, window: str, now: datetime
-) -> str:
-    """The text of k8s_events."""
+) -> ToolOutput:
+    """What k8s_events answers: the groups, and the commonest reason in one line."""
     wanted = ObjectFilter.parse(obj) if obj.strip() else ObjectFilter()
     reasons = [r.strip() for r in reason.split(",") if r.strip()]
     namespaces = api.namespaces(namespace)
@@ -188,4 +188,21 @@ async def events_text(
     lines += [f"note: {failure}" for failure in failures]
     if more:
         lines.append("note: more events exist than were read (list_limit): filter by object to see all of one object's")
-    return "\n".join(lines)
+    return ToolOutput("\n".join(lines), headline=events_headline(groups, window))
+
+
+def events_headline(groups: Sequence[EventGroup], window: str) -> str:
+    """ "60 events, 58 Warning · top BackOff ×46 on 3 objects": the reason seen most often, Warnings before Normal."""
+    if not groups:
+        return f"no events {window}"
+    total = sum(g.count for g in groups)
+    warnings = sum(g.count for g in groups if g.type == "Warning")
+    reasons: Counter[tuple[bool, str]] = Counter()
+    objects: dict[str, set[str]] = {}
+    for group in groups:
+        reasons[(group.type == "Warning", group.reason or "-")] += group.count
+        objects.setdefault(group.reason or "-", set()).add(group.obj)
+    (_, reason), count = max(reasons.items(), key=lambda item: (item[0][0], item[1]))
+    on = objects[reason]
+    where = next(iter(on)) if len(on) == 1 else f"{len(on)} objects"
+    return f"{total} event{'' if total == 1 else 's'}, {warnings} Warning · top {reason} ×{count} on {where}"

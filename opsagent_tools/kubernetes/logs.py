@@ -11,10 +11,11 @@ from datetime import datetime
 from lightkube.models.core_v1 import ContainerStatus
 from lightkube.resources.core_v1 import Pod
 
-from kernel import ToolFailure
+from kernel import ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession
 from opsagent_tools.kubernetes.objects import pod_status, termination
 from opsagent_tools.logs.files import text_matcher
+from opsagent_tools.logs.headline import log_headline
 from opsagent_tools.logs.records import record_from_line
 from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, describe_time, format_result, parse_iso
 from opsagent_tools.logs.source_redaction import redact_in_order
@@ -23,7 +24,7 @@ from opsagent_tools.names import capped, unknown_name
 DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 
 
-async def container_logs_text(
+async def container_logs_output(
     api: KubeApi,
     *,
     namespace: str,
@@ -34,8 +35,9 @@ async def container_logs_text(
     since_text: str,
     q: LogQuery,
     now: datetime,
-) -> str:
-    """The text of k8s_logs: the container's state, then its lines grouped and the newest shown."""
+) -> ToolOutput:
+    """What k8s_logs answers: the container's state, then its lines grouped and the newest shown; for people, the
+    container and its lines in one line."""
     settings = api.settings
     api.check_namespace(namespace)
     async with api.session() as kube:
@@ -66,6 +68,7 @@ async def container_logs_text(
     head = _state_line(found, name, choice, status, previous, now)
     lines = text.splitlines()
     service = f"{pod}/{name}" + (" previous run" if previous else "")
+    run = f"{name}{' previous run' if previous else ''}"
     records = redact_in_order(parse_log_lines(lines, service=service, pod=pod), q.redactor)
     if not records:
         empty = "in this window" if since is not None else "at all"
@@ -74,7 +77,7 @@ async def container_logs_text(
             if status and status.restartCount and not previous
             else ""
         )
-        return f"{head}\nthe container wrote no log lines {empty}.{hint}"
+        return ToolOutput(f"{head}\nthe container wrote no log lines {empty}.{hint}", headline=f"{run}: no log lines")
     match = text_matcher(q.query)
     shown = [r for r in records if q.accepts(r.level) and (match is None or match(_searchable(r)))]
     result = LogSearchResult(
@@ -87,7 +90,8 @@ async def container_logs_text(
         window = f"{describe_time(since_text, since)}..now"
     else:
         window = f"the newest {settings.log_lines} lines" if result.total_is_lower_bound else "the whole log"
-    return f"{head}\n{format_result(framed, result, window=window)}"
+    text = f"{head}\n{format_result(framed, result, window=window)}"
+    return ToolOutput(text, headline=f"{run}: {log_headline(framed, result)}")
 
 
 async def find_pod(kube: KubeSession, namespace: str, name: str) -> Pod:

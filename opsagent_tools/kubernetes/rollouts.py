@@ -12,7 +12,7 @@ from typing import Any
 from lightkube.models.core_v1 import Container, PodTemplateSpec
 from lightkube.resources.apps_v1 import Deployment, ReplicaSet
 
-from kernel import ToolFailure
+from kernel import ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import KubeApiError, KubeSession
 from opsagent_tools.kubernetes.objects import ago, selector_text
 from opsagent_tools.names import unknown_name
@@ -24,8 +24,8 @@ _TEMPLATE_NOISE = {"containers", "initContainers"}
 """Parts of a pod spec compared container by container rather than as a whole."""
 
 
-async def rollout_history(kube: KubeSession, namespace: str, name: str, now: datetime) -> str:
-    """The text of k8s_rollout_history for one deployment."""
+async def rollout_history(kube: KubeSession, namespace: str, name: str, now: datetime) -> ToolOutput:
+    """What k8s_rollout_history answers for one deployment; for people, the newest revision and what it changed."""
     deployment = await _deployment(kube, namespace, name)
     meta = deployment.metadata
     uid = meta.uid if meta is not None else None
@@ -35,9 +35,10 @@ async def rollout_history(kube: KubeSession, namespace: str, name: str, now: dat
     owned.sort(key=revision_of, reverse=True)
     current = (meta.annotations or {}).get(REVISION, "?") if meta is not None else "?"
     status = deployment.status
+    desired = deployment.spec.replicas if deployment.spec.replicas is not None else 1
+    ready = f"{(status and status.readyReplicas) or 0}/{desired} ready"
     lines = [
-        f"deployment/{name} in {namespace}: revision {current}; "
-        f"{deployment.spec.replicas if deployment.spec.replicas is not None else 1} desired, "
+        f"deployment/{name} in {namespace}: revision {current}; {desired} desired, "
         f"{(status and status.updatedReplicas) or 0} up to date, {(status and status.readyReplicas) or 0} ready, "
         f"{(status and status.unavailableReplicas) or 0} unavailable"
     ]
@@ -48,13 +49,24 @@ async def rollout_history(kube: KubeSession, namespace: str, name: str, now: dat
             )
     if not owned:
         lines.append(f"no ReplicaSets owned by it (selector {selector}): it may never have rolled out.")
-        return "\n".join(lines)
+        return ToolOutput("\n".join(lines), headline=f"{name}: revision {current} · {ready} · no ReplicaSets")
     lines.append(f"revisions, newest first ({len(owned)}):")
     for newer, older in zip(owned[:MAX_REVISIONS], [*owned[1 : MAX_REVISIONS + 1], None], strict=False):
         lines += _revision_lines(newer, older, now)
     if len(owned) > MAX_REVISIONS:
         lines.append(f"… {len(owned) - MAX_REVISIONS} older revisions not shown")
-    return "\n".join(lines)
+    return ToolOutput("\n".join(lines), headline=_headline(name, owned, ready, now))
+
+
+def _headline(name: str, owned: list[ReplicaSet], ready: str, now: datetime) -> str:
+    """ "checkout: revision 4, 42m ago · app memory limit 512Mi → 256Mi (+1 more) · 1/3 ready"."""
+    newest, older = owned[0], owned[1] if len(owned) > 1 else None
+    created = ago(newest.metadata.creationTimestamp if newest.metadata else None, now)
+    template = newest.spec.template if newest.spec is not None else None
+    before = older.spec.template if older is not None and older.spec is not None else None
+    changes = template_changes(before, template) if older is not None else []
+    changed = [changes[0] + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else "")] if changes else []
+    return " · ".join([f"{name}: revision {revision_of(newest)}, {created}", *changed, ready])
 
 
 async def _deployment(kube: KubeSession, namespace: str, name: str) -> Deployment:

@@ -14,15 +14,15 @@ from typing import Annotated, Literal
 from lightkube.resources.core_v1 import Pod
 from pydantic import Field
 
-from kernel import CallContext, Tool, ToolFailure, tool_from_function
+from kernel import CallContext, Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.kubernetes.api import KubeApi
-from opsagent_tools.kubernetes.describe import describe_text
-from opsagent_tools.kubernetes.events import events_text
-from opsagent_tools.kubernetes.logs import container_logs_text
+from opsagent_tools.kubernetes.describe import describe_output
+from opsagent_tools.kubernetes.events import events_output
+from opsagent_tools.kubernetes.logs import container_logs_output
 from opsagent_tools.kubernetes.rollouts import rollout_history
 from opsagent_tools.kubernetes.settings import KubernetesSettings
-from opsagent_tools.kubernetes.usage import usage_text
-from opsagent_tools.kubernetes.workloads import find_workload, pods_table, workload_summary
+from opsagent_tools.kubernetes.usage import usage_output
+from opsagent_tools.kubernetes.workloads import find_workload, pods_headline, pods_table, workload_summary
 from opsagent_tools.logs.files import QUERY_SYNTAX
 from opsagent_tools.logs.search import LogQuery, canonical_level, describe_time, parse_time
 
@@ -49,17 +49,22 @@ def kubernetes_tools(
         ] = "",
         selector: Annotated[str, Field(description="A label selector instead, e.g. app=checkout,tier!=cache.")] = "",
         namespace: Namespace = default_ns,
-    ) -> str:
+    ) -> ToolOutput:
         kube.check_namespace(namespace)
         async with kube.session() as session:
             head = []
             labels = selector.strip()
+            subject = labels or namespace
             if workload.strip():
                 found = await find_workload(session, namespace, workload)
-                head, labels = [workload_summary(found)], found.selector
+                head, labels, subject = [workload_summary(found)], found.selector, found.name
             page = await session.list(Pod, namespace, labels=labels)
         where = f"pods in {namespace}" + (f" with labels {labels}" if labels else "")
-        return "\n".join([*head, where + ":", *pods_table(page.items, now(), more=page.more)])
+        current = now()
+        return ToolOutput(
+            "\n".join([*head, where + ":", *pods_table(page.items, current, more=page.more)]),
+            headline=pods_headline(subject, page.items, current, more=page.more),
+        )
 
     k8s_pods.__doc__ = """List the pods of a workload (or of a label selector, or of the namespace) with their
     status as kubectl shows it (CrashLoopBackOff, OOMKilled, Pending…), ready containers, restarts and when the
@@ -72,8 +77,8 @@ def kubernetes_tools(
         kind: Annotated[str, Field(description="What to describe: pod, deployment or node.")],
         name: Annotated[str, Field(min_length=1, description="Its exact name (k8s_pods lists pod names).")],
         namespace: Namespace = default_ns,
-    ) -> str:
-        return await describe_text(kube, kind, name.strip(), namespace, now())
+    ) -> ToolOutput:
+        return await describe_output(kube, kind, name.strip(), namespace, now())
 
     k8s_describe.__doc__ = """Describe one pod, deployment or node, like `kubectl describe`, compactly: state and
     last termination of each container (reason, exit code, when, message), limits and requests, probes, env
@@ -97,10 +102,10 @@ def kubernetes_tools(
             Literal["", "Warning", "Normal"], Field(description="Warning, Normal, or empty for both.")
         ] = "",
         since: Annotated[str, Field(description="How far back: '30m', '1h' (default), '3h', or ISO-8601.")] = "1h",
-    ) -> str:
+    ) -> ToolOutput:
         current = now()
         start = parse_time(since, current)
-        return await events_text(
+        return await events_output(
             kube, namespace.strip(), object, reason, type, start, f"since {describe_time(since, start)}", current
         )
 
@@ -135,7 +140,7 @@ def kubernetes_tools(
         ] = 30,
         *,
         ctx: CallContext,
-    ) -> str:
+    ) -> ToolOutput:
         current = now()
         start = parse_time(since, current) if since.strip() else None
         if start is not None and start >= current:
@@ -150,7 +155,7 @@ def kubernetes_tools(
             sample=max(500, limit),
             redactor=ctx.redactor,  # dispatch's: raw lines are redacted before they are grouped and cut
         )
-        return await container_logs_text(
+        return await container_logs_output(
             kube,
             namespace=namespace,
             pod=pod.strip(),
@@ -173,7 +178,7 @@ def kubernetes_tools(
     async def k8s_rollout_history(
         deployment: Annotated[str, Field(min_length=1, description="The deployment's name, e.g. checkout.")],
         namespace: Namespace = default_ns,
-    ) -> str:
+    ) -> ToolOutput:
         kube.check_namespace(namespace)
         async with kube.session() as session:
             return await rollout_history(session, namespace, deployment.strip().removeprefix("deployment/"), now())
@@ -189,8 +194,8 @@ def kubernetes_tools(
         namespace: Namespace = default_ns,
         workload: Annotated[str, Field(description="Only this workload's pods (deployment/NAME or a bare name).")] = "",
         nodes: Annotated[bool, Field(description="Show nodes instead of pods.")] = False,
-    ) -> str:
-        return await usage_text(kube, namespace=namespace, workload=workload.strip(), nodes=nodes, now=now())
+    ) -> ToolOutput:
+        return await usage_output(kube, namespace=namespace, workload=workload.strip(), nodes=nodes, now=now())
 
     k8s_resource_usage.__doc__ = """Live CPU and memory per container (against its limits) or per node (against
     allocatable), from metrics-server, worst memory first. Use it to see which pod is near its memory limit (an

@@ -13,7 +13,7 @@ from typing import Any
 
 from lightkube.resources.core_v1 import Node, Pod
 
-from kernel import ToolFailure
+from kernel import ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import METRICS_ROUTES, KubeApi, KubeApiError, KubeSession
 from opsagent_tools.kubernetes.objects import format_bytes, format_cpu, percent, quantity
 from opsagent_tools.kubernetes.workloads import find_workload
@@ -57,8 +57,8 @@ class Usage:
         return float(self.memory / self.memory_of) if self.memory_of else float(self.memory) / 2**40
 
 
-async def usage_text(api: KubeApi, *, namespace: str, workload: str, nodes: bool, now: datetime) -> str:
-    """The text of k8s_resource_usage."""
+async def usage_output(api: KubeApi, *, namespace: str, workload: str, nodes: bool, now: datetime) -> ToolOutput:
+    """What k8s_resource_usage answers; for people, the container (or node) nearest its memory bound."""
     async with api.session() as kube:
         if nodes:
             return await _node_usage(kube, now)
@@ -92,16 +92,17 @@ async def usage_text(api: KubeApi, *, namespace: str, workload: str, nodes: bool
                 )
             )
     if not rows:
-        return f"resource usage in {scope}: metrics-server has no samples for these pods (new or not running?)"
+        text = f"resource usage in {scope}: metrics-server has no samples for these pods (new or not running?)"
+        return ToolOutput(text, headline="no samples from metrics-server")
     rows.sort(key=Usage.pressure, reverse=True)
     lines = [f"resource usage in {scope} ({_sampled(metrics, now)}), worst memory first:"]
     lines += [row.text() for row in rows[:MAX_ROWS]]
     if len(rows) > MAX_ROWS:
         lines.append(f"… {len(rows) - MAX_ROWS} more containers")
-    return "\n".join(lines)
+    return ToolOutput("\n".join(lines), headline=_worst(rows))
 
 
-async def _node_usage(kube: KubeSession, now: datetime) -> str:
+async def _node_usage(kube: KubeSession, now: datetime) -> ToolOutput:
     metrics, nodes = await asyncio.gather(_metrics(kube, "nodes", None, ""), kube.list(Node))
     allocatable = {
         n.metadata.name: (n.status.allocatable if n.status else None) or {} for n in nodes.items if n.metadata
@@ -119,7 +120,14 @@ async def _node_usage(kube: KubeSession, now: datetime) -> str:
     ]
     rows.sort(key=Usage.pressure, reverse=True)
     lines = [f"node usage ({_sampled(metrics, now)}), worst memory first:"]
-    return "\n".join(lines + [row.text() for row in rows[:MAX_ROWS]])
+    return ToolOutput("\n".join(lines + [row.text() for row in rows[:MAX_ROWS]]), headline=_worst(rows))
+
+
+def _worst(rows: list[Usage]) -> str:
+    """ "checkout-x/app: cpu 352m, memory 251Mi of 256Mi limit (98%) · worst of 3"."""
+    if not rows:
+        return "no samples from metrics-server"
+    return f"{rows[0].text().strip()}" + (f" · worst of {len(rows)}" if len(rows) > 1 else "")
 
 
 async def _metrics(kube: KubeSession, kind: str, namespace: str | None, labels: str) -> dict[str, Any]:

@@ -130,7 +130,7 @@ def pods_table(pods: Sequence[Pod], now: datetime, *, more: bool = False) -> lis
     if not pods:
         return ["no pods match."]
     statuses = Counter(pod_status(pod) for pod in pods)
-    reasons = Counter(line.split(": ", 1)[1].split(" (", 1)[0] for pod in pods for line in last_terminations(pod, now))
+    reasons = termination_reasons(pods, now)
     summary = f"{len(pods)}{'+' if more else ''} pods: " + ", ".join(f"{n} {s}" for s, n in statuses.most_common())
     summary += f"; {sum(restarts(pod) for pod in pods)} restarts"
     if reasons:
@@ -147,6 +147,26 @@ def pods_table(pods: Sequence[Pod], now: datetime, *, more: bool = False) -> lis
             f"… {len(pods) - MAX_ROWS if len(pods) > MAX_ROWS else 'more'} pods not shown: narrow with a selector"
         )
     return [line.rstrip() for line in lines]
+
+
+def pods_headline(subject: str, pods: Sequence[Pod], now: datetime, *, more: bool = False) -> str:
+    """ "checkout: 1/3 ready · 2 CrashLoopBackOff (OOMKilled, 13 restarts)": ready pods of all, the others by status,
+    the commonest last termination and the restarts."""
+    if not pods:
+        return f"{subject}: no pods"
+    unhealthy = Counter(pod_status(pod) for pod in pods if not _healthy(pod))
+    parts = [f"{subject}: {sum(1 for pod in pods if _healthy(pod))}/{len(pods)}{'+' if more else ''} ready"]
+    parts += [", ".join(f"{n} {status}" for status, n in unhealthy.most_common(3))] if unhealthy else []
+    reasons = termination_reasons(pods, now)
+    count = sum(restarts(pod) for pod in pods)
+    why = [reasons.most_common(1)[0][0]] if reasons else []
+    detail = ", ".join([*why, f"{count} restart{'' if count == 1 else 's'}"])
+    return " · ".join(parts) + (f" ({detail})" if len(unhealthy) == 1 else f" · {detail}")
+
+
+def termination_reasons(pods: Sequence[Pod], now: datetime) -> Counter[str]:
+    """How the containers' previous runs ended, counted: OOMKilled, Error, Completed."""
+    return Counter(line.split(": ", 1)[1].split(" (", 1)[0] for pod in pods for line in last_terminations(pod, now))
 
 
 def _healthy(pod: Pod) -> bool:

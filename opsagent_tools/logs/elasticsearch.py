@@ -64,9 +64,7 @@ def build_search(q: LogQuery, settings: ElasticsearchSettings) -> dict[str, Any]
         {"term": {settings.service_field: q.service}},
     ]
     if q.level is not None and q.level != LEVELS[0]:
-        words = level_words(q.level)
-        variants = sorted({v for w in words for v in (w, w.upper(), w.title())})
-        filters.append({"terms": {settings.level_field: variants}})
+        filters.append({"terms": {settings.level_field: level_terms(q.level)}})
     if q.query:
         if q.query.startswith("re:"):
             raise ToolFailure(
@@ -86,6 +84,11 @@ def build_search(q: LogQuery, settings: ElasticsearchSettings) -> dict[str, Any]
         first_last = {"first": {"min": {"field": ts}}, "last": {"max": {"field": ts}}}
         body["aggs"] = {"messages": {"terms": {"field": settings.group_field, "size": 10}, "aggs": first_last}}
     return body
+
+
+def level_terms(minimum: str) -> list[str]:
+    """The level field's values at or above `minimum`, in lower, upper and title case (keyword fields match exactly)."""
+    return sorted({v for w in level_words(minimum) for v in (w, w.upper(), w.title())})
 
 
 class ElasticsearchBackend:

@@ -13,11 +13,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kernel import CallContext, Tool, ToolFailure, tool_from_function
+from kernel import CallContext, SourceLink, Tool, ToolFailure, ToolOutput, tool_from_function
+from opsagent_tools.links import LinkSettings
 from opsagent_tools.logs.elasticsearch import QUERY_SYNTAX as ES_QUERY_SYNTAX
 from opsagent_tools.logs.elasticsearch import ElasticsearchBackend, ElasticsearchSettings
 from opsagent_tools.logs.files import QUERY_SYNTAX as FILES_QUERY_SYNTAX
 from opsagent_tools.logs.files import FileLogBackend, FileLogSettings
+from opsagent_tools.logs.headline import log_headline
+from opsagent_tools.logs.links import LABEL, kibana_discover, loki_explore
 from opsagent_tools.logs.loki import LEVEL_FILTER_NOTES, LokiBackend, LokiSettings
 from opsagent_tools.logs.loki import QUERY_SYNTAX as LOKI_QUERY_SYNTAX
 from opsagent_tools.logs.search import (
@@ -84,10 +87,16 @@ def utc_now() -> datetime:
 
 
 def log_tools(
-    settings: LogsSettings, *, backend: LogBackend | None = None, now: Callable[[], datetime] = utc_now
+    settings: LogsSettings,
+    *,
+    backend: LogBackend | None = None,
+    now: Callable[[], datetime] = utc_now,
+    links: LinkSettings | None = None,
 ) -> list[Tool]:
-    """The log tools for these settings: `search_logs`. Pass `backend` to use one built elsewhere (tests, plugins)."""
+    """The log tools for these settings: `search_logs`. Pass `backend` to use one built elsewhere (tests, plugins);
+    `links` says where people see a search (Grafana for Loki, Kibana for Elasticsearch; none by default)."""
     store = backend if backend is not None else build_backend(settings)
+    shown = links or LinkSettings()
     syntax, caveat = _query_help(settings)
     sample = settings.sample_size
 
@@ -109,7 +118,7 @@ def log_tools(
         ] = 20,
         *,
         ctx: CallContext,
-    ) -> str:
+    ) -> ToolOutput:
         if not service.strip():
             raise ToolFailure("service is empty: name the service whose logs to search, e.g. service='checkout'.")
         current = now()
@@ -130,7 +139,12 @@ def log_tools(
             redactor=ctx.redactor,  # dispatch's: the backend redacts raw records before they are reshaped
         )
         result = await store.search(q)
-        return format_result(q, result, window=f"{describe_time(since, start)}..{describe_time(until, end)}")
+        link = _source_link(settings, shown, q)
+        return ToolOutput(
+            format_result(q, result, window=f"{describe_time(since, start)}..{describe_time(until, end)}"),
+            headline=log_headline(q, result),
+            links=(link,) if link is not None else (),
+        )
 
     search_logs.__doc__ = DESCRIPTION.format(caveat=caveat, syntax=syntax)
     return [
@@ -153,6 +167,18 @@ Pitfalls:
 level=any (or all) for everything.{caveat}
 - 0 lines is not proof of health: the result names the services that do have logs; check the name, level and window.
 query is {syntax}."""
+
+
+def _source_link(settings: LogsSettings, links: LinkSettings, q: LogQuery) -> SourceLink | None:
+    """Where a person sees the lines of `q` on the configured backend, or None (files, or no UI configured)."""
+    match settings.backend:
+        case "loki":
+            url = loki_explore(links, settings.loki, q)
+        case "elasticsearch":
+            url = kibana_discover(links, settings.elasticsearch, q)
+        case "files":
+            url = None
+    return SourceLink(LABEL, url) if url is not None else None
 
 
 def _query_help(settings: LogsSettings) -> tuple[str, str]:

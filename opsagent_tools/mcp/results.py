@@ -27,6 +27,7 @@ from mcp.types import (
 MAX_RESULT_CHARS = 200_000
 """Text beyond this is cut here; the kernel still truncates what the model sees and keeps the rest behind a handle."""
 NO_CONTENT = "(the tool returned no content)"
+HEADLINE_CHARS = 120
 
 
 def result_text(result: CallToolResult) -> str:
@@ -38,6 +39,12 @@ def result_text(result: CallToolResult) -> str:
     if len(text) > MAX_RESULT_CHARS:
         text = f"{text[:MAX_RESULT_CHARS]}\n[… {len(text) - MAX_RESULT_CHARS:,} more characters cut by the MCP client]"
     return text
+
+
+def result_headline(text: str, limit: int = HEADLINE_CHARS) -> str:
+    """A result for people: its first line that says something, cut to `limit` (a server's text, shown as data)."""
+    line = next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def masked(text: str, secrets: Iterable[str]) -> str:

@@ -11,7 +11,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from kernel import Tool, ToolFailure, tool_from_function
+from kernel import Tool, ToolFailure, ToolOutput, tool_from_function
+from opsagent_tools.mcp.results import result_headline
 from opsagent_tools.mcp.tools import McpToolEntry
 
 MCP_SEARCH_TOOL = "mcp_search"
@@ -42,7 +43,7 @@ def mcp_search_tool(entries: Sequence[McpToolEntry]) -> Tool:
     async def mcp_search(
         query: Annotated[str, Field(description="Keywords for what you need, e.g. 'dashboard latency' or 'incident'.")],
         limit: Annotated[int, Field(ge=1, le=10, description="How many tools to return.")] = 5,
-    ) -> str:
+    ) -> ToolOutput:
         found = search_entries(entries, query, limit)
         if not found:
             raise ToolFailure(
@@ -50,9 +51,13 @@ def mcp_search_tool(entries: Sequence[McpToolEntry]) -> Tool:
                 f"object: 'dashboard', 'alert', 'deploy'); searchable servers: {where or 'none'}."
             )
         blocks = [_describe(entry) for entry in found]
-        return (
+        text = (
             f"{len(found)} MCP tools match {query!r}:\n\n" + "\n\n".join(blocks) + "\n\nCall one by its full name with "
             "arguments that follow its schema."
+        )
+        names = ", ".join(entry.name for entry in found)
+        return ToolOutput(
+            text, headline=result_headline(f"{len(found)} MCP tool{'' if len(found) == 1 else 's'}: {names}")
         )
 
     mcp_search.__doc__ = (

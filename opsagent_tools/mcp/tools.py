@@ -15,9 +15,9 @@ from typing import Any
 from mcp.types import CallToolResult
 from mcp.types import Tool as McpTool
 
-from kernel import Tool, ToolFailure
+from kernel import Tool, ToolFailure, ToolOutput
 from opsagent_tools.mcp.arguments import arguments_model
-from opsagent_tools.mcp.results import masked, result_text
+from opsagent_tools.mcp.results import masked, result_headline, result_text
 from opsagent_tools.mcp.settings import McpServerSettings
 
 SEPARATOR = "__"
@@ -121,12 +121,12 @@ def _kernel_tool(
     status = "read-only" if read_only else "side effect: runs only after a human approves the exact call"
     description = f"{description} [MCP server '{server}'; {status}]"
 
-    async def handler(arguments: dict[str, Any]) -> str:
+    async def handler(arguments: dict[str, Any]) -> ToolOutput:
         result = await call(mcp_name, arguments)
         text = masked(result_text(result), secrets)
         if result.is_error:
             raise ToolFailure(f"the MCP server '{server}' reports an error: {text}")
-        return text
+        return ToolOutput(text, headline=result_headline(text))  # a server's links are not ours to vouch for
 
     async def preview(arguments: dict[str, Any]) -> dict[str, Any]:
         return {"mcp_server": server, "tool": mcp_name, "arguments": arguments}

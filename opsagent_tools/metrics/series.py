@@ -42,6 +42,8 @@ class Change:
     kind: Literal["no_data", "too_few", "flat", "jump", "drop", "rise", "fall", "spike", "dip"]
     text: str
     size: float = 0.0
+    brief: str = ""
+    """The same in a few words for people: "0.10% → 12.0% at t-10m", "flat at 0.10%"."""
 
 
 # --- values and times -------------------------------------------------------------------------
@@ -186,23 +188,26 @@ def describe_change(points: Sequence[Point], now: float, unit: str | None = None
     must exceed both several times the noise and a tenth of the level. NaN and ±Inf samples are ignored.
     """
     if not points:
-        return Change("no_data", "no data in the window")
+        return Change("no_data", "no data in the window", brief="no data")
     finite = [(t, v) for t, v in points if math.isfinite(v)]
     if not finite:
         return Change(
             "no_data",
             f"no finite values: all {len(points)} points are NaN or ±Inf (a ratio is NaN when nothing was counted)",
+            brief="no finite values (NaN)",
         )
     times = [t for t, _ in finite]
     values = [v for _, v in finite]
     fmt = _Formatter(unit, now)
     if len(values) < 5:
         if len(values) == 1:
-            return Change("too_few", f"one point only: {fmt.value(values[0])} at {fmt.time(times[0])}")
+            one = f"{fmt.value(values[0])} at {fmt.time(times[0])}"
+            return Change("too_few", f"one point only: {one}", brief=f"one point: {one}")
         return Change(
             "too_few",
             f"only {len(values)} points: {fmt.value(values[0])} at {fmt.time(times[0])}, "
             f"{fmt.value(values[-1])} at {fmt.time(times[-1])}",
+            brief=f"{len(values)} points: {fmt.value(values[0])} → {fmt.value(values[-1])}",
         )
     noise = _noise(values)
     edge = max(1, min(len(values) // 10, 5))
@@ -226,18 +231,21 @@ def _level_change(
         kind: Literal["jump", "drop"] = "jump" if end > start else "drop"
         verb = "jumped" if kind == "jump" else "dropped"
         text = f"{verb} from {fmt.value(before)} to {fmt.value(after)} {fmt.at(times[lo])}"
-        return Change(kind, text + fmt.now_suffix(after, last), abs(end - start))
+        brief = f"{fmt.value(before)} → {fmt.value(after)} {fmt.at(times[lo])}{fmt.now_suffix(after, last)}"
+        return Change(kind, text + fmt.now_suffix(after, last), abs(end - start), brief)
     middle = _best_split(smooth)
     progress = [(s - start) / (end - start) for s in smooth]
     began = next((i for i in range(middle - 1, -1, -1) if progress[i] <= 0.05), 0)
     reached = next((i for i in range(middle, len(values)) if progress[i] >= 0.95), len(values) - 1)
     trend: Literal["rise", "fall"] = "rise" if end > start else "fall"
     verb = "rose" if trend == "rise" else "fell"
+    over = format_span(times[reached] - times[began])
     text = (
-        f"{verb} gradually from {fmt.value(start)} to {fmt.value(end)} over {format_span(times[reached] - times[began])}"
+        f"{verb} gradually from {fmt.value(start)} to {fmt.value(end)} over {over}"
         f" ({fmt.time(times[began])} to {fmt.time(times[reached])})"
     )
-    return Change(trend, text + fmt.now_suffix(end, last), abs(end - start))
+    brief = f"{verb} {fmt.value(start)} → {fmt.value(end)} over {over}{fmt.now_suffix(end, last)}"
+    return Change(trend, text + fmt.now_suffix(end, last), abs(end - start), brief)
 
 
 def _largest_jump(smooth: list[float], total: float, noise: float) -> tuple[int, int] | None:
@@ -267,7 +275,9 @@ def _excursion(times: list[float], values: list[float], noise: float, fmt: _Form
     peak = max(range(len(values)), key=lambda i: abs(values[i] - centre))
     deviation = values[peak] - centre
     if not _significant(deviation, noise, centre, values[peak]):
-        return Change("flat", f"flat at about {fmt.value(centre)}; no change point")
+        return Change(
+            "flat", f"flat at about {fmt.value(centre)}; no change point", brief=f"flat at {fmt.value(centre)}"
+        )
     lo = hi = peak
     same_side = [(v - centre) * deviation >= 0.5 * deviation * deviation for v in values]
     while lo > 0 and same_side[lo - 1]:
@@ -278,11 +288,13 @@ def _excursion(times: list[float], values: list[float], noise: float, fmt: _Form
         level = median(values[lo:])
         verb = "jumped" if deviation > 0 else "dropped"
         text = f"{verb} from {fmt.value(centre)} to {fmt.value(level)} {fmt.at(times[lo])}"
-        return Change("jump" if deviation > 0 else "drop", text + fmt.now_suffix(level, values[-1]), abs(deviation))
+        brief = f"{fmt.value(centre)} → {fmt.value(level)} {fmt.at(times[lo])}{fmt.now_suffix(level, values[-1])}"
+        jumped: Literal["jump", "drop"] = "jump" if deviation > 0 else "drop"
+        return Change(jumped, text + fmt.now_suffix(level, values[-1]), abs(deviation), brief)
     kind: Literal["spike", "dip"] = "spike" if deviation > 0 else "dip"
     lasted = fmt.at(times[peak]) if lo == hi else f"({fmt.time(times[lo])} to {fmt.time(times[hi])})"
     text = f"brief {kind} to {fmt.value(values[peak])} {lasted}, otherwise about {fmt.value(centre)}"
-    return Change(kind, text, abs(deviation))
+    return Change(kind, text, abs(deviation), f"{kind} to {fmt.value(values[peak])} {lasted}, else {fmt.value(centre)}")
 
 
 def _significant(delta: float, noise: float, a: float, b: float) -> bool:
@@ -363,6 +375,8 @@ class SeriesReport:
     labels: dict[str, str]
     change: Change
     points: str
+    samples: Sequence[Point] = ()
+    """The series' own samples, for a sparkline."""
 
 
 def report_series(
@@ -378,6 +392,7 @@ def report_series(
     changes = [describe_change(s.points, now, unit) for s in series]
     order = sorted(range(len(series)), key=lambda i: (-changes[i].size, format_labels(named[i])))
     shown = [
-        SeriesReport(named[i], changes[i], render_points(series[i].points, now, unit, max_points)) for i in order[:top]
+        SeriesReport(named[i], changes[i], render_points(series[i].points, now, unit, max_points), series[i].points)
+        for i in order[:top]
     ]
     return shown, len(series) - len(shown)

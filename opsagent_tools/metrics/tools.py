@@ -13,7 +13,11 @@ from typing import Annotated, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernel.tool_errors import ToolFailure
+from kernel.tool_output import ToolOutput
 from kernel.tools import Tool, tool_from_function
+from opsagent_tools.links import LinkSettings
+from opsagent_tools.metrics.headline import query_headline
+from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.prometheus import PrometheusClient
 from opsagent_tools.metrics.series import Series, Unit, format_span, report_series
 from opsagent_tools.names import capped, unknown_name
@@ -197,10 +201,12 @@ class MetricsClient(Protocol):
 
 
 class _MetricsTools:
-    """The state both tools share: settings, client, and the clock that defines "now"."""
+    """The state both tools share: settings, client, the clock that defines "now", and where people see a query."""
 
-    def __init__(self, settings: MetricsSettings, client: MetricsClient, now: Callable[[], datetime]) -> None:
-        self.settings, self.client, self.now = settings, client, now
+    def __init__(
+        self, settings: MetricsSettings, client: MetricsClient, now: Callable[[], datetime], links: MetricLinks
+    ) -> None:
+        self.settings, self.client, self.now, self.links = settings, client, now, links
 
     def resolve(self, metric: str, service: str, step_s: float, window_s: float) -> tuple[str, str, str | None]:
         """(name shown, PromQL, unit) for an alias, a bare metric name, or raw PromQL."""
@@ -214,12 +220,13 @@ class _MetricsTools:
             return metric, render_promql(template, self.settings, service, step_s=step_s, window_s=window_s), None
         return "PromQL", render_promql(metric, self.settings, service, step_s=step_s, window_s=window_s), None
 
-    async def query_metrics(self, service: str, metric: str, window: str, step: str | None) -> str:
+    async def query_metrics(self, service: str, metric: str, window: str, step: str | None) -> ToolOutput:
         window_s = window_seconds(window)
         step_s = step_seconds(window_s, step)
         name, promql, unit = self.resolve(metric, service, step_s, window_s)
         end = self.now()
-        found = await self.client.query_range(promql, end - timedelta(seconds=window_s), end, step_s)
+        start = end - timedelta(seconds=window_s)
+        found = await self.client.query_range(promql, start, end, step_s)
         found = [s for s in found if s.points]
         if not found:
             raise ToolFailure(await self._no_data(service, name, format_span(window_s), promql, end))
@@ -236,7 +243,12 @@ class _MetricsTools:
             if left_out:
                 lines.append(f"+{left_out} more series with smaller changes (aggregate with sum by (...) to see them)")
         lines.append(f"query: {promql} · step {step_s:g}s · unit {unit or 'none (values as returned)'}")
-        return "\n".join(lines)
+        graph = self.links.graph(promql, start, end)
+        return ToolOutput(
+            "\n".join(lines),
+            headline=query_headline("" if name == "PromQL" else name, shown, len(found)),
+            links=(graph,) if graph is not None else (),
+        )
 
     async def _no_data(self, service: str, name: str, window: str, promql: str, end: datetime) -> str:
         label = self.settings.service_label
@@ -256,8 +268,9 @@ class _MetricsTools:
             f"(it may have stopped reporting).{tail}"
         )
 
-    async def list_metrics(self, service: str | None) -> str:
+    async def list_metrics(self, service: str | None) -> ToolOutput:
         end = self.now()
+        aliases = f"{len(self.settings.aliases)} aliases"
         lines = ["Aliases for query_metrics(metric=...):"]
         for alias_name, alias in self.settings.aliases.items():
             lines.append(f"  {alias_name} ({alias.unit or 'number'}): {alias.description}")
@@ -266,17 +279,17 @@ class _MetricsTools:
             services = await self.client.label_values(service_label, start=end - DISCOVERY_LOOKBACK, end=end)
             lines.append(f"Services (values of label {service_label}, {len(services)}): {capped(services, LIST_CAP)}")
             lines.append('list_metrics(service="...") lists the metric names one service has.')
-            return "\n".join(lines)
+            return ToolOutput("\n".join(lines), headline=f"{len(services)} services · {aliases}")
         value = promql_string(service)
         selectors = [f'{{{service_label}="{value}"}}', f'{{{container_label}="{value}"}}']
         names = await self.client.label_values("__name__", selectors, start=end - DISCOVERY_LOOKBACK, end=end)
         where = f'{service_label}="{service}" or {container_label}="{service}"'
         if not names:
             lines.append(unknown_service(service, self.settings, await known_services(self.client, self.settings, end)))
-            return "\n".join(lines)
+            return ToolOutput("\n".join(lines), headline=f"no metrics for {service} · {aliases}")
         lines.append(f"Metric names with {where} ({len(names)}): {capped(names, LIST_CAP)}")
         lines.append('Any of them works as metric=...; counters (…_total) read better as "sum(rate(NAME{...}[5m]))".')
-        return "\n".join(lines)
+        return ToolOutput("\n".join(lines), headline=f"{service}: {len(names)} metric names · {aliases}")
 
 
 def unknown_service(
@@ -309,10 +322,13 @@ def metrics_tools(
     *,
     client: MetricsClient | None = None,
     now: Callable[[], datetime] | None = None,
+    links: LinkSettings | None = None,
 ) -> list[Tool]:
-    """`query_metrics` and `list_metrics` over `settings`' Prometheus (or `client`); `now` fixes the clock in tests."""
+    """`query_metrics` and `list_metrics` over `settings`' Prometheus (or `client`); `now` fixes the clock in tests;
+    `links` says where people see a query (by default Prometheus' graph page at `settings.url`, without credentials)."""
     prometheus = client or PrometheusClient(base_url=settings.url, timeout=settings.timeout_s, headers=settings.headers)
-    state = _MetricsTools(settings, prometheus, now or (lambda: datetime.now(UTC)))
+    graphs = MetricLinks(links or LinkSettings(), settings.url)
+    state = _MetricsTools(settings, prometheus, now or (lambda: datetime.now(UTC)), graphs)
     aliases = ", ".join(settings.aliases)
     label = settings.service_label
 
@@ -335,7 +351,7 @@ def metrics_tools(
             str | int | None,
             Field(description="Time between points, e.g. 30s or 5m (a number is seconds). Default: about window/30."),
         ] = None,
-    ) -> str:
+    ) -> ToolOutput:
         return await state.query_metrics(service, metric, window, f"{step}s" if isinstance(step, int) else step)
 
     query_metrics.__doc__ = f"""Query one service's metric over a recent window and say when it changed.
@@ -350,7 +366,7 @@ def metrics_tools(
         service: Annotated[
             str | None, Field(description="A service to list the metric names of; leave out to list the services.")
         ] = None,
-    ) -> str:
+    ) -> ToolOutput:
         return await state.list_metrics(service)
 
     list_metrics.__doc__ = """List what query_metrics can query: the metric aliases, the services that report

@@ -25,6 +25,16 @@ FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 ENTERPRISE_API_PATH = "/api/v3"
 
 
+def repository_web_url(api_url: str, full_name: str) -> str:
+    """A repository's page for people from the API's URL: https://github.com/owner/name for api.github.com, else the
+    Enterprise host with `/api/v3` dropped; never with a user or password the API URL may carry."""
+    parts = urlsplit(api_url.rstrip("/"))
+    if parts.hostname == "api.github.com":
+        return f"https://github.com/{full_name}"
+    host = f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname or ""
+    return f"{parts.scheme}://{host}{parts.path.removesuffix(ENTERPRISE_API_PATH)}/{full_name}"
+
+
 class GitHubApi:
     """One repository's API on github.com or GitHub Enterprise; the token is read from `token_env` at each call."""
 
@@ -46,10 +56,7 @@ class GitHubApi:
     @property
     def web_url(self) -> str:
         """The repository's page for people: https://github.com/owner/name, or the Enterprise host's."""
-        parts = urlsplit(self.api_url)
-        if parts.netloc == "api.github.com":
-            return f"https://github.com/{self.full_name}"
-        return f"{parts.scheme}://{parts.netloc}{parts.path.removesuffix(ENTERPRISE_API_PATH)}/{self.full_name}"
+        return repository_web_url(self.api_url, self.full_name)
 
     def client(self) -> httpx.AsyncClient:
         """A connection pool for the requests of one call; close it when the call ends."""

@@ -11,10 +11,13 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kernel import Tool, ToolFailure, tool_from_function
+from kernel import SourceLink, Tool, ToolFailure, ToolOutput, tool_from_function
+from opsagent_tools.links import LinkSettings
 from opsagent_tools.repos.git import DEFAULT_GIT_TIMEOUT, GitRepo
 from opsagent_tools.repos.github import GitHubRepo
 from opsagent_tools.repos.github_api import DEFAULT_API_URL, DEFAULT_HTTP_TIMEOUT, DEFAULT_TOKEN_ENV, FULL_NAME
+from opsagent_tools.repos.headline import diff_headline, file_headline, listing_headline
+from opsagent_tools.repos.links import RepoLinks
 from opsagent_tools.repos.sandbox import DEFAULT_PATH_POLICY
 from opsagent_tools.repos.shapes import (
     DEFAULT_MAX_DIFF_BYTES,
@@ -131,9 +134,14 @@ def build_backends(settings: RepoSettings) -> dict[str, RepoBackend]:
     return backends
 
 
-def repo_tools(settings: RepoSettings) -> list[Tool]:
-    """`read_repo_file` and `compare_refs` over the configured repositories."""
+def repo_tools(settings: RepoSettings, links: LinkSettings | None = None) -> list[Tool]:
+    """`read_repo_file` and `compare_refs` over the configured repositories; `links` says where people see a file or
+    a comparison (GitHub's pages by default; a local clone's only with `git_web_url`)."""
     backends = build_backends(settings)
+    pages = {
+        name: RepoLinks.of(name, config.github, config.api_url, links or LinkSettings())
+        for name, config in settings.repositories.items()
+    }
     names = ", ".join(sorted(backends))
     default = settings.default_repo or (next(iter(backends)) if len(backends) == 1 else None)
     repo_help = f"Repository or service name: one of {names}" + (
@@ -163,20 +171,25 @@ def repo_tools(settings: RepoSettings) -> list[Tool]:
             str, Field(description="Tag, branch or commit SHA, e.g. the deployed version 'v2.14.0'.")
         ] = "HEAD",
         repo: Annotated[str | None, Field(description=repo_help)] = None,
-    ) -> str:
+    ) -> ToolOutput:
         """Read a file from a service's source repository as it was at a tag, branch or commit; a directory
         path lists its entries instead. Use it to read the configuration or code that was actually deployed:
         pass the version from the deploy event as ref, typically for a file compare_refs showed as changed.
         Paths are relative to the repository root ('config/app.yaml', not '/config/app.yaml'). Files that
         usually hold secrets (.env, keys, credentials) are refused; long files are cut with a marker saying so;
         binary files are summarised, not shown."""
-        backend = pick(repo)
-        if path.strip() in ("", "."):
-            return (await backend.list_dir("", ref)).render()
-        try:
-            return (await backend.read_file(path, ref)).render()
-        except PathIsDirectory:
-            return (await backend.list_dir(path, ref)).render()
+        backend, root = pick(repo), path.strip() in ("", ".")
+        if not root:
+            try:
+                content = await backend.read_file(path, ref)
+            except PathIsDirectory:
+                pass  # listed below
+            else:
+                page = pages[backend.name].file(content.ref, content.path)
+                return _output(content.render(), file_headline(content), page)
+        listing = await backend.list_dir("" if root else path, ref)
+        page = pages[backend.name].directory(listing.ref, listing.path)
+        return _output(listing.render(), listing_headline(listing), page)
 
     async def compare_refs(
         base: Annotated[str, Field(description="The older ref: the version before the deploy, e.g. 'v2.13.2'.")],
@@ -185,13 +198,15 @@ def repo_tools(settings: RepoSettings) -> list[Tool]:
         path: Annotated[
             str | None, Field(description="Only changes under this file or directory, e.g. 'config/'.")
         ] = None,
-    ) -> str:
+    ) -> ToolOutput:
         """See what changed between two versions of a service's code: the changed files with +/- line counts,
         the commit subjects, then the diff. Use it right after finding a deploy event: base is the version
         before, head the deployed one. Refs are tags, branches or commit SHAs (not ranges like 'a..b'). Long
         diffs are cut per file, config and migration files first, but every changed file is listed; pass path
         to see one file or directory in full, or read the whole file with read_repo_file(path, ref=head)."""
-        return (await pick(repo).diff(base, head, path=path)).render()
+        backend = pick(repo)
+        diff = await backend.diff(base, head, path=path)
+        return _output(diff.render(), diff_headline(diff), pages[backend.name].compare(diff.base, diff.head))
 
     return [
         tool_from_function(
@@ -208,3 +223,7 @@ def repo_tools(settings: RepoSettings) -> list[Tool]:
             ),
         ),
     ]
+
+
+def _output(text: str, headline: str, link: SourceLink | None) -> ToolOutput:
+    return ToolOutput(text, headline=headline, links=(link,) if link is not None else ())

@@ -36,7 +36,7 @@ def script():
 @pytest.fixture
 def slack_settings(request):
     """The bot's [slack] settings; a test may pass overrides with indirect parametrisation."""
-    return SlackSettings(approvers=[ALICE], post_interval_s=0, **getattr(request, "param", {}))
+    return SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0, **getattr(request, "param", {}))
 
 
 @pytest.fixture

@@ -159,7 +159,7 @@ def assert_thread_tells_the_alert(bot: AlertBot, top: Message, trace: dict) -> N
     assert "service=order-service" in trace["task_data"]
     assert trace["stop_reason"] == "cancelled"
     texts = [m.text for m in bot.thread(top.ts)]
-    assert f"🔎 Investigating: {ALERTNAME} firing (Alertmanager)" in texts
+    assert bot.thread(top.ts)[1].edits[0]["text"] == f"🔎 Investigating: {ALERTNAME} firing (Alertmanager)"
     assert f"✅ Resolved: Alertmanager reports {ALERTNAME} resolved" in texts
     assert "⏹ alertmanager stopped this investigation; pending approvals are void." in texts
     assert len(bot.alert_threads()) == 1

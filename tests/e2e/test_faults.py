@@ -3,7 +3,7 @@ replicas on a real PostgreSQL (one killed, the database restarted), Slack and th
 a backend that never answers.
 
 For each: no run is lost, no side effect runs twice (the action receiver counts per Idempotency-Key), every
-thread ends with exactly one explicit outcome (✅ or ❌, one final message, one trace), and the trace, in the
+thread ends with exactly one explicit outcome (✅ or ❌, one last reply, one trace), and the trace, in the
 thread and in the store, has every step; the store's audit log has the events.
 """
 
@@ -256,11 +256,13 @@ async def test_slack_answering_429_and_5xx_for_a_while_loses_no_message(tmp_path
             await ended(inc, ts, bot)
             await assert_one_outcome(inc, store, ts, ok=True, steps=["query_metrics", "finish"])
         assert {("reactions.add", 429), ("reactions.add", 503)} <= failed  # the first post waited out both
-        texts = inc.texts(ts)
-        header = texts.index("🔎 Investigating: order-service 5xx at 12%")
-        step = next(i for i, text in enumerate(texts) if text.startswith("✓ Step 1: query_metrics"))
-        final = next(i for i, text in enumerate(texts) if text.startswith("✅ Investigation finished"))
-        assert header < step < final  # nothing lost, and the thread reads in order once Slack is back
+        thread = inc.slack.thread(CHANNEL, ts)
+        texts = [message.text for message in thread]
+        assert thread[1].edits[0]["text"] == "🔎 Investigating: order-service 5xx at 12%", "the summary, first"
+        assert "Stop" not in json.dumps(thread[1].blocks), "then the verdict, once Slack was back"
+        step = next(i for i, text in enumerate(texts) if text.startswith("✓ 1 query_metrics"))
+        last = next(i for i, text in enumerate(texts) if text.endswith("the verdict is at the top of this thread."))
+        assert 1 < step < last  # nothing lost, and the thread reads in order once Slack is back
         assert inc.slack.reactions[(CHANNEL, ts)].count("eyes") == 1
 
 

@@ -159,7 +159,7 @@ async def test_serve_http_end_to_end(tmp_path):
     flat = json.dumps([m.blocks for m in thread])
     assert "eyes" in slack.reactions[(CHANNEL, mention.ts)]
     assert "jumped from 0.10% to 12.0%" in flat
-    assert "Approved by" in json.dumps(slack.message(CHANNEL, message.ts).blocks)
+    assert "approved by" in json.dumps(slack.message(CHANNEL, message.ts).blocks)
     assert "Root cause: v2.14.0" in flat
     trace = json.loads(next(f for f in slack.files.values() if f.thread_ts == mention.ts).content)
     assert trace["ok"] is True

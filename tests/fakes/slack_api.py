@@ -23,6 +23,7 @@ from fakes.slack_workspace import (
     BOT_TOKEN,
     Ephemeral,
     Message,
+    OpenedView,
     ResponseUrlPost,
     SlackWorkspace,
     StatusUpdate,
@@ -37,6 +38,9 @@ RESPONSE_URL = "response_url"
 MAX_TEXT = 40_000
 MAX_LOADING_MESSAGES = 10
 RESPONSE_URL_USES = 5
+MAX_VIEW_LABEL = 24
+"""A modal's title, submit and close labels (https://docs.slack.dev/reference/views/modal-views)."""
+MAX_PRIVATE_METADATA = 3000
 TRUNCATION_WARNING = (
     "[WARN] Your message was truncated but still posted. The `text` field accepts up to 40,000 characters."
 )
@@ -110,6 +114,7 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
             "files.completeUploadExternal": self._files_complete_upload,
             "assistant.threads.setStatus": self._assistant_set_status,
             "conversations.replies": self._conversations_replies,
+            "views.open": self._views_open,
         }
 
     # --- lifecycle --------------------------------------------------------------------------------
@@ -445,6 +450,32 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
         limit = int(params.get("limit") or 1000)
         page = [m.to_api() for m in messages[:limit]]
         return {"messages": page, "has_more": len(messages) > limit, "response_metadata": {"next_cursor": ""}}
+
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A modal for the user whose interaction gave `trigger_id`; its view checked as Slack checks one."""
+        if not params.get("trigger_id"):
+            raise _ApiError("invalid_arguments")
+        view = _json_param(params.get("view"), "invalid_arguments")
+        if not isinstance(view, dict) or view.get("type") != "modal":
+            raise _ApiError("invalid_arguments")
+        errors = []
+        for name in ("title", "submit", "close"):
+            text = view.get(name, {}).get("text", "") if isinstance(view.get(name), dict) else ""
+            if name == "title" and not text:
+                errors.append("missing required field: title [json-pointer:/view/title]")
+            if len(text) > MAX_VIEW_LABEL:
+                errors.append(f"must be less than {MAX_VIEW_LABEL + 1} characters [json-pointer:/view/{name}/text]")
+        if len(str(view.get("private_metadata") or "")) > MAX_PRIVATE_METADATA:
+            errors.append(
+                f"must be less than {MAX_PRIVATE_METADATA + 1} characters [json-pointer:/view/private_metadata]"
+            )
+        verdict = check_blocks(view.get("blocks", []))
+        if errors or verdict is not None:
+            raise _ApiError(
+                "invalid_arguments", response_metadata={"messages": errors + (verdict[1] if verdict else [])}
+            )
+        self.views.append(OpenedView(str(params["trigger_id"]), view))
+        return {"view": {"id": f"V{next(self._ids):010d}", "team_id": self.team_id, **view, "state": {"values": {}}}}
 
     # --- the non-API endpoints ----------------------------------------------------------------------
 

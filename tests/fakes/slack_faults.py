@@ -24,6 +24,7 @@ class Fault:
 class RateLimit:
     per_second: float
     per_channel: bool
+    per_message: bool
     burst: int
     retry_after: int | None
     buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -36,7 +37,7 @@ class InjectedFaults:
     def __init__(self) -> None:
         self._faults: dict[str, deque[Fault]] = defaultdict(deque)
         self._always: dict[str, Fault] = {}
-        self._limits: dict[str, RateLimit] = {}
+        self._limits: dict[str, list[RateLimit]] = defaultdict(list)
         self._hangs: dict[str, list[Any]] = {}
 
     def fail_next(
@@ -72,12 +73,15 @@ class InjectedFaults:
         *,
         per_second: float = 1.0,
         per_channel: bool = True,
+        per_message: bool = False,
         burst: int = 1,
         retry_after: int | None = None,
     ) -> None:
         """Emulates a rate limit (by default chat.postMessage's ~1 msg/s per channel) with a token bucket on the
-        server's `clock`: a call beyond it gets HTTP 429 with `Retry-After` (whole seconds, at least 1)."""
-        self._limits[method] = RateLimit(per_second, per_channel, burst, retry_after)
+        server's `clock`: a call beyond it gets HTTP 429 with `Retry-After` (whole seconds, at least 1).
+        `per_message`: one bucket per message (`channel` and `ts`: chat.update's ~1 update/s per message). Limits
+        add up: a call must pass every one set for its method (a per-message and a workspace limit, say)."""
+        self._limits[method].append(RateLimit(per_second, per_channel, per_message, burst, retry_after))
 
     def hang(self, method: str, seconds: float, *, times: int | None = 1) -> None:
         """The next `times` calls to `method` (every call when None) wait `seconds` before being handled.
@@ -116,15 +120,19 @@ class InjectedFaults:
             await asyncio.wait_for(closing.wait(), seconds)
 
     def _rate_limited(self, method: str, params: dict[str, Any], now: float) -> int | None:
-        """Seconds to wait when this call is over the method's limit; None when it may go ahead."""
-        limit = self._limits.get(method)
-        if limit is None:
+        """Seconds to wait when this call is over any of the method's limits; None when it may go ahead (and then
+        it takes a token from each)."""
+        refills = []
+        for limit in self._limits.get(method, []):
+            if limit.per_message:
+                key = f"{params.get('channel')}/{params.get('ts')}"
+            else:
+                key = str(params.get("channel") or params.get("channel_id") or "") if limit.per_channel else ""
+            tokens, last = limit.buckets.get(key, (float(limit.burst), now))
+            refills.append((limit, key, min(float(limit.burst), tokens + (now - last) * limit.per_second)))
+        short = [(limit, tokens) for limit, _, tokens in refills if tokens < 1.0]
+        for limit, key, tokens in refills:
+            limit.buckets[key] = (tokens if short else tokens - 1.0, now)
+        if not short:
             return None
-        key = str(params.get("channel") or params.get("channel_id") or "") if limit.per_channel else ""
-        tokens, last = limit.buckets.get(key, (float(limit.burst), now))
-        tokens = min(float(limit.burst), tokens + (now - last) * limit.per_second)
-        if tokens >= 1.0:
-            limit.buckets[key] = (tokens - 1.0, now)
-            return None
-        limit.buckets[key] = (tokens, now)
-        return limit.retry_after or max(1, math.ceil((1.0 - tokens) / limit.per_second))
+        return max(limit.retry_after or max(1, math.ceil((1.0 - tokens) / limit.per_second)) for limit, tokens in short)

@@ -141,8 +141,10 @@ def block_actions_payload(
     is_ephemeral: bool = False,
     response_url: str | None = None,
     trigger_id: str | None = None,
+    element_type: str = "button",
 ) -> dict[str, Any]:
-    """A `block_actions` payload for a button click on a message, shaped like Slack's.
+    """A `block_actions` payload for a button click on a message, shaped like Slack's (`element_type`
+    "feedback_buttons" for a 👍/👎, whose `value` is the clicked button's).
 
     `user_team_id` differs from `team_id` for a Slack Connect clicker; `response_url` may come from
     `SlackFake.response_url` so that Bolt's `respond()` lands on the fake.
@@ -171,7 +173,7 @@ def block_actions_payload(
         "block_id": block_id,
         "text": {"type": "plain_text", "text": button_text, "emoji": True},
         "value": value,
-        "type": "button",
+        "type": element_type,
         "action_ts": f"{time.time():.6f}",
     }
     if style is not None:
@@ -192,4 +194,46 @@ def block_actions_payload(
         "state": {"values": {}},
         "response_url": response_url or f"https://hooks.slack.com/actions/{team_id}/{secrets.randbelow(10**12)}/fake",
         "actions": [action],
+    }
+
+
+def view_submission_payload(
+    user_id: str,
+    team_id: str,
+    callback_id: str,
+    private_metadata: str,
+    values: Mapping[str, Mapping[str, str]],
+    *,
+    api_app_id: str = APP_ID,
+) -> dict[str, Any]:
+    """A `view_submission` payload for a modal's Submit, shaped like Slack's: `values` is
+    `{block_id: {action_id: typed text}}`, as plain-text inputs report it in `view.state.values`."""
+    state = {
+        block: {action: {"type": "plain_text_input", "value": text} for action, text in inputs.items()}
+        for block, inputs in values.items()
+    }
+    name = user_id.lower()
+    return {
+        "type": "view_submission",
+        "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "user": {"id": user_id, "username": name, "name": name, "team_id": team_id},
+        "api_app_id": api_app_id,
+        "token": "fake-verification-token",
+        "trigger_id": f"{int(time.time())}.{secrets.randbelow(10**12)}.{secrets.token_hex(16)}",
+        "view": {
+            "id": f"V{secrets.randbelow(10**10):010d}",
+            "team_id": team_id,
+            "type": "modal",
+            "callback_id": callback_id,
+            "private_metadata": private_metadata,
+            "title": {"type": "plain_text", "text": "Modal"},
+            "blocks": [],
+            "state": {"values": state},
+            "hash": f"{int(time.time())}.{secrets.token_hex(4)}",
+            "app_id": api_app_id,
+            "bot_id": BOT_ID,
+        },
+        "response_urls": [],
+        "is_enterprise_install": False,
+        "enterprise": None,
     }

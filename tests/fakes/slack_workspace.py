@@ -135,6 +135,14 @@ class StatusUpdate:
 
 
 @dataclass
+class OpenedView:
+    """A modal opened with `views.open`: the trigger it was opened with and the view as sent."""
+
+    trigger_id: str
+    view: dict[str, Any]
+
+
+@dataclass
 class ResponseUrlPost:
     """A POST to a `response_url` made by `SlackFake.response_url`."""
 
@@ -147,7 +155,7 @@ class SlackWorkspace:
     """One workspace's users, channels and what was said in them; `SlackFake` serves it as the Web API.
 
     Seed it with `add_user` and `add_message`; read `messages(channel)`, `thread(channel, thread_ts)`,
-    `threads`, `status(channel, thread_ts)`, `posted`, `ephemerals`, `reactions`, `files`, `status_updates`
+    `threads`, `status(channel, thread_ts)`, `posted`, `ephemerals`, `reactions`, `files`, `status_updates`, `views`
     and `responses`. `clock` is what the fake's timestamps and rate limits count by.
     """
 
@@ -189,6 +197,7 @@ class SlackWorkspace:
         self.files: dict[str, UploadedFile] = {}
         self.status_updates: list[StatusUpdate] = []
         self.responses: list[ResponseUrlPost] = []
+        self.views: list[OpenedView] = []
         self._channels: dict[str, dict[str, Message]] = defaultdict(dict)
         self._statuses: dict[tuple[str, str], str] = {}
         self._ts_micros = 1_700_000_000_000_000

@@ -489,6 +489,57 @@ async def test_per_channel_rate_limit_on_an_injected_clock():
     assert [m.text for m in fake.messages("C1")] == ["1", "3"]
 
 
+async def test_per_message_rate_limit_of_updates_on_an_injected_clock():
+    now = [1000.0]
+    async with SlackFake(clock=lambda: now[0]) as fake:
+        fake.rate_limit("chat.update", per_second=1, per_message=True)
+        client = fake.client()
+        first = (await client.chat_postMessage(channel=C, text="a"))["ts"]
+        second = (await client.chat_postMessage(channel=C, text="b"))["ts"]
+
+        await client.chat_update(channel=C, ts=first, text="a1")
+        limited = await expect_error(client.chat_update(channel=C, ts=first, text="a2"))
+        await client.chat_update(channel=C, ts=second, text="b1")
+        now[0] += 1.0
+        await client.chat_update(channel=C, ts=first, text="a3")
+
+    assert limited.response.status_code == 429
+    assert [m.text for m in fake.messages(C)] == ["a3", "b1"]
+
+
+async def test_views_open_keeps_the_modal_and_refuses_one_slack_would(slack: SlackFake):
+    client = slack.client()
+    modal = {
+        "type": "modal",
+        "callback_id": "why",
+        "private_metadata": "run42",
+        "title": {"type": "plain_text", "text": "What was wrong?"},
+        "submit": {"type": "plain_text", "text": "Send"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "reason",
+                "label": {"type": "plain_text", "text": "Reason"},
+                "element": {"type": "plain_text_input", "action_id": "text", "multiline": True},
+            }
+        ],
+    }
+    opened = await client.views_open(trigger_id="123.456.abc", view=modal)
+
+    assert opened["view"]["callback_id"] == "why"
+    assert [(v.trigger_id, v.view["private_metadata"]) for v in slack.views] == [("123.456.abc", "run42")]
+    too_long = modal | {"title": {"type": "plain_text", "text": "x" * 25}}
+    refused = await expect_error(client.views_open(trigger_id="123.456.abc", view=too_long))
+    assert refused.response["error"] == "invalid_arguments"
+    assert (
+        "must be less than 25 characters [json-pointer:/view/title/text]"
+        in refused.response["response_metadata"]["messages"]
+    )
+    no_trigger = await expect_error(client.views_open(trigger_id="", view=modal))
+    assert no_trigger.response["error"] == "invalid_arguments"
+    assert len(slack.views) == 1
+
+
 async def test_hang_outlasts_the_client_timeout_then_clears(slack: SlackFake):
     slack.hang("users.info", 30)
 

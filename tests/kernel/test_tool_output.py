@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from kernel import Agent, RunResult, ScriptedModel, SourceLink, ToolOutput, ToolRegistry, text_turn
+from kernel import (
+    Agent,
+    RunResult,
+    ScriptedModel,
+    SideEffectMode,
+    SideEffectPolicy,
+    SourceLink,
+    ToolOutput,
+    ToolRegistry,
+    text_turn,
+    tool_from_function,
+)
+from worlds.dispatch import dispatch_call
 
 SECRET = "hunter2hunter2"
 
@@ -46,3 +58,25 @@ async def test_headline_and_links_survive_the_trace_round_trip():
     assert loaded.steps[0].headline == result.steps[0].headline
     assert loaded.steps[0].links == result.steps[0].links
     assert loaded.steps[0].links[0].url.startswith("https://prom.example/graph?")
+
+
+async def test_a_dry_run_keeps_the_previews_headline_and_the_model_reads_its_text_behind_the_prefix():
+    async def restart(service: str) -> str:
+        """Restart a service."""
+        raise AssertionError("a dry run never runs the tool")
+
+    async def preview(service: str) -> ToolOutput:
+        return ToolOutput(f'{{"would": "restart {service}"}}', headline=f"dry run: restart {service} password={SECRET}")
+
+    async def plain_preview(service: str) -> dict[str, str]:
+        return {"would": f"restart {service}"}
+
+    dry = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
+    with_headline = tool_from_function(restart, side_effect=True, preview=preview)
+    result = await dispatch_call([with_headline], "restart", policy=dry, service="checkout")
+    assert result.text == '[DryRun] Not executed (policy: dry_run). Would do: {"would": "restart checkout"}'
+    assert result.headline == "dry run: restart checkout password=[REDACTED:password]"
+    plain = tool_from_function(restart, side_effect=True, preview=plain_preview)
+    unchanged = await dispatch_call([plain], "restart", policy=dry, service="checkout")
+    assert unchanged.text == '[DryRun] Not executed (policy: dry_run). Would do: {"would": "restart checkout"}'
+    assert unchanged.headline == ""

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.slack.blocks import approval_request
+from bot.slack.approval_blocks import approval_request
 from kernel import (
     ApprovalRequest,
     Approved,
@@ -70,7 +70,9 @@ def test_ordinary_text_renders_as_it_is() -> None:
 def test_the_approval_message_shows_the_override_and_never_the_raw_character() -> None:
     call = ToolCall(name="rollback_deployment", args={"service": "order-service", "to_version": "v2.13\u202e2.1"})
     request = ApprovalRequest(run_id="r1", step=3, call=call, args_hash=call.args_hash(), thought="", description="")
-    message = approval_request(request, "apv_1", expires_at=datetime(2026, 11, 30, tzinfo=UTC), requester="U1")
+    message = approval_request(
+        request, "apv_1", expires_at=datetime(2026, 11, 30, tzinfo=UTC), requester="U1", approvers="<@U0BOB42>"
+    )
     shown = str(message.blocks) + message.text
     assert "\u202e" not in shown
     assert "v2.13\\u202e2.1" in shown

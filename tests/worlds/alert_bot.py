@@ -104,7 +104,7 @@ async def running_alert_bot(
             slack, store, incident = shared.slack, shared.services.store, shared.incident
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=None, api_url=slack.api_url)
         services = await create_app(
-            SlackSettings(post_interval_s=0), secrets, incident.agent_for, store=store, **options
+            SlackSettings(post_interval_s=0, step_batch_s=0), secrets, incident.agent_for, store=store, **options
         )
         serve_alertmanager(AlertmanagerSettings(channel=CHANNEL), services, {TOKEN_ENV: token})
         runner = await start_http(services, "127.0.0.1", 0, slack_events=False)

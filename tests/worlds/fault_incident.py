@@ -1,7 +1,7 @@
 """The world of one fault test: fake Slack and model, an action receiver, a config, a store, and bot processes.
 
 `Incident` starts bots on it and reads its state; `assert_one_outcome` is the check every fault test ends with:
-exactly one ✅/❌, one final message and one trace per thread, the trace complete and equal to the store's.
+exactly one ✅/❌, one last reply and one trace per thread, the trace complete and equal to the store's.
 """
 
 from __future__ import annotations
@@ -144,11 +144,11 @@ async def ended(inc: Incident, ts: str, *bots: BotProcess) -> None:
 
 
 async def assert_one_outcome(inc: Incident, store: RunStore, ts: str, *, ok: bool, steps: list[str]) -> RunResult:
-    """Exactly one ✅/❌, one final message and one trace in the thread; the trace has every step and is the
+    """Exactly one ✅/❌, one last reply and one trace in the thread; the trace has every step and is the
     store's; the run is finished in the store."""
     assert inc.outcomes(ts) == ["white_check_mark" if ok else "x"], inc.texts(ts)
-    final = "✅ Investigation finished" if ok else "❌ Investigation stopped"
-    assert sum(text.startswith(final) for text in inc.texts(ts)) == 1, inc.texts(ts)
+    last = "the verdict is at the top of this thread." if ok else "the top of this thread says what is known."
+    assert sum(text.endswith(last) for text in inc.texts(ts)) == 1, inc.texts(ts)
     [trace] = inc.traces(ts)
     assert [step.call.name for step in trace.steps if step.call] == steps
     assert all(step.observation or step.error for step in trace.steps if step.call and step.call.name != "finish")

@@ -67,6 +67,7 @@ def click_payload(
     *,
     user: str = ALICE,
     user_team: str | None = None,
+    element_type: str = "button",
 ) -> dict[str, Any]:
     """A button click in the incident channel, as Slack sends it (with a working `response_url`); `user_team`
     is a Slack Connect clicker's own workspace."""
@@ -80,6 +81,7 @@ def click_payload(
         value,
         response_url=slack.response_url(CHANNEL, message_ts, user=user),
         user_team_id=user_team,
+        element_type=element_type,
     )
 
 
@@ -165,6 +167,26 @@ class ThreadWatcher:
     def reacted(self, ts: str, name: str, channel: str = CHANNEL) -> bool:
         return name in self.slack.reactions.get((channel, ts), [])
 
+    def summary(self, ts: str, channel: str = CHANNEL) -> Any:
+        """The run's summary message (the thread's first reply), once posted."""
+        thread = self.thread(ts, channel)
+        return thread[1] if len(thread) > 1 else None
+
+    def verdict(self, ts: str, channel: str = CHANNEL) -> Any:
+        """The summary message once it shows the verdict (its Stop button gone, 👍/👎 there); None before."""
+        summary = self.summary(ts, channel)
+        if summary is None or any(block["type"] == "actions" for block in summary.blocks):
+            return None
+        return summary
+
+    async def ended(self, ts: str, channel: str = CHANNEL, within: float = 10.0) -> Any:
+        """Wait for the run's end in its thread (the reaction, the trace file and the verdict); the verdict."""
+        await self.until(
+            lambda: self.reacted(ts, "white_check_mark", channel) or self.reacted(ts, "x", channel), "✅ or ❌", within
+        )
+        await self.until(lambda: any(m.files for m in self.thread(ts, channel)), "the trace file", within)
+        return await self.until(lambda: self.verdict(ts, channel), "the verdict in the summary", within)
+
 
 class HttpHarness(ThreadWatcher):
     """The app on a free port, the fake Slack, and helpers to send signed traffic and wait for results."""
@@ -206,8 +228,22 @@ class HttpHarness(ThreadWatcher):
         *,
         user: str = ALICE,
         user_team: str | None = None,
+        element_type: str = "button",
     ) -> int:
-        payload = click_payload(self.slack, action_id, value, message_ts, thread_ts, user=user, user_team=user_team)
+        payload = click_payload(
+            self.slack,
+            action_id,
+            value,
+            message_ts,
+            thread_ts,
+            user=user,
+            user_team=user_team,
+            element_type=element_type,
+        )
+        return await self.post(*signed_action(SIGNING_SECRET, payload))
+
+    async def submit(self, payload: dict[str, Any]) -> int:
+        """Send a modal's submission (a `view_submission` payload), signed, as Slack does."""
         return await self.post(*signed_action(SIGNING_SECRET, payload))
 
 
@@ -227,7 +263,7 @@ async def running_app(
     sees the services before the server starts (to add routes), `start` resumes saved runs and starts the
     replica duties, `limits` are the HTTP server's. Leaving the block shuts it down (saving its runs)."""
     secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, slack.api_url)
-    settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0)
+    settings = settings or SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0)
     services = await create_app(settings, secrets, incident.agent_for, store=store, **options)
     if prepare is not None:
         prepare(services)

@@ -1,5 +1,5 @@
 """The bot with its trace viewer on a free 127.0.0.1 port, talking to the fake Slack: runs are started in
-threads, approved by signed clicks, and their "View trace" links read back from the final message."""
+threads, approved by signed clicks, and their "View trace" links read back from the verdict."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class ViewerBot(ThreadWatcher):
         self.viewer = TraceViewer.from_settings(ViewerSettings(public_url=self.url), store, {SECRET_ENV: VIEWER_SECRET})
         secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, self.slack.api_url)
         self.services = await create_app(
-            SlackSettings(approvers=[ALICE], post_interval_s=0),
+            SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0),
             secrets,
             self.agent_for,
             store=store,
@@ -84,10 +84,10 @@ class ViewerBot(ThreadWatcher):
             assert response.status == 200
 
     async def trace_link(self, ts: str) -> str:
-        """The "View trace" URL of the thread's final message, once posted."""
+        """The "View trace" URL of the thread's verdict, once written."""
         found = await self.until(
             lambda: next((m for m in self.thread(ts) for b in m.blocks if LINK.search(str(b))), None),
-            "a final message with a View trace link",
+            "a verdict with a View trace link",
         )
         links = [LINK.search(str(b)) for b in found.blocks]
         return html.unescape(next(m[1] for m in links if m))

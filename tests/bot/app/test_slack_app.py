@@ -21,17 +21,21 @@ from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, fence
 async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
     script.append([text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH])
     ts = await harness.mention("order-service 5xx at 12%, find the root cause")
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
+    verdict = await harness.ended(ts)
     thread = harness.thread(ts)
-    texts = [m.text for m in thread]
     assert harness.reacted(ts, "eyes")
-    assert "Investigating" in texts[1]
-    stop_buttons = [e for b in thread[1].blocks for e in b.get("elements", []) if e.get("action_id") == STOP]
-    assert len(stop_buttons) == 1
+    assert harness.reacted(ts, "white_check_mark")
+    first = harness.slack.message(CHANNEL, verdict.ts).edits[0]
+    assert "Investigating" in first["text"], "the summary is posted first, as the run starts"
+    assert STOP in json.dumps(first["blocks"]), "with a Stop button while the run goes on"
+    assert STOP not in json.dumps(verdict.blocks), "and none once it ended"
+    assert "v2.14.0" in json.dumps(verdict.blocks), "the summary became the verdict"
     step = json.dumps(thread[2].blocks)
-    assert "query_metrics" in step
+    assert "query_metrics order-service" in step
     assert "jumped from 0.10% to 12.0%" in step
-    assert any("Root cause" in json.dumps(m.blocks) for m in thread[3:])
+    assert len(thread) == 4, "then one last reply"
+    assert thread[3].files, "which carries the trace"
+    assert "the verdict is at the top of this thread" in thread[3].text
     trace = next(f for f in harness.slack.files.values() if f.thread_ts == ts)
     assert json.loads(trace.content)["ok"] is True
 
@@ -41,11 +45,11 @@ async def test_a_secret_typed_in_the_mention_reaches_neither_the_thread_the_mode
 ):
     script.append([FINISH])
     ts = await harness.mention("login fails with DB_PASSWORD=hunter2hunter2, see postgres://app:pa55w0rd@db/orders")
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    await harness.ended(ts)
     trace = json.loads(next(f for f in harness.slack.files.values() if f.thread_ts == ts).content)
     record = await run_store.run_in_thread(CHANNEL, ts)
     seen = {
-        "thread": json.dumps([[m.text, m.blocks] for m in harness.thread(ts)[1:]]),
+        "thread": json.dumps([[m.text, m.blocks, m.edits] for m in harness.thread(ts)[1:]], default=str),
         "model": json.dumps([m.content for m in harness.models[0].requests[0].messages]),
         "trace": trace["task"],
         "store": record.task,
@@ -62,11 +66,21 @@ async def test_an_approved_action_runs_exactly_once(harness, script):
     message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
     assert harness.executed == []
     assert await harness.click(APPROVE, approval_id, message.ts, ts) == 200
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    await harness.ended(ts)
     assert harness.executed == [("order-service", "v2.13.2")]
-    updated = harness.slack.message(CHANNEL, message.ts)
-    assert "Approved by" in json.dumps(updated.blocks)
-    assert APPROVE not in json.dumps(updated.blocks)
+    line = await harness.until(
+        lambda: (
+            "rolled back" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks)
+            and harness.slack.message(CHANNEL, message.ts).blocks[0]["text"]["text"]
+        ),
+        "the approval and its step, collapsed into one line with the outcome",
+    )
+    assert f"approved by <@{ALICE}> at <!date^" in line
+    assert "rollback_deployment order-service v2.13.2" in line
+    assert len(harness.slack.message(CHANNEL, message.ts).blocks) == 1, "one line, no buttons"
+    assert not any("rollback" in json.dumps(m.blocks) for m in harness.thread(ts)[2:] if m.ts != message.ts), (
+        "the step is not posted again"
+    )
     assert await harness.click(APPROVE, approval_id, message.ts, ts) == 200
     await harness.until(lambda: harness.slack.responses, "an ephemeral answer to the second click")
     assert "Already approved" in json.dumps([r.body for r in harness.slack.responses])
@@ -78,9 +92,12 @@ async def test_a_denial_reaches_the_model_and_nothing_runs(harness, script):
     ts = await harness.mention("roll back order-service")
     message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
     await harness.click(DENY, approval_id, message.ts, ts)
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
+    await harness.ended(ts)
     assert harness.executed == []
-    assert "denied" in json.dumps([m.blocks for m in harness.thread(ts)]).lower()
+    await harness.until(
+        lambda: f"denied by <@{ALICE}>" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks),
+        "the denial in the approval's one line",
+    )
 
 
 async def test_an_unauthorised_clicker_is_refused_and_the_approval_stays_pending(harness, script):
@@ -101,19 +118,20 @@ async def test_stop_cancels_the_run_and_says_so(harness, script):
     header = await harness.until(lambda: len(harness.thread(ts)) > 1 and harness.thread(ts)[1], "the header")
     run_id = next(e["value"] for b in header.blocks for e in b.get("elements", []) if e.get("action_id") == STOP)
     await asyncio.sleep(0.1)
-    await harness.click(STOP, run_id, header.ts, ts, user=BOB)
+    await harness.click(STOP, run_id, header.ts, ts, user=ALICE)
     await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
-    final = json.dumps([m.blocks for m in harness.thread(ts)])
-    assert "stopped by" in final
+    verdict = await harness.ended(ts)
+    assert f"Stopped by <@{ALICE}>" in json.dumps(verdict.blocks), "a real mention of who stopped it"
+    assert STOP not in json.dumps(verdict.blocks)
 
 
 async def test_a_retried_event_starts_one_run(harness, script):
     script.append([FINISH])
     ts = await harness.mention("why 5xx?", event_id="Ev0SAME")
     await harness.mention("why 5xx?", event_id="Ev0SAME", retry_num=1, ts=ts)
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends")
-    headers = [m for m in harness.thread(ts) if "Investigating" in m.text]
-    assert len(headers) == 1
+    await harness.ended(ts)
+    summaries = [m for m in harness.thread(ts) if m.edits and "Investigating" in m.edits[0]["text"]]
+    assert len(summaries) == 1
 
 
 async def test_a_bad_signature_is_refused(harness):
@@ -141,9 +159,9 @@ async def test_a_429_storm_loses_nothing_and_keeps_the_order(harness, script):
     script.append([text_turn("query_metrics", service=f"svc-{i}") for i in range(3)] + [FINISH])
     harness.slack.fail_next("chat.postMessage", times=2, status=429, retry_after=1)
     ts = await harness.mention("check three services")
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends", within=30)
+    await harness.ended(ts, within=30)
     after_header = json.dumps([m.blocks for m in harness.thread(ts)[2:]])
-    firsts = [after_header.find(f'query_metrics(service=\\"svc-{i}\\")') for i in range(3)]
+    firsts = [after_header.find(f"query_metrics svc-{i}") for i in range(3)]
     assert -1 not in firsts, "every step reached the thread"
     assert firsts == sorted(firsts), "in order"
     assert sum(1 for call in harness.slack.calls_to("chat.postMessage") if call.status == 429) == 2
@@ -190,10 +208,12 @@ async def test_an_unanswered_approval_expires_as_a_denial(harness, script):
     script.append([ROLLBACK, FINISH])
     ts = await harness.mention("roll back order-service")
     message, approval_id = await harness.until(lambda: harness.approval_message(ts), "an approval message")
-    await harness.until(lambda: harness.reacted(ts, "white_check_mark"), "the run ends after the expiry")
+    await harness.ended(ts)
     assert harness.executed == []
-    assert "Expired" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks)
-    assert "not approved within" in json.dumps([m.blocks for m in harness.thread(ts)])
+    await harness.until(
+        lambda: "not approved within" in json.dumps(harness.slack.message(CHANNEL, message.ts).blocks),
+        "the step's one line says why it did not run",
+    )
     await harness.click(APPROVE, approval_id, message.ts, ts)
     await harness.until(lambda: harness.slack.responses, "an answer to the late click")
     assert harness.executed == []

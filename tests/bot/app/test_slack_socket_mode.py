@@ -52,7 +52,8 @@ class SocketModeHarness(ThreadWatcher):
         )
 
     def headers(self, ts: str) -> list:
-        return [m for m in self.thread(ts) if "Investigating" in m.text]
+        """The thread's summaries (each was posted as "Investigating…")."""
+        return [m for m in self.thread(ts) if "Investigating" in (m.edits[0]["text"] if m.edits else m.text)]
 
 
 async def close_handler(handler: AsyncSocketModeHandler) -> None:
@@ -71,7 +72,7 @@ async def socket_harness(script, run_store):
     async with SlackFake(users=USERS) as slack, SocketModeFake() as socket:
         secrets = SlackSecrets(bot_token=BOT_TOKEN, signing_secret=None, app_token=APP_TOKEN, api_url=slack.api_url)
         services = await create_app(
-            SlackSettings(approvers=[ALICE], post_interval_s=0), secrets, bot.agent_for, store=run_store
+            SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0), secrets, bot.agent_for, store=run_store
         )
         # The app's own client points at the Web API fake, which has no apps.connections.open: the
         # Socket Mode client gets a web client on the Socket Mode fake instead.
@@ -101,13 +102,13 @@ async def test_a_mention_envelope_is_acked_and_becomes_an_investigation_thread(s
     ts, envelope_id = await socket_harness.mention("order-service 5xx at 12%, find the root cause")
     ack = await socket_harness.socket.wait_ack(envelope_id)
     assert ack.payload is None
-    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run ends with ✅")
+    verdict = await socket_harness.ended(ts)
     thread = socket_harness.thread(ts)
     assert socket_harness.reacted(ts, "eyes")
-    assert "Investigating" in thread[1].text
-    assert any(e.get("action_id") == STOP for b in thread[1].blocks for e in b.get("elements", []))
+    assert "Investigating" in verdict.edits[0]["text"]
+    assert STOP in json.dumps(verdict.edits[0]["blocks"]), "a Stop button while it ran"
     assert "jumped from 0.10% to 12.0%" in json.dumps(thread[2].blocks)
-    assert any("Root cause" in json.dumps(m.blocks) for m in thread[3:])
+    assert "Root cause" in json.dumps(verdict.blocks)
     assert [a.envelope_id for a in socket_harness.socket.acks] == [envelope_id]
 
 
@@ -122,7 +123,7 @@ async def test_an_approve_click_over_the_socket_runs_the_action_exactly_once(soc
     assert (await socket_harness.socket.wait_ack(envelope_id)).payload is None
     await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run ends")
     assert socket_harness.executed == [("order-service", "v2.13.2")]
-    assert "Approved by" in json.dumps(socket_harness.slack.message(CHANNEL, message.ts).blocks)
+    assert "approved by" in json.dumps(socket_harness.slack.message(CHANNEL, message.ts).blocks)
     again = await socket_harness.click(APPROVE, approval_id, message.ts, ts)
     await socket_harness.socket.wait_ack(again)
     await socket_harness.until(lambda: socket_harness.slack.responses, "an ephemeral answer to the second click")
@@ -137,7 +138,7 @@ async def test_a_redelivered_envelope_starts_no_second_run(socket_harness, scrip
     assert socket_harness.socket.envelopes[-1].body["retry_attempt"] == 1
     await socket_harness.socket.wait_ack(first)
     await socket_harness.socket.wait_ack(retry)
-    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run ends")
+    await socket_harness.ended(ts)
     assert len(socket_harness.headers(ts)) == 1
     assert len(socket_harness.models) == 1
 
@@ -149,14 +150,14 @@ async def test_after_a_dropped_socket_and_a_refresh_the_client_reconnects_and_ev
     second = await socket_harness.socket.wait_connected(2)
     ts, envelope_id = await socket_harness.mention("why 5xx after the drop?")
     assert (await socket_harness.socket.wait_ack(envelope_id)).connection == second.index
-    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run after the drop ends")
+    await socket_harness.ended(ts)
 
     await socket_harness.socket.disconnect("refresh_requested")
     third = await socket_harness.socket.wait_connected(3)
     await socket_harness.until(lambda: second.closed, "the client closes the refreshed session")
     ts, envelope_id = await socket_harness.mention("why 5xx after the refresh?")
     assert (await socket_harness.socket.wait_ack(envelope_id)).connection == third.index
-    await socket_harness.until(lambda: socket_harness.reacted(ts, "white_check_mark"), "the run after the refresh ends")
+    await socket_harness.ended(ts)
 
     assert [call["ok"] for call in socket_harness.socket.opened] == [True, True, True]
     assert len(socket_harness.socket.open_connections) == 1

@@ -84,9 +84,10 @@ async def test_the_answer_is_rendered_and_cost_shows_only_with_a_price(tmp_path)
     assert "Root cause: v2.14.0 cut the pool (step 1)." in plain, "Markdown is rendered, not shown raw"
     assert "**" not in plain
     assert "• restore max_size: 50" in plain
-    footer = next(line for line in plain.splitlines() if " prompt tokens · " in line)
+    footer = next(line for line in plain.splitlines() if " tokens · " in line)
     assert "$" not in footer, "no price configured: no cost"
-    assert re.search(r"2,000 prompt tokens · \$0\.0070 · [0-9.]+ s · stop: finish", with_cost)
+    assert re.search(r"1 step · 2\.2k tokens · \$0\.0070 · [0-9.]+ m?s · stop: finish", with_cost)
+    assert "evidence: v2.14.0 cut the pool. (step 1)" in plain, "the gate's view of the answer, as in Slack"
 
 
 async def test_log_lines_go_to_stderr_or_the_log_file_never_into_the_view(tmp_path):

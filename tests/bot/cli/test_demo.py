@@ -46,6 +46,23 @@ async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal():
     assert "⚠ approval needed (run " in out.getvalue()
 
 
+async def test_each_demo_step_reads_in_one_line_and_recordings_have_no_links():
+    result = await run_demo(None, view=captured_view()[0])
+    metrics, gateway, orders, diff, config, rollback, _ = result.steps
+    assert metrics.headline.startswith("http_5xx_rate 0.10% → 12.0% at t-")
+    assert metrics.headline.endswith("▁▁▁▁▁▁▁▁▆███")
+    assert gateway.headline.startswith(
+        "1,140 lines · 1,140 × upstream connect error or disconnect/reset before headers"
+    )
+    assert orders.headline.startswith("741 lines · 683 × HikariPool-1 - Connection is not available")
+    assert diff.headline == (
+        "v2.13.2…v2.14.0: 3 files · config/app.yaml async_receipts false → true · config/database.yaml max_size 50 → 10"
+    )
+    assert config.headline == "config/database.yaml@v2.14.0 (6 lines)"
+    assert rollback.headline == "", "a denied step shows its error"
+    assert all(step.links == () for step in result.steps), "recorded files and a local clone have no web pages"
+
+
 async def test_an_approved_rollback_reaches_the_deployment_webhook_signed():
     async def approve(request):
         return Approved(by="U_ONCALL", args_hash=request.args_hash)
@@ -56,3 +73,4 @@ async def test_an_approved_rollback_reaches_the_deployment_webhook_signed():
     assert rollback.approval.by == "U_ONCALL"
     assert rollback.observation.startswith("accepted by the action webhook (HTTP 202, Idempotency-Key ")
     assert json.loads(rollback.observation.split(": ", 1)[1])["status"] == "queued"
+    assert rollback.headline == "rollback order-service → v2.13.2: webhook 202"

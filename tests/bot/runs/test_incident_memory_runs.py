@@ -172,8 +172,7 @@ async def test_an_investigation_uses_a_runbook_and_a_past_incident_and_says_so_w
         await harness.until(lambda: harness.reacted(first, "white_check_mark"), "the first run ends")
         await remembered(run_store)
         second = await harness.mention("order-service 5xx again")
-        await harness.until(lambda: harness.reacted(second, "white_check_mark"), "the second run ends")
-        finished = next(m for m in harness.thread(second) if "Investigation finished" in m.text)
+        finished = await harness.ended(second)
     trace = json.loads((await run_store.run_in_thread(CHANNEL, second)).trace_json)
     runbook, similar = trace["steps"][0], trace["steps"][1]
     assert runbook["observation"].startswith("Runbook orders/5xx: Order service 5xx")

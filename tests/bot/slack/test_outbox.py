@@ -75,3 +75,17 @@ async def test_an_outage_longer_than_the_patience_gives_the_post_up_and_says_non
         assert (await outbox.send("chat_postMessage", "C1", text="next")).get("ok") is True
         assert [m.text for m in slack.messages("C1")] == ["next"]
         await outbox.close()
+
+
+async def test_steps_wait_a_moment_for_the_next_ones_and_go_out_as_one_message():
+    async with SlackFake() as slack:
+        outbox = Outbox(slack.client(), interval_s=0, batch_s=0.5)
+        for i in range(3):
+            block = {"type": "section", "block_id": f"s{i}", "text": {"type": "mrkdwn", "text": f"step {i}"}}
+            outbox.enqueue("chat_postMessage", "C1", text=f"step {i}", merge_key="run-1", blocks=[block])
+            await asyncio.sleep(0.1)  # steps a moment apart: none piles up behind a slow post
+        answer = await outbox.send("chat_postMessage", "C1", text="the answer")
+        await outbox.close()
+        assert answer is not None
+        assert [m.text for m in slack.messages("C1")] == ["step 0\nstep 1\nstep 2", "the answer"]
+        assert slack.count("chat.postMessage") == 2

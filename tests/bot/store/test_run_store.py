@@ -192,6 +192,14 @@ async def test_a_stop_request_is_kept_on_the_run_and_read_back_by_its_checkpoint
     assert await store.checkpoint("r1", status=RunStatus.RUNNING, trace_json="{}", owner="replica-a") == "<@U0BOB>"
 
 
+async def test_the_summary_message_is_kept_on_the_run_for_whoever_carries_it_on(store: RunStore) -> None:
+    await store.create_run(a_run("r1"))
+    assert (await store.get_run("r1")).summary_ts == ""
+    await store.remember_summary("r1", "1700000000.000200")
+    assert (await store.get_run("r1")).summary_ts == "1700000000.000200"
+    assert (await store.run_in_thread("C1", "1700000000.000100")).summary_ts == "1700000000.000200"
+
+
 async def test_feedback_is_each_persons_latest_rating_and_a_reason_survives_a_repeated_click(store: RunStore) -> None:
     down = FeedbackRecord(run_id="r1", user="U0BOB", rating=Rating.DOWN, at=T0)
     await store.record_feedback(down)

@@ -10,8 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from bot.settings import load_settings
-from bot.slack.blocks import final_message
+from bot.slack.blocks import no_step_urls
+from bot.slack.summary import final_summary
 from bot.store.records import RunStatus
+from bot.verdict import verdict_of
 from bot.viewer.server import SECRET_ENV, SECURITY_HEADERS, LinkCheck, LinkSigner, TraceViewer
 from bot.viewer.settings import ViewerSettings
 from bot.viewer.source import StoredTraces
@@ -79,12 +81,12 @@ def test_the_viewer_section_is_read_from_the_config_file(tmp_path):
         load_settings(config, environ={})
 
 
-def test_the_final_message_links_the_trace_with_its_url_escaped_for_mrkdwn():
-    result = RunResult(run_id="abc123", task="why 5xx?", stop_reason=StopReason.FINISH, answer="v2.14.0")
+def test_the_verdict_links_the_trace_with_its_url_escaped_for_mrkdwn():
+    verdict = verdict_of(RunResult(run_id="abc123", task="why 5xx?", stop_reason=StopReason.FINISH, answer="v2.14.0"))
     url = "https://bot.example.com/runs/abc123?exp=1800000000&sig=" + "a" * 64
-    blocks = json.dumps([m.blocks for m in final_message(result, trace_name="t.json", trace_url=url)])
+    blocks = json.dumps(final_summary(verdict, step_url=no_step_urls, trace_url=url).blocks)
     assert f"<https://bot.example.com/runs/abc123?exp=1800000000&amp;sig={'a' * 64}|View trace>" in blocks
-    assert "View trace" not in json.dumps([m.blocks for m in final_message(result, trace_name="t.json")])
+    assert "View trace" not in json.dumps(final_summary(verdict, step_url=no_step_urls).blocks)
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from opsagent_tools.actions.webhook import (
     action_tools,
     idempotency_key,
 )
+from worlds.dispatch import dispatch_call
 
 SECRET = b"s3cr3t-hmac-key"
 ROLLBACK = text_turn("rollback_deployment", "Why: v2.14.0 broke it.", service="order-service", to_version="v2.13.2")
@@ -106,6 +107,7 @@ async def test_approved_rollback_is_signed_and_carries_an_idempotency_key(receiv
     assert headers["X-Team"] == "sre"
     assert result.steps[0].observation.startswith("accepted by the action webhook (HTTP 200, Idempotency-Key ")
     assert result.steps[0].approval.by == "U_ALICE"
+    assert result.steps[0].headline == "rollback order-service → v2.13.2: webhook 200"
 
 
 async def test_dry_run_shows_exactly_what_would_be_sent_and_sends_nothing(receiver):
@@ -120,6 +122,7 @@ async def test_dry_run_shows_exactly_what_would_be_sent_and_sends_nothing(receiv
     assert shown["headers"][SIGNATURE_HEADER] == "<sha256 HMAC, computed when sent>"
     key = idempotency_key(CallContext(run_id=result.run_id, step=1, call=result.steps[0].call))
     assert shown["headers"][IDEMPOTENCY_HEADER] == key
+    assert result.steps[0].headline == "dry run: rollback order-service → v2.13.2 (not sent)"
 
 
 async def test_without_approval_nothing_is_sent(receiver):
@@ -139,6 +142,26 @@ async def test_receiver_refusal_is_reported_as_not_run(receiver):
         "[ToolError] exception: 'rollback_deployment' failed: the action webhook refused the action (HTTP 409): "
         '{"status": "queued", "code": 409}. It did not run; tell the user what the receiver said.'
     )
+    assert result.steps[0].headline == "", "the step's error shows instead"
+
+
+async def test_a_restart_reads_as_its_status_and_a_repeat_as_already_done(receiver):
+    receiver.status = 202
+    tools, full = tools_for(receiver.url), SideEffectPolicy(mode=SideEffectMode.FULL)
+
+    async def confirm(request):
+        return approve(request)
+
+    first = await dispatch_call(tools, "restart_service", policy=full, confirm=confirm, service="order-service")
+    again = await dispatch_call(tools, "restart_service", policy=full, confirm=confirm, service="order-service")
+    assert (first.headline, again.headline) == (
+        "restart order-service: webhook 202",
+        "restart order-service: already done (not sent again)",
+    )
+    assert len(receiver.requests) == 1
+    dry = SideEffectPolicy(mode=SideEffectMode.DRY_RUN)
+    preview = await dispatch_call(tools, "restart_service", policy=dry, service="order-service")
+    assert preview.headline == "dry run: restart order-service (not sent)"
 
 
 async def test_a_wrong_secret_is_refused_by_the_receiver(receiver):
@@ -199,9 +222,10 @@ def webhook_for(url: str, journal: InMemoryActionJournal, *, timeout: float = 5.
 
 
 async def send_restart(webhook: ActionWebhook) -> str:
-    return await webhook.send(
+    sent = await webhook.send(
         webhook.prepare("restart_service", {"service": "order-service"}, RESTART_CTX), RESTART_CTX
     )
+    return sent.outcome
 
 
 async def test_an_action_already_done_is_not_sent_again(receiver):

@@ -18,7 +18,9 @@ from opsagent_tools.changes.rollouts import RolloutChanges
 from opsagent_tools.changes.settings import DEFAULT_DEPLOYMENT_LABELS, ChangesSettings
 from opsagent_tools.changes.timeline import ChangeQuery, SourceResult
 from opsagent_tools.kubernetes import KubeApi
+from opsagent_tools.links import LinkSettings
 from opsagent_tools.metrics.files import FileMetricsClient, write_series
+from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.prometheus import PrometheusClient
 from opsagent_tools.repos.git import GitRepo
 from opsagent_tools.repos.github import GitHubRepo
@@ -234,7 +236,7 @@ async def test_a_github_refusal_fails_the_source_with_advice(server, payments):
 
 
 def versions(client, **overrides) -> VersionChanges:
-    options = {"metric": ".+_build_info", "version_label": "version", "service_label": "service", "ui_url": None}
+    options = {"metric": ".+_build_info", "version_label": "version", "service_label": "service", "links": None}
     return VersionChanges(client, **(options | overrides))
 
 
@@ -278,7 +280,7 @@ async def test_a_rollback_to_an_earlier_version_is_a_change_too(tmp_path):
 async def test_alerts_that_fired_in_the_window(prometheus: PrometheusServer):
     client = PrometheusClient(base_url=prometheus.url)
     now = prometheus.anchor
-    alerts = AlertChanges(client, "service", f"{prometheus.url}/")
+    alerts = AlertChanges(client, "service", MetricLinks(LinkSettings(), f"{prometheus.url}/"))
     result = await alerts.read(window(now, timedelta(hours=1)))
     assert described(result, now) == [
         ("0:08:00", 'OrderService5xxBurnRate{service="order-service",severity="page"} started firing, still firing'),
@@ -288,9 +290,10 @@ async def test_alerts_that_fired_in_the_window(prometheus: PrometheusServer):
             "last seen firing t-35m",
         ),
     ]
+    moment = now.strftime("%Y-%m-%d%%20%H%%3A%M%%3A%S")
     assert result.changes[0].link == (
-        f"{prometheus.url}//graph?g0.expr=ALERTS%7Balertname%3D%22OrderService5xxBurnRate%22%7D&g0.tab=0"
-        "&g0.range_input=1h"
+        f"{prometheus.url}/graph?g0.expr=ALERTS%7Balertname%3D%22OrderService5xxBurnRate%22%7D&g0.tab=0"
+        f"&g0.range_input=1h&g0.end_input={moment}&g0.moment_input={moment}"
     )
     pending_only = await alerts.read(ChangeQuery(None, now - timedelta(minutes=10), now - timedelta(minutes=9)))
     assert pending_only.changes == [], "a pending alert has not fired"

@@ -13,6 +13,7 @@ from fakes.model_server import Reply
 from opsagent_tools.changes import ChangesSettings
 from opsagent_tools.toolset import build_tools
 from samples.change_history import PAYMENTS, payment_history
+from worlds.dispatch import dispatch_call
 from worlds.kube_tools import error_of, text_of
 
 SHA = re.compile(r"\b[0-9a-f]{7}\b")
@@ -55,7 +56,8 @@ async def test_entries_carry_their_source_links(tools, prometheus):
     links = dict(
         line.split(" · ", 1)[::-1] for line in text.splitlines() if " · http" in line and "change-cause" not in line
     )
-    assert f"{prometheus.url}/graph?g0.expr=%7B__name__%3D~%22.%2B_build_info%22%7D&g0.tab=0&g0.range_input=1h" in links
+    versions = f"{prometheus.url}/graph?g0.expr=%7B__name__%3D~%22.%2B_build_info%22%7D&g0.tab=0&g0.range_input=1h&"
+    assert any(link.startswith(versions) for link in links)
     assert "https://github.com/acme/payment-service/actions/runs/8812" in links, "a deployment links to its log"
     assert "https://github.com/acme/payment-service/releases/tag/v1.9.0-rc1" in links
     assert "https://github.com/acme/payment-service/commit/7b3d1f0" + "0" * 33 in links
@@ -188,3 +190,30 @@ async def test_a_garbled_answer_fails_only_its_source(tools, github, prometheus)
     assert 't-58m git: merge into payment-service: <sha> "Merge pull request #77 from acme/faster-refunds"' in entries(
         text
     )
+    headline = (await dispatch_call(tools, "recent_changes", service="payment-service", window="1h")).headline
+    assert headline.endswith(" · 1 of 5 sources not read"), headline
+    assert len(headline) <= 120
+
+
+async def test_people_see_the_count_the_latest_change_and_the_newest_links(tools, prometheus):
+    result = await dispatch_call(tools, "recent_changes", window="1h")
+    assert result.headline == (
+        '11 changes · latest t-8m alert: OrderService5xxBurnRate{service="order-service",severity="page"} started '
+        "firing, still…"
+    ), "cut to 120 characters"
+    assert [link.label for link in result.links] == ["alert", "versions", "alert"], "a local clone's have none"
+    alert, versions, older = (link.url for link in result.links)
+    assert alert.startswith(f"{prometheus.url}/graph?g0.expr=ALERTS%7Balertname%3D%22OrderService5xxBurnRate%22%7D")
+    assert versions.startswith(f"{prometheus.url}/graph?g0.expr=%7B__name__%3D~%22.%2B_build_info%22%7D")
+    assert "PaymentServiceLatencyHigh" in older
+    assert all(link.url in result.text for link in result.links), "the links are the entries' own"
+
+
+async def test_one_change_and_an_empty_timeline_say_so(tools):
+    alert = await dispatch_call(tools, "recent_changes", service="order-service", window="10m")
+    assert alert.headline == (
+        '1 change · latest t-8m alert: OrderService5xxBurnRate{severity="page"} started firing, still firing'
+    )
+    quiet = await dispatch_call(tools, "recent_changes", service="inventory-service", window="30m")
+    assert quiet.headline == "no changes in 30m"
+    assert quiet.links == ()

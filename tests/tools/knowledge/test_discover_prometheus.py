@@ -113,3 +113,23 @@ async def test_an_unknown_kind_lists_the_kinds(tools):
     outcome = await dispatch_call(tools, "discover", kind="kubernetes_pods")
     assert "Invalid arguments for 'discover'" in outcome.text
     assert "'prometheus_metrics', 'prometheus_labels' or 'prometheus_series'" in outcome.text
+
+
+@pytest.mark.parametrize(
+    ("kind", "filter", "headline"),
+    [
+        ("prometheus_metrics", "order-service", "Metric names of service order-service in the last 6h (6)"),
+        ("prometheus_metrics", "ordr", 'No service "ordr" has metrics (service or container) in the last 6h.'),
+        ("prometheus_labels", "code", "Values of label code in the last 6h (2)"),
+        (
+            "prometheus_series",
+            'http_requests_total{service="order-service"}',
+            '2 series match http_requests_total{service="order-service"} in the last 6h; their labels and values',
+        ),
+    ],
+)
+async def test_people_see_the_listings_heading_cached_or_not(tools, kind, filter, headline):
+    for _ in range(2):  # the second answer comes from the cache
+        outcome = await dispatch_call(tools, "discover", kind=kind, filter=filter)
+        assert outcome.headline == headline
+        assert outcome.links == ()

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from bot.slack.blocks import step_message
+from bot.slack.blocks import no_step_urls
+from bot.slack.steps import step_message
+from bot.verdict import step_line
 from kernel import (
     Agent,
     ApprovalRequest,
@@ -14,6 +16,7 @@ from kernel import (
     ScriptedModel,
     SideEffectMode,
     SideEffectPolicy,
+    Step,
     ToolRegistry,
     text_turn,
 )
@@ -98,9 +101,13 @@ async def test_a_model_that_obeys_the_runbook_is_refused_by_policy_and_asks_a_hu
 async def test_slack_mentions_in_a_runbook_are_escaped_in_the_thread():
     model = ScriptedModel([OBEYING[0], OBEYING[2]])
     result = await Agent(llm=model, tools=tools_with_a_rollback([])).run("t")
-    blocks = json.dumps(step_message(result.steps[0]).blocks)
-    assert "<!channel>" not in blocks
-    assert "<@U0ALICE>" not in blocks
+    read = result.steps[0]
+    assert "<!channel>" in read.observation
+    as_headline = Step(index=1, turn=0, call=read.call, observation=read.observation, headline=read.observation)
+    for step in (read, as_headline):  # the step's line, and a headline quoting the runbook
+        blocks = json.dumps(step_message(step_line(step), no_step_urls).blocks)
+        assert "<!channel>" not in blocks
+        assert "<@U0ALICE>" not in blocks
     assert "&lt;!channel&gt;" in blocks
 
 

@@ -121,3 +121,14 @@ async def test_a_query_without_words_is_refused_with_what_to_write(query):
     text = await call("search_runbooks", query=query)
     assert text.startswith("[ToolError] ")
     assert "e.g. 'checkout 5xx'" in text or "at least 1 character" in text
+
+
+async def test_people_see_the_best_runbook_or_that_none_matched_and_a_read_one_with_its_length():
+    tools = runbook_tools(RunbookLibrary(TextSource(LIBRARY)))
+    found = await dispatch_call(tools, "search_runbooks", query="checkout 5xx", limit=2)
+    assert found.headline == "2 runbooks · best checkout/high-5xx: Checkout 5xx above SLO"
+    none = await dispatch_call(tools, "search_runbooks", query="kubernetes")
+    assert none.headline == "no runbook matches (6 in the library)"
+    read = await dispatch_call(tools, "read_runbook", id="db/pool")
+    assert read.headline == "db/pool: Database connection pool exhausted (1 line)"
+    assert found.links == none.links == read.links == ()

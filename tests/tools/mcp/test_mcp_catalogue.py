@@ -51,6 +51,7 @@ async def test_mcp_search_finds_tools_by_keyword_with_their_schemas(large):
     assert '"required":["query"]' in first
     incidents = await dispatch_call(registry, MCP_SEARCH_TOOL, query="incidents", limit=1)
     assert "big__recent_incidents" in incidents.text
+    assert incidents.headline == "1 MCP tool: big__recent_incidents"
     nothing = await dispatch_call(registry, MCP_SEARCH_TOOL, query="kubernetes")
     assert nothing.error.kind is ErrorKind.EXCEPTION
     assert "no MCP tool matches 'kubernetes'" in nothing.text

@@ -82,6 +82,8 @@ async def test_a_read_only_call_returns_the_servers_text(ops):
     assert result.text == (
         "INC-100 checkout: elevated 5xx after deploy v2.14.0\nINC-101 checkout: elevated 5xx after deploy v2.13.0"
     )
+    assert result.headline == "INC-100 checkout: elevated 5xx after deploy v2.14.0", "its first line, for people"
+    assert result.links == (), "a server's links are not ours to vouch for"
 
 
 async def test_structured_results_come_back_as_json(ops):
@@ -106,6 +108,7 @@ async def test_the_servers_secret_reaches_it_but_not_the_model(ops):
     _, registry = ops
     result = await dispatch_call(registry, "ops__whoami")
     assert result.text == "token in use: [REDACTED:mcp-secret]", "the server got the token, the model does not see it"
+    assert result.headline == result.text, "nor do people"
 
 
 async def test_arguments_that_break_the_schema_name_the_field_and_never_reach_the_server(ops, environ):

@@ -311,7 +311,7 @@ def tools(client: FileMetricsClient) -> dict[str, Tool]:
 async def query_metrics(
     tools: dict[str, Tool], service: str, metric: str = "http_5xx_rate", window: str = "30m"
 ) -> str:
-    return await tools["query_metrics"].handler(service=service, metric=metric, window=window, step=None)
+    return (await tools["query_metrics"].handler(service=service, metric=metric, window=window, step=None)).text
 
 
 async def test_the_spike_names_its_change_point(tools: dict[str, Tool]) -> None:
@@ -347,9 +347,9 @@ async def test_promql_functions_are_refused_through_the_tool(tools: dict[str, To
 
 
 async def test_list_metrics_over_a_recording(tools: dict[str, Tool]) -> None:
-    listing = await tools["list_metrics"].handler(service=None)
+    listing = (await tools["list_metrics"].handler(service=None)).text
     assert "Services (values of label service, 3): inventory-service, order-service, payment-service" in listing
-    names = await tools["list_metrics"].handler(service="order-service")
+    names = (await tools["list_metrics"].handler(service="order-service")).text
     assert (
         'Metric names with service="order-service" or container="order-service" (3): '
         "container_memory_working_set_bytes, http_requests_5xx_ratio, http_requests_total"

@@ -248,6 +248,26 @@ def test_too_few_points_are_listed() -> None:
     assert describe_change([(NOW, 0.5)], NOW, "percent").text == "one point only: 50.0% at now"
 
 
+def test_every_kind_of_change_has_a_brief_for_people() -> None:
+    spike = [0.001] * 31
+    spike[10:13] = [0.08, 0.08, 0.08]
+    dip = [100.0] * 31
+    dip[15] = 10.0
+    briefs = [
+        (describe_change(shape([0.001] * 20 + [0.12] * 11), NOW, "percent").brief, "0.10% → 12.0% at t-10m"),
+        (describe_change(shape([0.2] * 30 + [0.5]), NOW, "cores").brief, "0.2cores → 0.5cores in the last sample"),
+        (describe_change(shape(spike), NOW, "percent").brief, "spike to 8.0% (t-20m to t-18m), else 0.10%"),
+        (describe_change(shape(dip), NOW, "rps").brief, "dip to 10req/s at t-15m, else 100req/s"),
+        (describe_change(shape([0.2] * 31), NOW, "cores").brief, "flat at 0.2cores"),
+        (describe_change(shape([float(i) for i in range(31)]), NOW).brief, "rose 1 → 29 over 26m, now 30"),
+        (describe_change([(NOW - 60, 1.0), (NOW, 2.0)], NOW).brief, "2 points: 1 → 2"),
+        (describe_change([(NOW, 0.5)], NOW, "percent").brief, "one point: 50.0% at now"),
+        (describe_change([], NOW).brief, "no data"),
+        (describe_change(shape([math.nan] * 31), NOW).brief, "no finite values (NaN)"),
+    ]
+    assert [brief for brief, _ in briefs] == [expected for _, expected in briefs]
+
+
 # --- several series ---------------------------------------------------------------------------
 
 

@@ -267,7 +267,7 @@ async def test_a_directory_inside_another_clone_is_not_read_as_that_clone(repo_r
 
 async def call(tool: Tool, **args: Any) -> str:
     validated = tool.args_model.model_validate(args)
-    return await tool.handler(**validated.model_dump())
+    return (await tool.handler(**validated.model_dump())).text
 
 
 def tools_for(repo_root: Path, **settings: Any) -> dict[str, Tool]:

@@ -324,8 +324,8 @@ async def test_the_tools_work_over_a_github_repository(
     settings = RepoSettings(repositories={"order-service": {"github": "acme/order-service", "api_url": server.url}})
     tools = {tool.name: tool for tool in repo_tools(settings)}
     server.script(Reply(compare_json(COMPARE_FILES)), Reply(content_json("config/app.yaml", APP_YAML.encode())))
-    compared = await tools["compare_refs"].handler(base="v2.13.2", head="v2.14.0", repo=None, path=None)
+    compared = (await tools["compare_refs"].handler(base="v2.13.2", head="v2.14.0", repo=None, path=None)).text
     assert compared.startswith("v2.13.2..v2.14.0 in order-service: 5 files changed, +3 -2\n")
-    read = await tools["read_repo_file"].handler(path="config/app.yaml", ref="v2.14.0", repo="order-service")
+    read = (await tools["read_repo_file"].handler(path="config/app.yaml", ref="v2.14.0", repo="order-service")).text
     assert read.endswith(APP_YAML)
     assert server.requests[1].headers["authorization"] == f"Bearer {TOKEN}"

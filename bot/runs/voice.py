@@ -1,0 +1,92 @@
+"""What the investigation service says in Slack: each run's thread (its summary's place kept in the run store, so
+whoever carries the run on updates that message), replies in a thread, and words for one person only.
+
+Everything is queued (the outbox, the message writers); a shutdown gives the queues one budget to drain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.access.policy import RunRequest
+from bot.slack.blocks import ephemeral
+from bot.slack.outbox import Outbox
+from bot.slack.run_thread import RunThread, TraceLink
+from bot.slack.updates import MessageUpdates
+from bot.store.protocol import RunStore, StoreUnavailableError
+from bot.store.records import RunRecord
+
+log = structlog.get_logger("opsagent.investigations")
+
+
+class ServiceVoice:
+    """The service's messages: threads, replies, ephemerals and refusals, through one outbox and one set of writers."""
+
+    def __init__(
+        self,
+        *,
+        client: AsyncWebClient,
+        outbox: Outbox,
+        updates: MessageUpdates,
+        store: RunStore,
+        approvers: str,
+        trace_link: TraceLink | None,
+    ) -> None:
+        self._client, self._outbox, self._updates, self._store = client, outbox, updates, store
+        self._approvers, self._trace_link = approvers, trace_link
+
+    def thread(self, record: RunRecord, asked: str | None = None) -> RunThread:
+        """The run's thread; `asked`: what its summary says was asked (default: the task)."""
+
+        async def remember(summary_ts: str) -> None:
+            try:
+                await self._store.remember_summary(record.run_id, summary_ts)
+            except StoreUnavailableError as exc:  # a resumed run then posts a summary of its own
+                log.warning("summary_not_recorded", run_id=record.run_id, error=str(exc)[:200])
+
+        return RunThread(
+            outbox=self._outbox,
+            updates=self._updates,
+            client=self._client,
+            run_id=record.run_id,
+            channel=record.channel,
+            thread_ts=record.thread_ts,
+            task=asked or record.task,
+            requested_by=record.requested_by,
+            approvers=self._approvers,
+            mention_ts=record.mention_ts,
+            summary_ts=record.summary_ts,
+            trace_link=self._trace_link,
+            summary_posted=remember,
+        )
+
+    def refuse(self, request: RunRequest, thread_ts: str, text: str) -> None:
+        """Tell who asked why no run started: only them when a person asked, the thread when an alert did."""
+        if request.teams is None:
+            self.reply(request.channel, thread_ts, f"Not started: {text}")
+        else:
+            self.tell(request.channel, thread_ts, request.user, f"Not started: {text}")
+
+    def tell(self, channel: str, thread_ts: str, user: str, text: str) -> None:
+        """Words of ours for one person only (an ephemeral message in the thread)."""
+        message = ephemeral(text)
+        self._outbox.enqueue(
+            "chat_postEphemeral", channel, user=user, thread_ts=thread_ts, text=message.text, blocks=message.blocks
+        )
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        """A plain text reply of ours in the thread (our own words: not escaped, mentions work)."""
+        self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread_ts, text=text)
+
+    async def drain(self, deadline: float) -> None:
+        """Write what waits (the latest content of each kept message, then every queued post) by `deadline` (loop
+        time): Slack may be down, and the outbox would wait it out for minutes."""
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.wait_for(self._updates.close(), timeout=max(deadline - loop.time(), 0.1))
+            await asyncio.wait_for(self._outbox.close(), timeout=max(deadline - loop.time(), 0.1))
+        except TimeoutError:
+            log.warning("shutdown_messages_unsent")

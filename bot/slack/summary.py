@@ -1,0 +1,228 @@
+"""The run's summary message, the first reply of its thread and kept current: while it runs, the status, the
+leading hypothesis, what has been checked, what is next and a Stop button; at the end, the verdict.
+
+The verdict is `bot.verdict`'s (the terminal and the viewer render the same one): summary, root cause, the gated
+confidence and why it was lowered, the evidence linked to its steps and sources, what was ruled out, next steps,
+the actions taken with who approved them, 👍/👎, and what the run took.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import assert_never
+
+from bot.slack.action_ids import STOP
+from bot.slack.approval_blocks import action_text
+from bot.slack.blocks import (
+    Message,
+    StepUrl,
+    build_message,
+    button,
+    confirm_dialog,
+    content_id,
+    context_block,
+    id_part,
+    section_blocks,
+    short_code,
+    source_links,
+    steps_ref,
+)
+from bot.slack.feedback import feedback_block
+from bot.slack.mrkdwn import clip, inline_markdown, link, literal, markdown_to_mrkdwn, split_mrkdwn, user_ref
+from bot.slack.steps import step_text
+from bot.verdict import Claim, StepLine, Verdict, one_line, usage_facts
+from kernel import Confidence, Hypothesis, StopReason
+
+CHECKED_LINES = 8
+"""Steps the live summary lists (the latest); earlier ones are counted."""
+MAX_EVIDENCE, MAX_RULED_OUT, MAX_NEXT = 6, 4, 5
+_FIELD_CHARS = 700
+_PARTIAL_CHARS = 2500
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """The model is deciding what to do next."""
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """These calls are running (in a few words each)."""
+
+    calls: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingApproval:
+    """A side effect waits for one of `approvers` (our mrkdwn mentions)."""
+
+    step: int
+    call: str
+    approvers: str
+
+
+@dataclass(frozen=True, slots=True)
+class Restarting:
+    """OpsAgent is stopping; the run is saved and continues after `steps` steps."""
+
+    steps: int
+
+
+Activity = Thinking | Running | AwaitingApproval | Restarting
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRun:
+    """What the summary shows while the run goes on."""
+
+    run_id: str
+    task: str
+    requested_by: str
+    steps: tuple[StepLine, ...]
+    hypothesis: Hypothesis | None
+    activity: Activity
+
+
+def live_summary(run: LiveRun) -> Message:
+    """The summary while the run goes on: status, hypothesis, what was checked, what is next, and Stop."""
+    lines = [f"🔎 *Investigating:* {literal(clip(' '.join(run.task.split()), 300))}"]
+    if run.hypothesis is not None:
+        level = f" · _{run.hypothesis.confidence.value}_" if run.hypothesis.confidence is not None else ""
+        lines.append(f"*Leading hypothesis:* {literal(run.hypothesis.text)}{level}")
+    if run.steps:
+        shown = run.steps[-CHECKED_LINES:]
+        earlier = len(run.steps) - len(shown)
+        lines.append("*Checked:*" + (f" _({earlier} earlier steps in the thread)_" if earlier else ""))
+        lines += [step_text(line) for line in shown]
+    lines.append(f"*Next:* {_activity_words(run.activity)}")
+    blocks = section_blocks("\n".join(lines))
+    blocks.append(context_block(f"Run {short_code(run.run_id)} · requested by {user_ref(run.requested_by)}"))
+    confirm = confirm_dialog(
+        "Stop this investigation?",
+        f"OpsAgent stops run {run.run_id} and voids its pending approvals.",
+        "Stop",
+        "Keep running",
+    )
+    stop = button("⏹ Stop", STOP, run.run_id, "danger", confirm)
+    blocks.append({"type": "actions", "elements": [stop]})
+    fallback = f"🔎 Investigating: {clip(' '.join(run.task.split()), 300)}"
+    return build_message(fallback, blocks, content_id(f"summary.{id_part(run.run_id)}.live", blocks))
+
+
+def final_summary(
+    verdict: Verdict, *, step_url: StepUrl, trace_url: str | None = None, stopped_by: str = "", priced: bool = False
+) -> Message:
+    """The summary once the run ended: the verdict, 👍/👎, what the run took; no Stop button any more.
+    `stopped_by`: who stopped a cancelled run (a user id), shown as a real mention."""
+    blocks = section_blocks(_verdict_text(verdict, step_url, stopped_by))
+    for title, items in (
+        ("Evidence", [_claim_text(c, step_url) for c in verdict.evidence[:MAX_EVIDENCE]]),
+        ("Ruled out", [_claim_text(c, step_url) for c in verdict.ruled_out[:MAX_RULED_OUT]]),
+        ("Next steps", [_inline(s) for s in verdict.next_steps[:MAX_NEXT]]),
+    ):
+        more = {"Evidence": len(verdict.evidence), "Ruled out": len(verdict.ruled_out)}.get(title, 0) - len(items)
+        if items:
+            tail = [f"_… and {more} more in the trace_"] if more > 0 else []
+            blocks += section_blocks("\n".join([f"*{title}*", *(f"• {item}" for item in items), *tail]))
+    if verdict.actions:
+        taken = {action.step for action in verdict.actions}
+        done = [action_text(line, step_url) for line in verdict.steps if line.index in taken]
+        blocks += section_blocks("\n".join(["*Actions taken*", *done]))
+    if verdict.claimed_not_taken:
+        claims = " ".join(literal(clip(c, 200)) for c in verdict.claimed_not_taken[:3])
+        blocks += section_blocks(f"⚠️ *Claimed, not done:* {claims} No approved step took this action.")
+    if verdict.stop_reason is not StopReason.AWAITING_APPROVAL:
+        blocks.append(feedback_block(verdict.run_id))
+    facts = [*usage_facts(verdict, priced=priced), f"run {short_code(verdict.run_id)}"]
+    if trace_url:
+        facts.append(link(trace_url, "View trace"))
+    blocks.append(context_block(" · ".join(facts)))
+    said = verdict.summary if verdict.ok else verdict.detail if not stopped_by else ""
+    fallback = f"{_icon(verdict)} {verdict.title}" + (f": {said}" if said else "")
+    return build_message(clip(fallback, 600), blocks, content_id(f"summary.{id_part(verdict.run_id)}.end", blocks))
+
+
+def final_reply(verdict: Verdict, *, stopped_by: str = "") -> str:
+    """The run's last reply (with the trace file), which notifies the thread: one line, the verdict being above."""
+    if verdict.ok:
+        level = f" ({literal(verdict.confidence.value)})" if verdict.confidence is not None else ""
+        return f"{_icon(verdict)} *{verdict.title}*{level} · the verdict is at the top of this thread."
+    return f"{_icon(verdict)} *{_stopped(verdict, stopped_by)}* · the top of this thread says what is known."
+
+
+def _verdict_text(verdict: Verdict, step_url: StepUrl, stopped_by: str) -> str:
+    if not verdict.ok:
+        title = _stopped(verdict, stopped_by)
+        if verdict.detail and not (stopped_by and verdict.stop_reason is StopReason.CANCELLED):
+            title += f" — {literal(clip(one_line(verdict.detail, 600), 600))}"
+        lines = [f"{_icon(verdict)} *{title}*"]
+        if verdict.partial_answer:
+            lines += ["⚠️ *Not a final answer.* What the agent knew when it stopped:", _block(verdict.partial_answer)]
+        return "\n".join(lines)
+    level = f" · confidence *{literal(verdict.confidence_words)}*" if verdict.confidence_words else ""
+    lines = [f"{_icon(verdict)} *{verdict.title}*{level}"]
+    if verdict.prose:
+        return "\n".join([*lines, _block(verdict.prose)])
+    if verdict.summary:
+        lines.append(f"*{_inline(verdict.summary)}*")
+    if verdict.root_cause:
+        lines.append(f"*Root cause:* {_inline(verdict.root_cause)}")
+    return "\n".join(lines)
+
+
+def _stopped(verdict: Verdict, stopped_by: str) -> str:
+    """Why a run did not finish, in mrkdwn: "Stopped by <@U…>" when someone stopped it, else its title."""
+    if stopped_by and verdict.stop_reason is StopReason.CANCELLED:
+        return f"Stopped by {user_ref(stopped_by)}"
+    return literal(verdict.title)
+
+
+def _claim_text(claim: Claim, step_url: StepUrl) -> str:
+    cited = steps_ref(claim.steps, step_url)
+    sources = source_links(claim.links)
+    refs = " · ".join(part for part in (cited, sources) if part)
+    if not claim.supported:
+        return f"⚠️ _unsupported ({literal(claim.problem)}):_ {_inline(claim.text)}" + (f" · {cited}" if cited else "")
+    return _inline(claim.text) + (f" · {refs}" if refs else "")
+
+
+def _block(text: str) -> str:
+    """Model Markdown of several lines as mrkdwn, cut (fences kept balanced) to what a summary has room for."""
+    chunks = split_mrkdwn(markdown_to_mrkdwn(text[: _PARTIAL_CHARS * 2].strip()), _PARTIAL_CHARS)
+    return (chunks[0] if chunks else "") + ("\n_… the rest is in the trace_" if len(chunks) > 1 else "")
+
+
+def _inline(text: str) -> str:
+    """Model text on one line as mrkdwn: its inline code, emphasis and links kept, everything else escaped."""
+    return inline_markdown(one_line(text, _FIELD_CHARS))
+
+
+def _activity_words(activity: Activity) -> str:
+    match activity:
+        case Thinking():
+            return "🤔 deciding what to check next"
+        case Running(calls=calls):
+            return "⏳ running " + " · ".join(short_code(call, 120) for call in calls[:3])
+        case AwaitingApproval(step=step, call=call, approvers=approvers):
+            return f"🔐 step {step} ({short_code(call, 120)}) waits for approval from {approvers}"
+        case Restarting(steps=steps):
+            where = f"after step {steps}" if steps else "from its start"
+            return f"⏸ OpsAgent is restarting; this run is saved and continues {where}"
+        case _:
+            assert_never(activity)
+
+
+def _icon(verdict: Verdict) -> str:
+    if not verdict.ok:
+        return "⏸" if verdict.stop_reason is StopReason.AWAITING_APPROVAL else "❌"
+    match verdict.confidence:
+        case Confidence.CONFIRMED:
+            return "✅"
+        case Confidence.LIKELY:
+            return "🟡"
+        case Confidence.INCONCLUSIVE:
+            return "❔"
+        case None:
+            return "💬"
+        case _:
+            assert_never(verdict.confidence)

@@ -1,0 +1,314 @@
+"""One model of a run's result for every surface: the verdict (summary, root cause, gated confidence, evidence with
+its steps, what was ruled out, next steps, the actions taken) and each step's line, built once from a `RunResult`.
+
+Plain facts, never mrkdwn nor HTML: Slack, the terminal and the trace viewer each escape, link and lay them out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, assert_never
+
+from bot.words import duration, stop_reason_words
+from kernel import (
+    FINISH_TOOL,
+    ApprovalRecord,
+    ClaimCheck,
+    ClaimStatus,
+    Confidence,
+    ErrorKind,
+    RunResult,
+    SourceLink,
+    Step,
+    StopReason,
+    ToolCall,
+    Usage,
+)
+from kernel.calls import visible_text
+
+CALL_CHARS = 80
+"""A call in a few words is cut to this."""
+OUTCOME_CHARS = 120
+"""A step's outcome (its headline, or an excerpt of its observation) is cut to this."""
+THOUGHT_CHARS = 120
+"""A step's thought in one line is cut to this."""
+_VALUE_CHARS = 40
+
+
+class StepStatus(StrEnum):
+    """What became of a step, as each surface marks it (✓, ✗, ⏳…)."""
+
+    OK = "ok"
+    FAILED = "failed"
+    WAITING = "waiting"
+    """A side effect waiting for a person's approval."""
+    DENIED = "denied"
+    """A side effect a person (or the expiry) denied: it did not run."""
+    PROSE = "prose"
+    """The model answered in prose; it was asked to confirm."""
+    UNUSABLE = "unusable"
+    """The model's reply held no usable action."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepLine:
+    """One step in a line: its status, the call in a few words, the outcome, the thought, where to see it."""
+
+    index: int
+    status: StepStatus
+    tool: str
+    """The tool's name; "" for a prose or unusable reply."""
+    call: str
+    """The call in a few words ("search_logs gateway 15m"); what the model did, for a prose or unusable reply."""
+    outcome: str
+    """The tool's headline, else a short excerpt of the observation (a failure's reason for a failed step)."""
+    thought: str
+    """The thought in one line (its hypothesis line left out: surfaces show the hypothesis on its own)."""
+    links: tuple[SourceLink, ...]
+    approval: ApprovalRecord | None
+    ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An evidence claim or a ruled-out hypothesis, checked against the trace by the evidence gate."""
+
+    text: str
+    steps: tuple[int, ...]
+    """The steps it cites."""
+    supported: bool
+    problem: str
+    """Why it is unsupported ("cites no step", "step 9 does not exist"); "" when supported."""
+    links: tuple[SourceLink, ...]
+    """The source links of the steps that back it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A side effect that ran after a person approved it, from the trace (never from what the model says)."""
+
+    step: int
+    call: str
+    approved_by: str
+    approval: ApprovalRecord | None
+    ok: bool
+    outcome: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a run came to, for people: built once by `verdict_of`, rendered by every surface."""
+
+    run_id: str
+    task: str
+    ok: bool
+    stop_reason: StopReason
+    detail: str
+    """Why the run stopped, in the trace's words ("" when it finished)."""
+    summary: str
+    root_cause: str
+    """"" when it only repeats the summary."""
+    prose: str
+    """The answer as the model wrote it, when it says more than the typed fields (a prose answer, or `finish` with
+    only `answer`): surfaces show it in place of the summary and root cause. "" for typed findings."""
+    confidence: Confidence | None
+    """The stated confidence as the evidence gate capped it; None when the model stated none."""
+    lowered_because: str
+    """Why the gate lowered the stated confidence; "" when it did not."""
+    evidence: tuple[Claim, ...]
+    ruled_out: tuple[Claim, ...]
+    next_steps: tuple[str, ...]
+    actions: tuple[Action, ...]
+    claimed_not_taken: tuple[str, ...]
+    """Sentences of the answer that claim an action ("rolled back checkout") no approved step took."""
+    partial_answer: str
+    """A run that did not finish: the model's last word on what it knew. Not an answer."""
+    steps: tuple[StepLine, ...]
+    """Every step but the `finish` itself."""
+    usage: Usage
+
+    @property
+    def title(self) -> str:
+        """The verdict in a few words: "Root cause found", "Likely cause", "Stopped: the deadline passed", "Stopped by
+        a user"."""
+        if not self.ok:
+            words = stop_reason_words(self.stop_reason, steps=self.usage.steps)
+            if self.stop_reason is StopReason.AWAITING_APPROVAL:
+                return f"Paused: {words}"
+            return words[0].upper() + words[1:] if words.startswith("stopped") else f"Stopped: {words}"
+        match self.confidence:
+            case Confidence.CONFIRMED:
+                return "Root cause found"
+            case Confidence.LIKELY:
+                return "Likely cause"
+            case Confidence.INCONCLUSIVE:
+                return "Inconclusive"
+            case None:
+                return "Answered"
+            case _:
+                assert_never(self.confidence)
+
+    @property
+    def confidence_words(self) -> str:
+        """ "confirmed", or the gate's words when it lowered the stated level ("lowered from confirmed to likely: 1 of
+        3 evidence claims is unsupported"); "" when none was stated."""
+        if self.confidence is None:
+            return ""
+        return self.lowered_because or self.confidence.value
+
+
+def verdict_of(result: RunResult) -> Verdict:
+    """The verdict of a run: the same facts for Slack, the terminal and the viewer."""
+    findings = result.findings if result.ok else None
+    check = result.evidence_check if result.ok else None
+    lines = {step.index: step_line(step) for step in result.steps}
+    answer = (result.answer or "").strip()
+    actions = tuple(
+        Action(
+            a.step,
+            call_words(a.call),
+            a.approved_by,
+            lines[a.step].approval if a.step in lines else None,
+            a.ok,
+            a.outcome,
+        )
+        for a in result.actions_taken()
+    )
+    return Verdict(
+        run_id=result.run_id,
+        task=result.task,
+        ok=result.ok,
+        stop_reason=result.stop_reason,
+        detail=result.detail.strip(),
+        summary=findings.summary if findings else "",
+        root_cause=findings.root_cause if findings and findings.root_cause != findings.summary else "",
+        prose=answer if findings and answer and answer != findings.markdown().strip() else "",
+        confidence=check.confidence if check else None,
+        lowered_because=check.lowered_because if check else "",
+        evidence=tuple(_claim(c, lines) for c in check.evidence) if check else (),
+        ruled_out=tuple(_claim(c, lines) for c in check.ruled_out) if check else (),
+        next_steps=findings.next_steps if findings else (),
+        actions=actions,
+        claimed_not_taken=tuple(f"“{a.sentence}”" for a in check.unbacked_actions) if check else (),
+        partial_answer="" if result.ok else (result.partial_answer or "").strip(),
+        steps=tuple(line for line in lines.values() if not _is_finish(line)),
+        usage=result.usage,
+    )
+
+
+def usage_facts(verdict: Verdict, *, priced: bool = False) -> list[str]:
+    """What the run took: "6 steps" (its tool calls, not counting the `finish`), "12.7k tokens" (≈ when estimated),
+    "$0.0123" when priced, "41.0 s"."""
+    usage, steps = verdict.usage, len(verdict.steps)
+    tokens = usage.prompt_tokens + usage.completion_tokens
+    shown = f"{tokens / 1000:.1f}k" if tokens >= 1000 else f"{tokens}"
+    facts = [
+        f"{steps} step{'' if steps == 1 else 's'}",
+        f"{'≈' if usage.estimated_turns else ''}{shown} tokens",
+    ]
+    if priced and usage.cost_usd:
+        facts.append(f"${usage.cost_usd:.4f}")
+    facts.append(duration(usage.elapsed_s * 1000))
+    return facts
+
+
+def step_line(step: Step) -> StepLine:
+    """One step of a trace as a line for people."""
+    thought = one_line(_without_hypothesis(step.thought), THOUGHT_CHARS)
+    if step.call is None:
+        status = StepStatus.PROSE if step.prose else StepStatus.UNUSABLE
+        what = "answered in prose; asked to confirm" if step.prose else "replied without a usable action"
+        return StepLine(step.index, status, "", what, "", thought, (), None, step.ms)
+    status = _status(step)
+    outcome = step.headline if step.headline and status is StepStatus.OK else _excerpt(step)
+    return StepLine(
+        index=step.index,
+        status=status,
+        tool=step.call.name,
+        call=call_words(step.call),
+        outcome=one_line(outcome, OUTCOME_CHARS),
+        thought=thought,
+        links=step.links,
+        approval=step.approval,
+        ms=step.ms,
+    )
+
+
+def call_words(call: ToolCall, limit: int = CALL_CHARS) -> str:
+    """A call in a few words, its argument values after its name: "compare_refs v2.13.2 v2.14.0",
+    "read_repo_file …/database.yaml v2.14.0". Characters nobody can see are written as escapes."""
+    values = [_value_words(value) for value in call.args.values()]
+    return clip(visible_text(" ".join([call.name, *(v for v in values if v)])), limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (whitespace collapsed), cut to `limit` characters with "…"."""
+    return clip(" ".join(text.split()), limit)
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, ending in "…" when cut."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def _status(step: Step) -> StepStatus:
+    if step.pending:
+        return StepStatus.WAITING
+    if step.error is ErrorKind.DENIED and step.approval is not None:
+        return StepStatus.DENIED
+    return StepStatus.FAILED if step.error is not None else StepStatus.OK
+
+
+def _excerpt(step: Step) -> str:
+    """The first line of the observation that says something (a step without a headline shows this)."""
+    if step.pending:
+        return "waiting for approval"
+    if step.approval is not None and step.approval.decision == "denied":
+        reason = step.approval.reason.strip()
+        return f"denied by {step.approval.by or 'someone'}" + (f": {reason}" if reason else "")
+    lines = (line.strip(" \t`#>-*") for line in step.observation.splitlines())
+    return next((line for line in lines if line), "(no output)")
+
+
+def _without_hypothesis(thought: str) -> str:
+    return "\n".join(line for line in thought.splitlines() if "hypothesis" not in line.lower()[:40])
+
+
+def _value_words(value: Any) -> str:
+    if value is None or value == "" or value == [] or value == {}:
+        return ""
+    match value:
+        case bool():
+            return "yes" if value else "no"
+        case str():
+            text = " ".join(value.split())
+            if len(text) > _VALUE_CHARS and "/" in text:
+                text = "…/" + text.rstrip("/").rsplit("/", 1)[-1]
+            return clip(text, _VALUE_CHARS)
+        case int() | float():
+            return f"{value:g}" if isinstance(value, float) else str(value)
+        case list() | tuple():
+            return clip(",".join(_value_words(item) for item in value[:3]) + ("…" if len(value) > 3 else ""), 40)
+        case _:
+            return clip(json.dumps(value, ensure_ascii=False, default=str), _VALUE_CHARS)
+
+
+def _claim(check: ClaimCheck, lines: dict[int, StepLine]) -> Claim:
+    links = tuple(link for index in check.supported_by if index in lines for link in lines[index].links)
+    supported = check.status is ClaimStatus.SUPPORTED
+    return Claim(check.text, check.steps, supported, "" if supported else check.reason, _unique(links))
+
+
+def _unique(links: Sequence[SourceLink]) -> tuple[SourceLink, ...]:
+    seen: dict[str, SourceLink] = {}
+    for link in links:
+        seen.setdefault(link.url, link)
+    return tuple(seen.values())
+
+
+def _is_finish(line: StepLine) -> bool:
+    """The successful `finish` step: its answer is the verdict, not a step."""
+    return line.tool == FINISH_TOOL and line.status is StepStatus.OK

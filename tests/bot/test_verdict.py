@@ -1,0 +1,216 @@
+"""The one model of a run's result: the verdict's gated confidence, claims checked against the steps with their
+source links, the actions from the trace, each step in a line (the headline, else an excerpt), calls in few words."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.verdict import StepStatus, call_words, step_line, usage_facts, verdict_of
+from kernel import (
+    ApprovalRecord,
+    Confidence,
+    ErrorKind,
+    Evidence,
+    Findings,
+    Hypothesis,
+    RuledOut,
+    RunResult,
+    SourceLink,
+    Step,
+    StopReason,
+    ToolCall,
+    Usage,
+    check_evidence,
+)
+
+AT = datetime(2026, 11, 30, 20, 25, tzinfo=UTC)
+GRAPH = SourceLink("graph", "https://prom.example/graph?g0.expr=x")
+STEPS = [
+    Step(
+        index=1,
+        turn=0,
+        call=ToolCall(name="query_metrics", args={"service": "checkout", "metric": "5xx"}),
+        observation="checkout 5xx over 30m: 0.2% → 31%",
+        headline="5xx 0.2% → 31% at t-11m ▁▁▇█",
+        links=(GRAPH,),
+        thought="Known: the report.\nHypothesis: v3.8.0 broke checkout (likely)\nWhy: see when.",
+        hypothesis=Hypothesis("v3.8.0 broke checkout", Confidence.LIKELY),
+        ms=412,
+    ),
+    Step(
+        index=2,
+        turn=1,
+        call=ToolCall(name="search_logs", args={"service": "gateway", "since": "15m"}),
+        observation="",
+        error=ErrorKind.TIMEOUT,
+    ),
+    Step(
+        index=3,
+        turn=2,
+        call=ToolCall(name="rollback_deployment", args={"service": "checkout", "to_version": "v3.7.2"}),
+        observation="webhook 200: rolled back checkout to v3.7.2\nmore detail",
+        approval=ApprovalRecord(decision="approved", by="U0BOB42", at=AT),
+    ),
+    Step(index=4, turn=3, call=ToolCall(name="finish", args={"summary": "x"})),
+]
+
+
+def finished(findings: Findings, steps: list[Step] = STEPS) -> RunResult:
+    return RunResult(
+        run_id="r1",
+        task="checkout 5xx after v3.8.0",
+        stop_reason=StopReason.FINISH,
+        answer=findings.markdown(),
+        findings=findings,
+        evidence_check=check_evidence(findings, steps),
+        steps=steps,
+        usage=Usage(steps=4, prompt_tokens=12_000, completion_tokens=700, elapsed_s=41.0),
+    )
+
+
+def test_a_confirmed_verdict_keeps_its_confidence_and_links_its_evidence_to_its_sources():
+    findings = Findings(
+        summary="v3.8.0 cut the payments timeout to 200 ms.",
+        root_cause="upstream_timeout 2s → 200ms in v3.8.0",
+        confidence=Confidence.CONFIRMED,
+        evidence=(Evidence(claim="5xx rose at t-11m", steps=(1,)),),
+        ruled_out=(RuledOut(hypothesis="the TLS certificate", steps=(1,)),),
+        next_steps=("restore the timeout",),
+    )
+    verdict = verdict_of(finished(findings))
+    assert (verdict.title, verdict.confidence_words) == ("Root cause found", "confirmed")
+    assert verdict.summary == "v3.8.0 cut the payments timeout to 200 ms."
+    assert verdict.root_cause == "upstream_timeout 2s → 200ms in v3.8.0"
+    assert verdict.prose == "", "typed findings are shown field by field"
+    [claim] = verdict.evidence
+    assert (claim.text, claim.steps, claim.supported, claim.links) == ("5xx rose at t-11m", (1,), True, (GRAPH,))
+    assert verdict.ruled_out[0].supported
+    assert verdict.next_steps == ("restore the timeout",)
+    assert [line.index for line in verdict.steps] == [1, 2, 3], "the finish itself is no step to show"
+    assert usage_facts(verdict) == ["3 steps", "12.7k tokens", "41.0 s"]
+
+
+def test_a_claim_on_a_failed_step_is_unsupported_and_the_confidence_is_lowered_with_the_reason():
+    findings = Findings(
+        summary="The gateway times out.",
+        confidence=Confidence.CONFIRMED,
+        evidence=(Evidence(claim="5xx rose", steps=(1,)), Evidence(claim="gateway 504s", steps=(2, 9))),
+    )
+    verdict = verdict_of(finished(findings))
+    assert verdict.confidence is Confidence.LIKELY
+    assert verdict.title == "Likely cause"
+    assert verdict.confidence_words == "lowered from confirmed to likely: 1 of 2 evidence claims is unsupported"
+    unsupported = verdict.evidence[1]
+    assert not unsupported.supported
+    assert unsupported.problem == "step 2 failed; step 9 does not exist"
+    assert unsupported.links == ()
+
+
+def test_actions_come_from_the_trace_and_a_claimed_action_not_taken_is_flagged():
+    findings = Findings(summary="We restarted the gateway and rolled back checkout.", confidence=Confidence.LIKELY)
+    verdict = verdict_of(finished(findings))
+    [action] = verdict.actions
+    assert (action.step, action.call, action.approved_by, action.ok) == (
+        3,
+        "rollback_deployment checkout v3.7.2",
+        "U0BOB42",
+        True,
+    )
+    assert action.outcome == "webhook 200: rolled back checkout to v3.7.2"
+    assert verdict.claimed_not_taken == ("“We restarted the gateway and rolled back checkout.”",), (
+        "the restart was claimed; the rollback ran"
+    )
+
+
+def test_a_prose_answer_is_shown_as_written_with_the_gate_beside_it():
+    result = RunResult(
+        run_id="r1",
+        task="t",
+        stop_reason=StopReason.FINISH,
+        answer="**Root cause**: v2.14.0 (step 1).\n- restore the pool",
+        findings=Findings(
+            summary="v2.14.0.", root_cause="v2.14.0.", evidence=(Evidence(claim="v2.14.0.", steps=(1,)),)
+        ),
+    )
+    verdict = verdict_of(result)
+    assert verdict.prose == "**Root cause**: v2.14.0 (step 1).\n- restore the pool"
+    assert verdict.root_cause == "", "a root cause that only repeats the summary is not said twice"
+    assert verdict.title == "Answered", "no confidence stated"
+
+
+def test_a_stopped_run_has_no_verdict_only_what_it_knew():
+    result = RunResult(
+        run_id="r1",
+        task="t",
+        stop_reason=StopReason.MAX_STEPS,
+        detail="20 of 20 steps used",
+        partial_answer="  probably the deploy  ",
+        steps=STEPS[:3],
+        usage=Usage(steps=20),
+    )
+    verdict = verdict_of(result)
+    assert verdict.title == "Stopped: the step budget (20) ran out"
+    assert (verdict.summary, verdict.evidence, verdict.confidence) == ("", (), None)
+    assert verdict.partial_answer == "probably the deploy"
+    assert verdict.detail == "20 of 20 steps used"
+    assert len(verdict.actions) == 1, "what was done is said even when the run failed"
+    paused = verdict_of(result.model_copy(update={"stop_reason": StopReason.AWAITING_APPROVAL}))
+    assert paused.title == "Paused: waiting for an approval"
+
+
+def test_a_step_line_has_the_headline_else_the_first_line_that_says_something():
+    with_headline = step_line(STEPS[0])
+    assert (with_headline.status, with_headline.outcome, with_headline.links) == (
+        StepStatus.OK,
+        "5xx 0.2% → 31% at t-11m ▁▁▇█",
+        (GRAPH,),
+    )
+    assert with_headline.thought == "Known: the report. Why: see when.", "the hypothesis is shown on its own"
+    excerpt = step_line(
+        Step(index=5, turn=4, call=ToolCall(name="t"), observation="\n```\n  # 217 × 503 from checkout\n")
+    )
+    assert excerpt.outcome == "217 × 503 from checkout"
+    assert step_line(Step(index=6, turn=4, call=ToolCall(name="t"))).outcome == "(no output)"
+    long = step_line(Step(index=7, turn=4, call=ToolCall(name="t"), observation="x" * 500, thought="y " * 500))
+    assert len(long.outcome) == 120
+    assert long.outcome.endswith("…")
+    assert len(long.thought) <= 120
+
+
+def test_every_kind_of_step_has_its_status():
+    call = ToolCall(name="rollback_deployment", args={"service": "checkout"})
+    waiting = Step(index=1, turn=0, call=call, approval=ApprovalRecord(decision="pending", approval_id="a1"))
+    denied = Step(
+        index=2,
+        turn=0,
+        call=call,
+        error=ErrorKind.DENIED,
+        approval=ApprovalRecord(decision="denied", by="U0BOB42", reason="not now"),
+    )
+    failed = Step(index=3, turn=0, call=call, error=ErrorKind.EXCEPTION, observation="'t' failed: boom")
+    prose = Step(index=4, turn=0, observation="Is this your answer?")
+    unusable = Step(index=5, turn=0, error=ErrorKind.FORMAT, observation="[FormatError] no action")
+    lines = [step_line(s) for s in (waiting, denied, failed, prose, unusable)]
+    assert [line.status for line in lines] == [
+        StepStatus.WAITING,
+        StepStatus.DENIED,
+        StepStatus.FAILED,
+        StepStatus.PROSE,
+        StepStatus.UNUSABLE,
+    ]
+    assert lines[0].outcome == "waiting for approval"
+    assert lines[1].outcome == "denied by U0BOB42: not now"
+    assert lines[2].outcome == "'t' failed: boom"
+    assert (lines[3].tool, lines[3].call) == ("", "answered in prose; asked to confirm")
+
+
+def test_a_call_in_a_few_words():
+    path = "services/payments/config/tls/certificates/payments-internal.yaml"
+    assert call_words(ToolCall(name="read_repo_file", args={"path": path, "ref": "v2.14.0"})) == (
+        "read_repo_file …/payments-internal.yaml v2.14.0"
+    )
+    args = {"a": True, "b": None, "c": [1, 2, 3, 4], "d": 1.5, "e": {"x": 1}, "f": "a\u202eb", "g": ""}
+    assert call_words(ToolCall(name="q", args=args)) == 'q yes 1,2,3… 1.5 {"x": 1} a\\u202eb', (
+        "empty values left out, an invisible character written as its escape"
+    )
+    assert len(call_words(ToolCall(name="q", args={"x": "word " * 100}))) <= 80
