@@ -2,7 +2,8 @@
 
 Each room is a subpackage with one concept; imports point down this list, never up (import-linter checks it):
 
-- `cli/`        the `opsagent` command line: demo, investigate, replay, stats, eval, tools, check, serve.
+- `cli/`        the `opsagent` command line: demo, investigate, replay, stats, eval, tools, memory, postmortem,
+                check, serve.
 - `serve.py`    running the Slack bot until SIGTERM: Socket Mode or HTTP, `/healthz`, `/metrics`, routes.
 - `http_limits.py` what one client may hold of the HTTP server: read timeouts, body sizes, a connection cap.
 - `eval/`       scenarios with recorded tool outputs, run through the real kernel and scored.
@@ -13,9 +14,12 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `telemetry/`  Prometheus metrics, OpenTelemetry spans, logging set-up and log redaction.
 - `app.py`      the Slack app factory: the Bolt app wired to the services below.
 - `listeners/`  Bolt listeners, one module per kind (events, actions); each acks and hands work on.
-- `runs/`       one investigation's life: the service, durability, replica duties, pub/sub topics.
-- `store/`      the durable run store: records, protocol, SQLite and PostgreSQL, schema, side-effect journal.
-- `slack/`      presentation and transport only: Block Kit, mrkdwn, the outbox, the run thread, approval UI.
+- `runs/`       one investigation's life: the service, durability, replica duties, pub/sub topics; the memory of
+                past incidents it feeds; the postmortem and status drafts made from its records.
+- `store/`      the durable run store: records, protocol, SQLite and PostgreSQL, schema, side-effect journal,
+                the incident memory's full-text search.
+- `slack/`      presentation and transport only: Block Kit, mrkdwn, the outbox, the run thread, approval UI,
+                drafts' messages, a thread's history.
 - `access/`     who may start a run and how often: the admission policy, its ledger and settings (who may stop, too).
 - `approvals/`  the approval broker: who may approve, outcomes, the approval store, the user directory.
 - `audit/`      the append-only audit trail, written through a one-method sink.

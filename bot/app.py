@@ -20,7 +20,9 @@ from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.audit.trail import AuditTrail
 from bot.listeners import register_listeners
 from bot.runs.active import RunObserver
+from bot.runs.drafts import DraftService
 from bot.runs.feedback import FeedbackService
+from bot.runs.memory import RunMemory
 from bot.runs.replica import ReplicaDuties, replica_id
 from bot.runs.service import AgentFactory, InvestigationService, TraceLink
 from bot.runs.topics import APPROVALS_TOPIC
@@ -32,6 +34,7 @@ from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore
 from bot.store.settings import LEASE_TTL_S
+from kernel import LLM
 from opsagent_tools.runbooks import RunbookLibrary
 
 
@@ -52,14 +55,24 @@ class SlackServices:
     """HTTP routes besides `/slack/events` and `/healthz` that components add (served in both modes)."""
     body_limits: dict[str, int] = field(default_factory=dict)
     """Request body limits of routes that take more than the server's default (`/alertmanager`), by path."""
+    memory: RunMemory | None = None
+    """The memory of past incidents, when `[knowledge] memory` is on."""
+    drafts: DraftService | None = None
+    """The postmortem and status drafts asked for in threads."""
 
     async def start(self) -> None:
-        """Resume the saved runs nobody carries, and start the replica's background duties."""
+        """Remember the finished runs not remembered yet, resume the saved runs nobody carries, and start the
+        replica's background duties."""
+        if self.memory is not None:
+            await self.memory.backfill()
         await self.duties.start()
 
     async def close(self, *, timeout_s: float) -> None:
-        """Stop the duties (no more take-overs), then stop taking work and save and announce the runs in flight."""
+        """Stop the duties (no more take-overs), let the drafts in progress finish, then stop taking work and save
+        and announce the runs in flight."""
         await self.duties.close()
+        if self.drafts is not None:
+            await self.drafts.close(timeout_s=timeout_s)
         await self.investigations.shutdown(timeout_s=timeout_s)
 
 
@@ -75,17 +88,25 @@ async def create_app(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     trace_link: TraceLink | None = None,
     runbooks: RunbookLibrary | None = None,
+    memory: RunMemory | None = None,
+    drafter: LLM | None = None,
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
     `store` keeps runs, approvals, de-dup keys, side effects and the audit log (migrated already);
     `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by;
-    `runbooks`: the library whose runbooks are named to the model at the start of each run.
+    `runbooks`: the library whose runbooks are named to the model at the start of each run; `memory`: the memory
+    of past incidents, which remembers each run as it finishes and links the threads of this workspace; `drafter`:
+    the model that writes the narrative of postmortem and status drafts (None: the drafts hold the facts only).
     """
     client = web_client(secrets)
     auth = await client.auth_test()
     outbox = Outbox(client, interval_s=settings.post_interval_s, batch_s=settings.step_batch_s)
     updates = MessageUpdates(outbox)
+    workspace_url = str(auth.get("url") or "")
+    if memory is not None:
+        memory.link_threads(workspace_url)
+    drafts = DraftService(store=store, outbox=outbox, client=client, llm=drafter, workspace_url=workspace_url)
     policy = ApproverPolicy(
         users=set(settings.approvers),
         groups=set(settings.approver_groups),
@@ -114,6 +135,8 @@ async def create_app(
         observers=observers,
         trace_link=trace_link,
         runbooks=runbooks,
+        memory=memory,
+        drafts=drafts,
     )
     app = AsyncApp(
         client=client,
@@ -122,7 +145,9 @@ async def create_app(
     )
     duties = ReplicaDuties(store=store, service=investigations, broker=broker)
     events = SlackEventsEndpoint(app, secrets.signing_secret)
-    services = SlackServices(app, client, outbox, broker, investigations, duties, store, events)
+    services = SlackServices(
+        app, client, outbox, broker, investigations, duties, store, events, memory=memory, drafts=drafts
+    )
     feedback = FeedbackService(store=store, client=client, audit=AuditTrail(store))
     register_listeners(app, investigations=investigations, broker=broker, feedback=feedback)
     return services

@@ -26,6 +26,7 @@ from bot.alerts.receiver import serve_alertmanager
 from bot.app import SlackServices, create_app
 from bot.http_limits import HttpLimits, LimitedSite, bounded_bodies
 from bot.runs.active import RunObserver
+from bot.runs.memory import RunMemory
 from bot.runs.service import AgentFactory
 from bot.settings import Settings
 from bot.slack.events_endpoint import PATH as SLACK_EVENTS_PATH
@@ -34,7 +35,7 @@ from bot.store.protocol import RunStore
 from bot.telemetry.metrics import BotMetrics
 from bot.telemetry.spans import spans_from_env
 from bot.viewer.server import TraceViewer
-from kernel import ToolRegistry
+from kernel import LLM, ToolRegistry
 from opsagent_tools.runbooks import RunbookLibrary
 
 log = structlog.get_logger("opsagent.serve")
@@ -78,11 +79,15 @@ async def serve_slack(
     host: str,
     port: int,
     runbooks: RunbookLibrary | None = None,
+    memory: RunMemory | None = None,
+    drafter: LLM | None = None,
 ) -> None:
     """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start).
 
     `tools` are the ones `agent_factory` gives its agents: the metrics label only those. `runbooks`: the library
-    the tools search, whose runbooks are named to the model at the start of each run."""
+    the tools search, whose runbooks are named to the model at the start of each run. `memory`: the memory of past
+    incidents the tools search, which remembers each run as it finishes. `drafter`: the model that writes the
+    narrative of postmortem and status drafts."""
     viewer = TraceViewer.from_settings(settings.viewer, store) if settings.viewer is not None else None
     metrics = BotMetrics(tools=tools)
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
@@ -102,6 +107,8 @@ async def serve_slack(
             observers=observers,
             trace_link=viewer.link if viewer else None,
             runbooks=runbooks,
+            memory=memory,
+            drafter=drafter,
         )
     metrics.attach(services)
     services.routes.extend(viewer.routes() if viewer else ())

@@ -27,6 +27,7 @@ from bot.store.settings import StoreSettings
 from bot.viewer.settings import ViewerSettings
 from kernel import DEFAULT_REDACTOR, Budget, ContextPolicy, Pricing, SideEffectPolicy
 from opsagent_tools.links import LinkSettings
+from opsagent_tools.memory import MemorySettings
 from opsagent_tools.runbooks import RunbookSettings
 from opsagent_tools.toolset import ToolsSettings
 
@@ -38,6 +39,11 @@ SHORT_LLM_VARIABLES = {"OPSAGENT_LLM_MODEL": "model", "OPSAGENT_LLM_BASE_URL": "
 """The model's short variables, which the adapters read when there is no [llm] section; with one, they override
 its keys as `OPSAGENT_LLM__MODEL` would: the environment wins over the file for every key."""
 VALUE_CHARS = 60
+
+
+class KnowledgeSettings(RunbookSettings, MemorySettings):
+    """`[knowledge]`: what the agent knows before it looks: the runbooks (a directory or a repository kept in sync)
+    and the memory of past incidents (in the run store), with their own keys."""
 
 
 class LLMSettings(BaseModel):
@@ -74,8 +80,9 @@ class Settings(BaseSettings):
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     links: LinkSettings = Field(default_factory=LinkSettings)
     """Where people see each observation at its source: public Prometheus, Grafana, Kibana and git web addresses."""
-    knowledge: RunbookSettings = Field(default_factory=RunbookSettings)
-    """What the agent knows before it looks: `runbooks` (a directory) or `runbooks_git` (a repository kept in sync)."""
+    knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
+    """What the agent knows before it looks: `runbooks` (a directory) or `runbooks_git` (a repository kept in sync),
+    and the memory of past incidents (`memory`, `memory_days`)."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     alertmanager: AlertmanagerSettings | None = None
     """Absent: no `POST /alertmanager`. Present: firing alert groups open investigations in its channel."""

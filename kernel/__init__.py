@@ -50,7 +50,7 @@ from kernel.policy import (
     SideEffectMode,
     SideEffectPolicy,
 )
-from kernel.prompt import follow_up_data
+from kernel.prompt import fence, follow_up_data
 from kernel.prose_findings import findings_from_prose
 from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
@@ -141,6 +141,7 @@ __all__ = [
     "check_evidence",
     "cited_steps",
     "classify_reply",
+    "fence",
     "findings_from_prose",
     "follow_up_data",
     "hypothesis_in",

@@ -21,10 +21,12 @@ from opsagent_tools.changes.timeline import ChangeSource
 from opsagent_tools.check_result import CheckResult
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
+from opsagent_tools.kubernetes.discovery import KubernetesDiscovery
 from opsagent_tools.links import LinkSettings
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.mcp import McpConnections, McpSettings
+from opsagent_tools.memory import IncidentMemory, similar_incidents_tool
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.discovery import PrometheusDiscovery
 from opsagent_tools.metrics.files import FileMetricsClient
@@ -48,7 +50,7 @@ class ActionsSettings(BaseModel):
 class ToolsSettings(BaseModel):
     """The `[tools.metrics]`, `[tools.logs]`, `[tools.repos]`, `[tools.kubernetes]`, `[tools.changes]`,
     `[tools.actions]` and `[tools.mcp]` sections; each one left out disables its tools. `[tools.discover]` tunes
-    `discover`, which lists what the metric and log backends hold."""
+    `discover`, which lists what the metric and log backends and the cluster hold."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -92,6 +94,7 @@ def build_tools(
     previews_only: bool = False,
     mcp: McpConnections | None = None,
     kube: KubeApi | None = None,
+    memory: IncidentMemory | None = None,
     links: LinkSettings | None = None,
 ) -> ToolRegistry:
     """Every tool the configuration enables. A missing secret or unreadable backend raises ValueError now,
@@ -101,8 +104,9 @@ def build_tools(
     policy never sends an action (read_only, dry_run), so the action webhook needs no signing secret. `now`
     replaces the tools' clock (a replay pins the recorded one). `mcp`, once entered, adds the tools of the MCP
     servers that started (without it, `[tools.mcp]` adds none). `kube` replaces the cluster `[tools.kubernetes]`
-    names (the evaluation's, which is never called). `links` (`[links]`) says where people see each observation at
-    its source; by default Prometheus' and GitHub's own pages, from the URLs above without credentials."""
+    names (the evaluation's, which is never called). `memory` adds `similar_incidents` over those past incidents
+    (the bot's run store). `links` (`[links]`) says where people see each observation at its source; by default
+    Prometheus' and GitHub's own pages, from the URLs above without credentials."""
     registry = ToolRegistry()
     links = links or LinkSettings()
     now = now or settings.clock()
@@ -128,12 +132,16 @@ def build_tools(
     if settings.kubernetes is not None:
         for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, now=now):
             registry.add(tool)
+        if kube is not None:
+            sources.append(KubernetesDiscovery(kube))
     if settings.changes is not None:
         changes = _change_sources(settings.changes, settings, metrics, kube, links)
         registry.add(recent_changes_tool(settings.changes, changes, now=now))
     if runbooks is not None:
         for tool in runbook_tools(runbooks):
             registry.add(tool)
+    if memory is not None:
+        registry.add(similar_incidents_tool(memory, now=now))
     if (discover := discover_tool(sources, settings.discover)) is not None:
         registry.add(discover)
     if settings.actions is not None:

@@ -57,13 +57,18 @@ def alerts_joined(group: AlertGroup, alerts: list[Alert]) -> Message:
     return build_message(head, blocks, "alert.joined")
 
 
-def alert_resolved(group: AlertGroup) -> Message:
-    """The closing note: the group resolved, and when."""
+POSTMORTEM_OFFER = "Want a postmortem draft? Say “@opsagent postmortem” in this thread."
+
+
+def alert_resolved(group: AlertGroup, *, offer_postmortem: bool = False) -> Message:
+    """The closing note: the group resolved, and when; with `offer_postmortem` (it had an investigation), the
+    one-line offer to draft its postmortem."""
     ended = [alert.ends_at for alert in group.alerts if alert.ends_at is not None and alert.ends_at.year > 1]
     when = f" at {slack_date(max(ended))}" if ended else ""
     text = f"✅ Resolved: Alertmanager reports {group.name} resolved"
     line = f"{clip_literal(text, 300)}{when}."
-    return build_message(text, section_blocks(line), "alert.resolved")
+    blocks = section_blocks(line) + ([context_block(POSTMORTEM_OFFER)] if offer_postmortem else [])
+    return build_message(text, blocks, "alert.resolved")
 
 
 def _alert_lines(alerts: list[Alert], group: AlertGroup) -> list[str]:

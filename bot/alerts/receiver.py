@@ -22,6 +22,7 @@ from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, Inval
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.alerts.threads import AlertThreads
 from bot.app import SlackServices
+from bot.audit.trail import AuditKind, AuditTrail
 from bot.runs.service import InvestigationService
 from bot.slack.blocks import Message
 from bot.slack.outbox import Outbox
@@ -47,6 +48,7 @@ def serve_alertmanager(
         investigations=services.investigations,
         outbox=services.outbox,
         threads=services.store,
+        audit=AuditTrail(services.store),
     )
     services.routes += receiver.routes()
     services.body_limits[PATH] = settings.max_body_bytes
@@ -63,6 +65,7 @@ class AlertReceiver:
         investigations: InvestigationService,
         outbox: Outbox,
         threads: AlertThreads,
+        audit: AuditTrail | None = None,
         redactor: Redactor = DEFAULT_REDACTOR,
     ) -> None:
         self._channel = channel
@@ -70,6 +73,8 @@ class AlertReceiver:
         self._investigations = investigations
         self._outbox = outbox
         self._threads = threads
+        self._audit = audit
+        """Records when a group's alerts started and ended, on its run: a postmortem's impact window."""
         self._redactor = redactor
         self._lock = asyncio.Lock()
         self._pending: set[asyncio.Task[None]] = set()
@@ -151,6 +156,16 @@ class AlertReceiver:
         fingerprints = frozenset(alert.fingerprint for alert in firing)
         thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if run else None)
         await self._threads.save_alert_thread(group.group_key, thread)
+        if self._audit is not None and firing:
+            starts = min(alert.starts_at for alert in firing).isoformat()
+            await self._audit.record(
+                AuditKind.ALERT_FIRED,
+                run_id=thread.run_id or "",
+                actor=ACTOR,
+                alert=group.name,
+                alerts=len(firing),
+                starts_at=starts,
+            )
         log.info("alert_thread_opened", thread_ts=thread_ts, run_id=thread.run_id, alerts=len(firing))
 
     async def _resolved(self, group: AlertGroup) -> None:
@@ -158,7 +173,13 @@ class AlertReceiver:
         if known is None:
             log.info("resolved_group_unknown")
             return
-        self._post(alert_resolved(group), known.thread_ts, known.channel)
+        self._post(alert_resolved(group, offer_postmortem=known.run_id is not None), known.thread_ts, known.channel)
+        if self._audit is not None and known.run_id is not None:
+            ended = [alert.ends_at for alert in group.alerts if alert.ends_at is not None and alert.ends_at.year > 1]
+            ends = {"ends_at": max(ended).isoformat()} if ended else {}
+            await self._audit.record(
+                AuditKind.ALERT_RESOLVED, run_id=known.run_id, actor=ACTOR, alert=group.name, **ends
+            )
         if known.run_id is not None:  # wherever it runs; a run that has ended is left as it is
             await self._investigations.stop(known.run_id, ACTOR)
         await self._threads.forget_alert_thread(group.group_key)

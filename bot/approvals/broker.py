@@ -378,10 +378,12 @@ class ApprovalBroker:
 
 
 def _audit(approval: PendingApproval) -> dict[str, Any]:
-    """The fields every audit line about an approval carries; never the arguments themselves."""
+    """The fields every audit line about an approval carries (its step: a postmortem's timeline names it); never the
+    arguments themselves."""
     return {
         "approval_id": approval.approval_id,
         "run_id": approval.run_id,
+        "step": approval.step,
         "tool": approval.tool,
         "args_hash": approval.args_hash,
     }

@@ -56,6 +56,10 @@ class AuditKind(StrEnum):
     SIDE_EFFECT_STARTED = "side_effect_started"
     SIDE_EFFECT_DONE = "side_effect_done"
     SIDE_EFFECT_FAILED = "side_effect_failed"
+    ALERT_FIRED = "alert_fired"
+    """An Alertmanager group opened a thread (and started its run): when its alerts started."""
+    ALERT_RESOLVED = "alert_resolved"
+    """Alertmanager reported the group resolved: when its alerts ended."""
     FEEDBACK_GIVEN = "feedback_given"
     """A person rated a run's verdict (👍/👎), or said why a 👎."""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from bot.agent import PREVIEW_MODES, build_llm
+from bot.cli.memory import memory_check
 from bot.settings import Settings
 from kernel import (
     AnthropicLLM,
@@ -104,6 +105,8 @@ async def run_check(settings: Settings, print_line: Callable[[str], None]) -> in
             "· no backends configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.kubernetes] or "
             "[knowledge] runbooks (`opsagent init`)"
         )
+    if (memory := await memory_check(settings)) is not None:
+        results.append(memory)
     for result in results:
         print_line(f"{'✓' if result.ok else '✗'} {result.name}: {result.message}")
     failed = (model is not None and not model.ok) or not all(result.ok for result in results)

@@ -1,4 +1,4 @@
-"""The `opsagent` command line: init, demo, investigate, replay, stats, eval, tools list/call, check, serve.
+"""The `opsagent` command line: init, demo, investigate, replay, stats, eval, tools, memory, postmortem, check, serve.
 
 Every command that runs the agent consumes the kernel's event stream, as the Slack bot does, and `tools call`
 goes through the very dispatch the agent uses. Whatever goes wrong, a person gets one clear line, never a
@@ -30,6 +30,7 @@ from bot.cli.investigate import investigate
 from bot.cli.replay import render_report, replay_trace
 from bot.cli.session import INTERRUPTED_EXIT, exit_code, save_trace, warn_about_servers
 from bot.cli.stats import collect_stats, render_stats
+from bot.cli.store_commands import add_store_commands, eval_export
 from bot.cli.terminal import TerminalView
 from bot.cli.terminal_approval import TerminalApprover
 from bot.settings import Settings, load_settings
@@ -141,7 +142,18 @@ def _parser() -> argparse.ArgumentParser:
     stats.set_defaults(handler=_stats)
 
     evaluate = command("eval", "score the agent on scenarios with recorded tool outputs (side effects always dry-run)")
-    evaluate.add_argument("scenarios", type=Path, metavar="SCENARIOS", help="a scenario file or a directory of them")
+    evaluate.add_argument(
+        "scenarios",
+        type=Path,
+        metavar="SCENARIOS",
+        help="a scenario file or a directory of them; or `export` with --feedback DIR",
+    )
+    evaluate.add_argument(
+        "--feedback",
+        type=Path,
+        metavar="DIR",
+        help="with `export`: write the run store's rated runs as scenario files in DIR",
+    )
     evaluate.add_argument(
         "--scripted", action="store_true", help="play each scenario's scripted turns instead of the configured model"
     )
@@ -163,6 +175,8 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("name")
     call.add_argument("--args", default="{}", help="the arguments as a JSON object")
     call.set_defaults(handler=_tools_call)
+
+    add_store_commands(command, common)
 
     check = command("check", "validate the configuration, probe the model and reach each backend")
     check.set_defaults(handler=_check)
@@ -234,6 +248,8 @@ async def _stats(args: argparse.Namespace) -> int:
 
 
 async def _eval(args: argparse.Namespace) -> int:
+    if args.feedback is not None or str(args.scenarios) == "export":
+        return await eval_export(args)
     from bot.cli.eval_report import render_report as render_eval_report
     from bot.eval.run import run_evaluation, scripted_model
     from bot.eval.scenarios import load_scenarios
@@ -306,6 +322,7 @@ async def _serve(args: argparse.Namespace) -> int:
     # The Slack app, the store drivers and the evaluation load only for the commands that use them: every other
     # command starts without them (a second saved on each `opsagent check`).
     from bot.audit.trail import AuditTrail
+    from bot.runs.memory import RunMemory
     from bot.serve import serve_slack
     from bot.slack.settings import SlackSecrets
     from bot.store.factory import opened_store
@@ -316,7 +333,9 @@ async def _serve(args: argparse.Namespace) -> int:
     secrets = SlackSecrets.from_env()
     async with opened_store(settings.store.url) as store:
         journal = StoreActionJournal(store, AuditTrail(store))
-        async with opened_toolset(settings, journal=journal) as toolset:
+        knowledge = settings.knowledge
+        memory = RunMemory(store, days=knowledge.memory_days) if knowledge.memory else None
+        async with opened_toolset(settings, journal=journal, memory=memory) as toolset:
             for report in toolset.mcp.report():
                 log.info("mcp_server", server=report.name, ok=report.ok, detail=report.message)
 
@@ -333,6 +352,8 @@ async def _serve(args: argparse.Namespace) -> int:
                 host=args.host,
                 port=args.port,
                 runbooks=toolset.runbooks,
+                memory=memory,
+                drafter=llm,
             )
     return 0
 

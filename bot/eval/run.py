@@ -7,14 +7,17 @@ are always dry runs (the real tool handlers are not even present), so an evaluat
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
 from bot.agent import build_agent
+from bot.eval.memory import scenario_memory
 from bot.eval.scenarios import Scenario
 from bot.eval.scoring import Level, Scores, score_run
 from bot.eval.tools import recorded_registry
 from bot.settings import Settings
+from bot.store.records import utc_now
 from kernel import (
     LLM,
     LLMError,
@@ -114,10 +117,17 @@ async def run_scenario(
     """Investigate the scenario's task with `llm` on its recordings, side effects dry-run, and score the run
     (budgets, context and prices from `settings`; None: the kernel's defaults)."""
     runbooks = RunbookLibrary(TextSource(scenario.runbooks)) if scenario.runbooks else None
-    tools = recorded_registry(scenario.recordings, scenario.repos, runbooks, mcp_tools=scenario.mcp_tools)
-    # An unfinished run fails the path level whatever it could summarise: no salvage.
-    agent = build_agent(settings, llm=llm, tools=tools, policy=EVAL_POLICY, salvage=False)
-    result = await agent.run(scenario.task, data=await runbooks_note(runbooks, scenario.task))
+    async with AsyncExitStack() as stack:
+        memory = None
+        if scenario.past_incidents:
+            memory = await stack.enter_async_context(scenario_memory(scenario.past_incidents, now=utc_now()))
+        tools = recorded_registry(
+            scenario.recordings, scenario.repos, runbooks, mcp_tools=scenario.mcp_tools, memory=memory
+        )
+        # An unfinished run fails the path level whatever it could summarise: no salvage.
+        agent = build_agent(settings, llm=llm, tools=tools, policy=EVAL_POLICY, salvage=False)
+        note = await runbooks_note(runbooks, scenario.task)
+        result = await agent.run(scenario.task, data="\n\n".join(part for part in (scenario.data, note) if part))
     scores = score_run(result, scenario.expect)
     return ScenarioOutcome(scenario, result, scores, scores.passed(min_score))
 

@@ -14,7 +14,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from kernel import FINISH_TOOL, READ_OUTPUT_TOOL
+from kernel import FINISH_TOOL, READ_OUTPUT_TOOL, Confidence, StopReason
 from opsagent_tools.mcp import full_name
 from opsagent_tools.mcp.settings import MAX_SERVER_NAME, SERVER_NAME
 from opsagent_tools.runbooks.documents import FrontMatterError, parse_runbook
@@ -60,6 +60,28 @@ class RecordedMcpTool(BaseModel):
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     read_only: bool = False
+
+
+class RecordedIncident(BaseModel):
+    """A past incident the scenario's memory holds: what `similar_incidents` finds, through the real run store's
+    full-text search. It finished `days_ago` days before the evaluation runs (within the default retention)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str = Field(min_length=1)
+    services: list[str] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+    """Its alert's labels as `name=value`."""
+    summary: str = ""
+    root_cause: str = ""
+    confidence: Confidence | None = None
+    outcome: StopReason = StopReason.FINISH
+    days_ago: float = Field(ge=0, lt=180)
+    helpful: int = Field(default=0, ge=0)
+    """People who rated its answer 👍."""
+    wrong: int = Field(default=0, ge=0)
+    """People who rated its answer 👎; `corrections` are the reasons some of them gave."""
+    corrections: list[str] = Field(default_factory=list)
 
 
 class ExpectedFact(BaseModel):
@@ -138,6 +160,8 @@ class Scenario(BaseModel):
     title: str = Field(min_length=1)
     task: str = Field(min_length=1)
     """The on-call's message that starts the investigation."""
+    data: str = ""
+    """What the task comes with (an alert's details, an earlier answer), fenced as data, as in production."""
     repos: list[str] = Field(min_length=1)
     """The repositories the repository tools offer (their description names them, as in production)."""
     mcp_tools: list[RecordedMcpTool] = Field(default_factory=list)
@@ -146,6 +170,9 @@ class Scenario(BaseModel):
     runbooks: dict[str, str] = Field(default_factory=dict)
     """The runbook library of the incident, by path ("checkout/high-5xx.md" = its Markdown): named at the start
     when they match the task, and read by the real runbook tools."""
+    past_incidents: list[RecordedIncident] = Field(default_factory=list)
+    """The memory of past incidents of the deployment (none: `similar_incidents` is not offered, as with the memory
+    off): remembered in a run store of the evaluation's own and searched for real."""
     expect: Expectations
     script: list[ScriptTurn] = Field(min_length=1)
     """A reasonable investigation, played by the scripted model in CI; it must end with finish."""
@@ -161,6 +188,12 @@ class Scenario(BaseModel):
             except FrontMatterError as exc:
                 raise ValueError(f"{path}: {exc}") from exc
         return runbooks
+
+    @model_validator(mode="after")
+    def _memory_for_its_tool(self) -> Self:
+        if any(turn.tool == "similar_incidents" for turn in self.script) and not self.past_incidents:
+            raise ValueError("the script calls similar_incidents: give the memory it searches as [[past_incidents]]")
+        return self
 
     @field_validator("script")
     @classmethod

@@ -3,7 +3,8 @@
 The tools are built by the real builder (same names, arguments, descriptions and side-effect flags),
 then each handler is swapped for a lookup in the scenario's recordings, so the model sees the
 production catalogue while nothing reaches a backend, and no side effect can ever be executed.
-A scenario's runbooks are its recording of the runbook library: the runbook tools read them for real.
+A scenario's runbooks are its recording of the runbook library, and its past incidents of the memory: the runbook
+tools and similar_incidents read them for real.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as McpTool
 
+from bot.eval.memory import NoIncidents
 from bot.eval.scenarios import RecordedMcpTool, Recording
 from bot.eval.scoring import args_match
 from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
@@ -25,6 +27,7 @@ from opsagent_tools.changes import ChangesSettings
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings
 from opsagent_tools.logs.tools import LogsSettings
 from opsagent_tools.mcp import McpServerSettings, ToolCaller, full_name, server_tools
+from opsagent_tools.memory import IncidentMemory
 from opsagent_tools.metrics.tools import MetricsSettings
 from opsagent_tools.repos.tools import RepoConfig, RepoSettings
 from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
@@ -41,12 +44,16 @@ CATALOGUE_KUBERNETES = KubernetesSettings(all_namespaces=True)
 CATALOGUE_CHANGES = ChangesSettings()
 """The change timeline is described with every source on, over the backends above."""
 SECRET_ENV = "OPSAGENT_EVAL_NEVER_SENT"
+MEMORY_TOOL = "similar_incidents"
 
 
-def production_tools(repos: Sequence[str], runbooks: RunbookLibrary | None = None) -> ToolRegistry:
-    """Every tool the production builder makes, with `repos` as the configured repositories and `runbooks` as
-    the runbook library (None: no runbook tools, as in production without `[knowledge]`). The Kubernetes tools
-    and timeline read a cluster that is never called: the builder would otherwise read a kubeconfig."""
+def production_tools(
+    repos: Sequence[str], runbooks: RunbookLibrary | None = None, memory: IncidentMemory | None = None
+) -> ToolRegistry:
+    """Every tool the production builder makes, with `repos` as the configured repositories, `runbooks` as
+    the runbook library (None: no runbook tools, as in production without `[knowledge]`) and `memory` as the
+    memory of past incidents (None: no similar_incidents). The Kubernetes tools and timeline read a cluster that
+    is never called: the builder would otherwise read a kubeconfig."""
     settings = ToolsSettings(
         metrics=MetricsSettings(url=NEVER_CALLED_URL),
         logs=CATALOGUE_LOGS,
@@ -56,7 +63,7 @@ def production_tools(repos: Sequence[str], runbooks: RunbookLibrary | None = Non
         actions=ActionsSettings(webhook=ActionWebhookSettings(url=NEVER_CALLED_URL, secret_env=SECRET_ENV)),
     )
     environ = {SECRET_ENV: "evaluation: never sent"}
-    return build_tools(settings, runbooks=runbooks, environ=environ, kube=_never_called_cluster())
+    return build_tools(settings, runbooks=runbooks, environ=environ, kube=_never_called_cluster(), memory=memory)
 
 
 @cache
@@ -67,8 +74,10 @@ def _never_called_cluster() -> KubeApi:
 
 @cache
 def catalogue_names() -> frozenset[str]:
-    """The names of the production tools, runbook tools included: what a scenario may record, expect or script."""
-    return frozenset(tool.name for tool in production_tools(["service"], RunbookLibrary(TextSource({}))))
+    """The names of the production tools, the runbook and memory tools included: what a scenario may record, expect
+    or script."""
+    tools = production_tools(["service"], RunbookLibrary(TextSource({})), NoIncidents())
+    return frozenset(tool.name for tool in tools)
 
 
 def recorded_registry(
@@ -76,14 +85,16 @@ def recorded_registry(
     repos: Sequence[str],
     runbooks: RunbookLibrary | None = None,
     mcp_tools: Sequence[RecordedMcpTool] = (),
+    memory: IncidentMemory | None = None,
 ) -> ToolRegistry:
     """The production catalogue, plus the scenario's MCP tools, answering from `recordings`, except the runbook
-    tools, which read the scenario's own runbooks for real; side-effect tools keep their real preview, which
-    dispatch shows under the dry-run policy the evaluation always uses."""
+    and memory tools, which read the scenario's own runbooks and past incidents for real; side-effect tools keep
+    their real preview, which dispatch shows under the dry-run policy the evaluation always uses."""
     live = {tool.name for tool in runbook_tools(runbooks)} if runbooks is not None else set()
+    live |= {MEMORY_TOOL} if memory is not None else set()
     registry = ToolRegistry(
         tool if tool.name in live else dataclasses.replace(tool, handler=_recorded_handler(tool, recordings))
-        for tool in production_tools(repos, runbooks)
+        for tool in production_tools(repos, runbooks, memory)
     )
     for tool in recorded_mcp_tools(mcp_tools, recordings):
         registry.add(tool)

@@ -20,7 +20,9 @@ from bot.access.policy import AccessPolicy, Admitted, Refused, RunRequest, autho
 from bot.approvals.broker import ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.runs.active import ActiveRun, RunObserver, stopped_by
+from bot.runs.drafts import DraftService, draft_asked
 from bot.runs.durable import DurableRun, RunTakenOver
+from bot.runs.memory import RunMemory
 from bot.runs.saved import earlier_work, readable_trace
 from bot.runs.stopping import StopAnswer, StopPolicy
 from bot.runs.topics import STOPS_TOPIC
@@ -77,9 +79,15 @@ class InvestigationService:
         trace_link: TraceLink | None = None,
         redactor: Redactor = DEFAULT_REDACTOR,
         runbooks: RunbookLibrary | None = None,
+        memory: RunMemory | None = None,
+        drafts: DraftService | None = None,
     ) -> None:
         self._agent_factory = agent_factory
         self._runbooks = runbooks
+        self._memory = memory
+        """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
+        self._drafts = drafts
+        """Makes the postmortem and status drafts asked for in a thread (“@opsagent postmortem”)."""
         self._broker = broker
         self._access = access
         self._store = store
@@ -134,6 +142,9 @@ class InvestigationService:
             answer = await self.request_stop(running.run_id, user=user, teams=author_teams(event))
             if not answer.stopped:
                 self._voice.tell(channel, thread_ts, user, answer.text)
+            return None
+        if self._drafts is not None and (draft := draft_asked(text)) is not None:
+            self._drafts.asked(draft, channel=channel, thread_ts=thread_ts, latest=latest)
             return None
         if running is not None:
             self._voice.reply(channel, thread_ts, STILL_RUNNING)
@@ -198,6 +209,7 @@ class InvestigationService:
             requested_by=requested_by,
             task=text,
             task_data=data,
+            alert_labels=tuple(dict(alert) for alert in labels),
             mention_ts=mention_ts or "",
             status=RunStatus.RUNNING,
             owner=self.replica,
@@ -288,6 +300,8 @@ class InvestigationService:
         await self._release(record.run_id)
         await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason=str(reason), ok=False)
         (thread or self._voice.thread(record)).finished(ended, stopped_by=stopped)
+        if self._memory is not None:
+            await self._memory.remember_finished(record.run_id)
 
     def cancel(self, run_id: str, *, by: str) -> None:
         """Cancel a run of this process for a Stop by `by` (here, or relayed from another replica); it ends
@@ -355,6 +369,8 @@ class InvestigationService:
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )
             log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=result.usage.steps)
+            if self._memory is not None:
+                await self._memory.remember_finished(run.run_id)
         except asyncio.CancelledError:
             if run.taken_over:
                 log.warning("run_taken_over", replica=self.replica)

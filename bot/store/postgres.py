@@ -44,6 +44,8 @@ _RECONNECT_FIRST_S, _RECONNECT_MAX_S = 0.1, 5.0
 class PostgresRunStore(SqlRunStore):
     """A `RunStore` in a PostgreSQL database that several replicas share."""
 
+    dialect = Dialect.POSTGRES
+
     def __init__(
         self,
         dsn: str,
@@ -123,14 +125,14 @@ class PostgresRunStore(SqlRunStore):
         while True:
             async with connection.transaction():
                 await connection.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-                await connection.execute(bootstrap_sql(Dialect.POSTGRES))
+                await connection.execute(bootstrap_sql(self.dialect))
                 versions: Iterable[int] = [
                     row[0] for row in await connection.fetch("SELECT version FROM schema_migrations")
                 ]
                 migration = next_migration(versions)
                 if migration is None:
                     return
-                for statement in migration.statements(Dialect.POSTGRES):
+                for statement in migration.statements(self.dialect):
                     await connection.execute(statement)
                 await connection.execute(
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",

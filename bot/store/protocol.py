@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Protocol, Self
 
 from bot.approvals.store import ApprovalStore
 from bot.audit.trail import AuditEvent
 from bot.store.records import AlertThread, FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
 from opsagent_tools.actions.journal import SideEffectState
+from opsagent_tools.memory import PastIncident
 
 
 class StoreUnavailableError(RuntimeError):
@@ -126,6 +128,22 @@ class RunStore(ApprovalStore, Protocol):
     async def feedback_for(self, run_id: str) -> list[FeedbackRecord]: ...
 
     async def rated_runs(self, *, limit: int = 1000) -> list[FeedbackRecord]: ...
+
+    async def remember_incident(self, incident: PastIncident) -> bool: ...
+
+    async def search_incidents(
+        self, query: str, *, since: datetime, service: str | None = None, limit: int = 5
+    ) -> list[PastIncident]: ...
+
+    async def incidents(self, *, limit: int = 100) -> list[PastIncident]: ...
+
+    async def count_incidents(self) -> int: ...
+
+    async def forget_incident(self, run_id: str) -> bool: ...
+
+    async def forget_incidents_before(self, moment: datetime) -> int: ...
+
+    async def runs_to_remember(self, *, limit: int = 100) -> list[RunRecord]: ...
 
     async def audit(self, event: AuditEvent) -> None: ...
 

@@ -5,11 +5,13 @@ Shared by the store protocol, both SQL dialects and their callers; plain data wi
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict, field_validator
 
 from opsagent_tools.actions.journal import SideEffectState
 
@@ -49,6 +51,14 @@ class RunRecord(BaseModel):
     """Who stopped the run (a Slack user id, or `alertmanager`), once someone has: the replica carrying it ends it."""
     summary_ts: str = ""
     """The run's summary message in its thread, once posted: a resumed run (or its end) keeps updating that one."""
+    alert_labels: tuple[dict[str, str], ...] = ()
+    """The labels of each alert an alert-started run investigates (none for a run a person asked for): what the
+    memory of past incidents and a postmortem's detection section read. The store keeps them as JSON."""
+
+    @field_validator("alert_labels", mode="before")
+    @classmethod
+    def _labels_from_json(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
 
 
 class Rating(StrEnum):

@@ -129,6 +129,48 @@ _FEEDBACK = (
 
 _SUMMARY_MESSAGES = ("ALTER TABLE runs ADD COLUMN summary_ts TEXT NOT NULL DEFAULT ''",)
 """Where each run's summary message is, so the process that resumes a run updates it rather than post another."""
+_INCIDENTS = (
+    "ALTER TABLE runs ADD COLUMN alert_labels TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE runs ADD COLUMN remembered TEXT NOT NULL DEFAULT ''",
+    """CREATE TABLE incidents (
+        seq {seq}, run_id TEXT NOT NULL UNIQUE, task TEXT NOT NULL, services TEXT NOT NULL, labels TEXT NOT NULL,
+        summary TEXT NOT NULL, root_cause TEXT NOT NULL, confidence TEXT NOT NULL, outcome TEXT NOT NULL,
+        thread_url TEXT NOT NULL, finished_at {ts} NOT NULL)""",
+    "CREATE INDEX incidents_by_age ON incidents (finished_at)",
+)
+"""The memory of past incidents: one row per remembered run (`runs.remembered` says whether a finished run was
+indexed, or forgotten on purpose, so it is never indexed again), and each alert-started run's alert labels."""
+_SEARCHED = ("task", "services", "labels", "summary", "root_cause")
+"""The incident columns full-text search reads, in the order of the SQLite index's columns (and its bm25 weights)."""
+
+
+def _incident_search(dialect: Dialect) -> tuple[str, ...]:
+    """The full-text index over `incidents`: an FTS5 table kept by triggers, or a generated `tsvector` with GIN."""
+    match dialect:
+        case Dialect.SQLITE:
+            columns = ", ".join(_SEARCHED)
+            old, new = (", ".join(f"{row}.{c}" for c in _SEARCHED) for row in ("old", "new"))
+            forget = (
+                f"INSERT INTO incident_search (incident_search, rowid, {columns}) VALUES ('delete', old.seq, {old});"
+            )
+            index = f"INSERT INTO incident_search (rowid, {columns}) VALUES (new.seq, {new});"
+            return (
+                f"CREATE VIRTUAL TABLE incident_search USING fts5({columns}, content='incidents', content_rowid='seq', "
+                "tokenize='porter unicode61')",
+                f"CREATE TRIGGER incidents_indexed AFTER INSERT ON incidents BEGIN {index} END",
+                f"CREATE TRIGGER incidents_unindexed AFTER DELETE ON incidents BEGIN {forget} END",
+                f"CREATE TRIGGER incidents_reindexed AFTER UPDATE ON incidents BEGIN {forget} {index} END",
+            )
+        case Dialect.POSTGRES:
+            return (
+                "ALTER TABLE incidents ADD COLUMN document tsvector GENERATED ALWAYS AS ("
+                "setweight(to_tsvector('english', task || ' ' || services || ' ' || labels), 'A') || "
+                "setweight(to_tsvector('english', summary || ' ' || root_cause), 'B')) STORED",
+                "CREATE INDEX incidents_search ON incidents USING GIN (document)",
+            )
+        case _:
+            assert_never(dialect)
+
 
 MIGRATIONS = (
     Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
@@ -138,6 +180,9 @@ MIGRATIONS = (
     Migration(5, "runs hold a slot of the concurrency cap; the data a task comes with", _RUN_SLOTS_AND_TASK_DATA),
     Migration(6, "each person's rating of a run's answer", _FEEDBACK),
     Migration(7, "where each run's summary message is", _SUMMARY_MESSAGES),
+    Migration(
+        8, "the memory of past incidents, searched in full text; alert labels on runs", _INCIDENTS, _incident_search
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.approvals.store import ApprovalState, PendingApproval
 from bot.audit.trail import AuditEvent
+from bot.store.memory import IncidentSql
 from bot.store.protocol import LeaseLostError, StoreAtCapacityError, StoreConflictError, Subscription
 from bot.store.records import AlertThread, FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
 from kernel import DEFAULT_REDACTOR
@@ -24,7 +25,7 @@ Row = dict[str, Any]
 _FEEDBACK_SELECT = "SELECT run_id, user_id, rating, reason, at FROM feedback"
 _RUN_COLUMNS = (
     "run_id, channel, thread_ts, requested_by, team_id, task, task_data, mention_ts, status, trace_json, owner, "
-    "lease_until, created_at, updated_at, stop_requested_by, summary_ts"
+    "lease_until, created_at, updated_at, stop_requested_by, summary_ts, alert_labels"
 )
 _SIDE_EFFECT_COLUMNS = "key, run_id, step, tool, args_hash, approval_id, state, outcome, started_at, finished_at"
 
@@ -51,22 +52,15 @@ def _redacted(value: Any) -> Any:
     return value
 
 
-class SqlRunStore(ABC):
-    """The `RunStore` operations over two primitives; statements use `$1`-style parameters.
+class SqlRunStore(IncidentSql, ABC):
+    """The `RunStore` operations over two primitives, `_fetch` and `_execute` (declared with the memory's
+    operations, `IncidentSql`); statements use `$1`-style parameters.
 
     `idempotent` tells the dialect whether a statement may be re-sent after the connection dropped mid-call.
     """
 
     def __init__(self, clock: Callable[[], datetime]) -> None:
         self._clock = clock
-
-    @abstractmethod
-    async def _fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
-        """Run one statement in its own transaction; its rows as dicts."""
-
-    @abstractmethod
-    async def _execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
-        """Run one statement in its own transaction; how many rows it changed."""
 
     @abstractmethod
     async def migrate(self) -> None:
@@ -99,6 +93,7 @@ class SqlRunStore(ABC):
         finished, whatever ended it; there is nothing to release.
         """
         values = [getattr(run, name.strip()) for name in _RUN_COLUMNS.split(",")]
+        values[-1] = json.dumps(run.alert_labels, sort_keys=True)  # the last column: the store keeps it as JSON
         sql = (
             f"INSERT INTO runs ({_RUN_COLUMNS}, slot) VALUES ({_placeholders(len(values) + 1)}) ON CONFLICT DO NOTHING"
         )

@@ -45,6 +45,8 @@ def _param(value: Any) -> Any:
 class SqliteRunStore(SqlRunStore):
     """A `RunStore` in one SQLite file: the default, for a single replica."""
 
+    dialect = Dialect.SQLITE
+
     def __init__(self, path: str, *, clock: Callable[[], datetime] = utc_now, busy_timeout_s: float = 10.0) -> None:
         super().__init__(clock)
         self.path = path
@@ -106,10 +108,10 @@ class SqliteRunStore(SqlRunStore):
         while True:
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute(bootstrap_sql(Dialect.SQLITE))
+                db.execute(bootstrap_sql(self.dialect))
                 migration = next_migration(row[0] for row in db.execute("SELECT version FROM schema_migrations"))
                 if migration is not None:
-                    for statement in migration.statements(Dialect.SQLITE):
+                    for statement in migration.statements(self.dialect):
                         db.execute(statement)
                     db.execute(
                         "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",

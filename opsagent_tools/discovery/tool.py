@@ -93,8 +93,9 @@ def discover_tool(sources: Sequence[DiscoverySource], settings: DiscoverySetting
         return ToolOutput(text, headline=listing_heading(text))
 
     listed = "\n".join(f"- {kind.name}: {kind.lists}. filter: {kind.filter}." for kind, _ in offered.values())
-    discover.__doc__ = f"""List what exists in the monitoring backends, so that you query real names instead of
-    guessing them: metric names, label names and values, log labels, indices and fields. Call it when a name is
+    discover.__doc__ = f"""List what exists in the monitoring backends and the cluster, so that you query real names
+    instead of guessing them: metric names, label names and values, log labels, indices and fields, namespaces and
+    workloads. Call it when a name is
     uncertain, or when a query found nothing (a wrong label or service name is the usual cause). Kinds:
 {listed}"""
     return tool_from_function(discover, timeout=30.0, returns="the names that exist, counted and capped")

@@ -21,7 +21,7 @@ from lightkube.config.models import Cluster, User
 from lightkube.core.dictmixin import DictMixin
 from lightkube.core.exceptions import ConfigError
 from lightkube.resources.apps_v1 import DaemonSet, Deployment, ReplicaSet, StatefulSet
-from lightkube.resources.core_v1 import Event, Node, Pod
+from lightkube.resources.core_v1 import Event, Namespace, Node, Pod
 
 from kernel import ToolFailure
 from opsagent_tools.kubernetes.settings import KubernetesSettings
@@ -49,6 +49,7 @@ ROUTES: Mapping[type[DictMixin], Route] = {
     Pod: Route("api/v1", "pods", True, "pod"),
     Event: Route("api/v1", "events", True, "event"),
     Node: Route("api/v1", "nodes", False, "node"),
+    Namespace: Route("api/v1", "namespaces", False, "namespace"),
     Deployment: Route("apis/apps/v1", "deployments", True, "deployment"),
     ReplicaSet: Route("apis/apps/v1", "replicasets", True, "replicaset"),
     StatefulSet: Route("apis/apps/v1", "statefulsets", True, "statefulset"),

@@ -8,7 +8,16 @@ import pytest
 import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-NEEDED_SCOPES = {"app_mentions:read", "chat:write", "reactions:write", "users:read", "usergroups:read", "files:write"}
+NEEDED_SCOPES = {
+    "app_mentions:read",
+    "chat:write",
+    "reactions:write",
+    "users:read",
+    "usergroups:read",
+    "files:write",
+    "channels:history",
+    "groups:history",
+}
 
 
 @pytest.mark.parametrize("name", ["slack-app-manifest.yaml", "slack-app-manifest-http.yaml"])

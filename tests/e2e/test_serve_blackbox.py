@@ -156,9 +156,9 @@ async def test_serve_http_end_to_end(tmp_path):
     assert len(received) == 1
     assert json.loads(received[0])["params"] == {"service": "order-service", "to_version": "v2.13.2"}
     thread = slack.thread(CHANNEL, mention.ts)
-    flat = json.dumps([m.blocks for m in thread])
+    flat = json.dumps([m.blocks for m in thread], ensure_ascii=False)
     assert "eyes" in slack.reactions[(CHANNEL, mention.ts)]
-    assert "jumped from 0.10% to 12.0%" in flat
+    assert "http_5xx_rate 0.10% → 12.0%" in flat
     assert "approved by" in json.dumps(slack.message(CHANNEL, message.ts).blocks)
     assert "Root cause: v2.14.0" in flat
     trace = json.loads(next(f for f in slack.files.values() if f.thread_ts == mention.ts).content)

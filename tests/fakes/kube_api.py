@@ -29,6 +29,7 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "Pod": ("api/v1", "pods", True),
     "Event": ("api/v1", "events", True),
     "Node": ("api/v1", "nodes", False),
+    "Namespace": ("api/v1", "namespaces", False),
     "Secret": ("api/v1", "secrets", True),
     "ConfigMap": ("api/v1", "configmaps", True),
     "Deployment": ("apis/apps/v1", "deployments", True),

@@ -36,6 +36,8 @@ REQUIRED_KINDS = (
     "runbook-names-the-query",
     "discover-a-label",
     "deploy-in-the-timeline",
+    "past-incident-same-signature",
+    "past-incident-red-herring",
 )
 
 
@@ -253,6 +255,28 @@ async def test_a_scenarios_runbooks_are_named_at_the_start_and_read_for_real():
     )
     assert "[payments/latency]" in outcome.result.task_data
     assert outcome.result.steps[0].observation.startswith("Runbook payments/latency: Payments latency above SLO")
+
+
+async def test_a_scenarios_past_incidents_are_searched_for_real_and_offered_only_with_them():
+    scn = scenario("past-incident-red-herring")
+    model = scripted_model(scn)
+    outcome = await run_scenario(scn, model)
+    found = outcome.result.steps[0].observation
+    assert "1. 23 days ago" in found
+    assert "its root cause, a hypothesis to re-check now: The v5.0.1 deploy added an N+1 query" in found
+    assert "rated helpful by 3, wrong by 0" in found
+    assert "similar_incidents" in [tool.name for tool in model.requests[0].tools]
+    plain = scenario("bad-deploy")
+    without = scripted_model(plain)
+    await run_scenario(plain, without)
+    assert "similar_incidents" not in [tool.name for tool in without.requests[0].tools]
+
+
+def test_a_script_that_searches_the_memory_needs_its_past_incidents(tmp_path):
+    text = (SCENARIOS / "past-incident-red-herring.toml").read_text()
+    without_memory = text.split("[[past_incidents]]")[0] + "[expect]" + text.split("[expect]", 1)[1]
+    with pytest.raises(ValueError, match="the script calls similar_incidents: give the memory it searches"):
+        load_scenario(write(tmp_path, without_memory), catalogue_names())
 
 
 def test_invalid_toml_names_the_file(tmp_path):

@@ -39,7 +39,7 @@ def test_all_namespaces_must_be_explicit():
 
 def test_the_registry_has_the_read_only_tools_and_a_bad_kubeconfig_fails_at_start_up(cluster, tmp_path):
     registry = build_tools(ToolsSettings(kubernetes=settings_for(cluster, tmp_path)))
-    assert registry.names() == K8S_TOOLS
+    assert registry.names() == [*K8S_TOOLS, "discover"], "discover lists the namespaces and workloads"
     assert not any(tool.side_effect for tool in registry)
     assert "shop, default" in registry.get("k8s_pods").spec.parameters["properties"]["namespace"]["description"]
     missing = settings_for(cluster, tmp_path, kubeconfig=tmp_path / "nope")

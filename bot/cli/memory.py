@@ -1,0 +1,91 @@
+"""`opsagent memory list|forget`: what the memory of past incidents holds, and deleting from it for good.
+
+The memory lives in the run store (`[store] url`); forgetting an incident keeps its run and audit log, and a
+forgotten run is never remembered again. `opsagent check` reports the memory through `memory_check`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+from bot.cli.stored import existing_store, missing_file
+from bot.cli.tables import render_table
+from bot.settings import Settings
+from bot.store.factory import open_store
+from bot.store.protocol import SchemaVersionError, StoreUnavailableError
+from bot.store.records import utc_now
+from opsagent_tools.check_result import CheckResult
+from opsagent_tools.memory import PastIncident
+
+SUMMARY_CHARS = 70
+
+
+async def list_memory(settings: Settings, *, limit: int, as_json: bool) -> str:
+    """The remembered incidents, newest first, as a table (or JSON)."""
+    async with existing_store(settings) as store:
+        incidents = await store.incidents(limit=limit)
+    if as_json:
+        return json.dumps([incident.model_dump(mode="json") for incident in incidents], indent=2)
+    if not incidents:
+        return f"no incidents remembered yet ({_retention(settings)})"
+    now = utc_now()
+    rows = [_row(incident, now) for incident in incidents]
+    header = ["run", "finished", "services", "outcome", "feedback", "summary"]
+    return "\n".join([*render_table(header, rows), f"{len(incidents)} shown ({_retention(settings)})"])
+
+
+async def forget(settings: Settings, *, run_id: str | None, older_than_days: int | None) -> str:
+    """Forget one run's incident, or every incident older than a number of days; what was done."""
+    async with existing_store(settings) as store:
+        if run_id is not None:
+            if not await store.forget_incident(run_id):
+                raise ValueError(f"no run {run_id} in the run store: `opsagent memory list` shows the remembered ones")
+            return f"forgot run {run_id}: it is out of the memory for good (its run and audit log stay)"
+        assert older_than_days is not None  # the parser asks for one of the two
+        count = await store.forget_incidents_before(utc_now() - timedelta(days=older_than_days))
+        return f"forgot {count} incident{'s' if count != 1 else ''} finished more than {older_than_days} days ago"
+
+
+async def memory_check(settings: Settings) -> CheckResult | None:
+    """The memory's line in `opsagent check`: how many incidents, the newest; None when the memory is off.
+
+    A SQLite store that does not exist yet is not created (the bot creates it); a store that cannot be read fails."""
+    if not settings.knowledge.memory:
+        return None
+    if (missing := missing_file(settings.store.url)) is not None:
+        return CheckResult("memory", True, f"no run store at {missing} yet: `opsagent serve` creates it")
+    store = open_store(settings.store.url)
+    try:
+        incidents = await store.incidents(limit=1)
+        count = await store.count_incidents()
+    except SchemaVersionError:
+        return CheckResult("memory", False, "the run store is not migrated yet: `opsagent serve` migrates it at start")
+    except StoreUnavailableError as exc:
+        return CheckResult("memory", False, str(exc))
+    finally:
+        await store.close()
+    newest = f"; the newest finished {_ago(incidents[0].finished_at, utc_now())}" if incidents else ""
+    return CheckResult("memory", True, f"{count} incidents remembered ({_retention(settings)}){newest}")
+
+
+def _row(incident: PastIncident, now: datetime) -> list[str]:
+    summary = " ".join((incident.root_cause or incident.summary or incident.task).split())
+    feedback = f"👍{incident.helpful} 👎{incident.wrong}" if incident.helpful or incident.wrong else "-"
+    return [
+        incident.run_id,
+        _ago(incident.finished_at, now),
+        ", ".join(incident.services) or "-",
+        str(incident.outcome),
+        feedback,
+        summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…",
+    ]
+
+
+def _ago(moment: datetime, now: datetime) -> str:
+    days = (now - moment).days
+    return f"{days} days ago" if days >= 2 else f"{int((now - moment).total_seconds() // 3600)} h ago"
+
+
+def _retention(settings: Settings) -> str:
+    return f"kept {settings.knowledge.memory_days} days, [knowledge] memory_days"

@@ -1,0 +1,139 @@
+"""Drafts asked for in an investigation's thread: “@opsagent postmortem” uploads a Markdown postmortem draft,
+“@opsagent status” posts a stakeholder update to copy. Both are built from the run's recorded facts and the
+thread's messages; a model writes only their narrative, and its absence or failure still gives the facts.
+
+The mention's handler returns at once: each draft is made in a task of its own, awaited at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from enum import StrEnum
+from typing import assert_never
+
+import structlog
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.runs.incident_facts import gather_facts
+from bot.runs.memory import thread_url
+from bot.runs.postmortem import draft_postmortem
+from bot.runs.status_update import draft_status
+from bot.slack.drafts import DRAFTING, NO_INVESTIGATION, postmortem_upload, status_message
+from bot.slack.outbox import Outbox
+from bot.slack.thread_history import human_messages
+from bot.store.protocol import RunStore, StoreUnavailableError
+from bot.store.records import RunRecord, utc_now
+from kernel import LLM
+
+log = structlog.get_logger("opsagent.drafts")
+
+
+class DraftKind(StrEnum):
+    """What a person can ask to have drafted from an investigation."""
+
+    POSTMORTEM = "postmortem"
+    STATUS = "status"
+
+
+DRAFT_WORDS = {
+    "postmortem": DraftKind.POSTMORTEM,
+    "post-mortem": DraftKind.POSTMORTEM,
+    "postmortem draft": DraftKind.POSTMORTEM,
+    "draft the postmortem": DraftKind.POSTMORTEM,
+    "status": DraftKind.STATUS,
+    "status update": DraftKind.STATUS,
+}
+"""A mention that is one of these (after the @-mention, any case, a final full stop aside) asks for a draft."""
+
+
+def draft_asked(text: str) -> DraftKind | None:
+    """The draft a mention's text asks for, or None when it asks for something else (an investigation)."""
+    return DRAFT_WORDS.get(" ".join(text.lower().split()).rstrip(".!"))
+
+
+class DraftService:
+    """Makes the drafts asked for in threads, over the run store, the thread's history and an optional model."""
+
+    def __init__(
+        self,
+        *,
+        store: RunStore,
+        outbox: Outbox,
+        client: AsyncWebClient,
+        llm: LLM | None,
+        workspace_url: str = "",
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._store = store
+        self._outbox = outbox
+        self._client = client
+        self._llm = llm
+        self._workspace_url = workspace_url
+        self._clock = clock
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def asked(self, kind: DraftKind, *, channel: str, thread_ts: str, latest: RunRecord | None) -> None:
+        """A person asked for a draft in this thread (`latest`: the thread's latest run): start making it."""
+        if latest is None:
+            self._reply(channel, thread_ts, NO_INVESTIGATION)
+            return
+        self._reply(channel, thread_ts, DRAFTING[kind])
+        task = asyncio.create_task(self.draft(kind, latest), name=f"draft-{kind}-{latest.run_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def draft(self, kind: DraftKind, record: RunRecord) -> None:
+        """Make one draft of `record`'s run and post it in its thread; a failure is said there, never raised."""
+        structlog.contextvars.bind_contextvars(run_id=record.run_id, draft=str(kind))
+        try:
+            record = await self._store.get_run(record.run_id) or record  # its latest checkpoint
+            history = await human_messages(self._client, record.channel, record.thread_ts)
+            facts = await gather_facts(self._store, record, history)
+            match kind:
+                case DraftKind.POSTMORTEM:
+                    link = thread_url(self._workspace_url, record)
+                    draft = await draft_postmortem(facts, self._llm, thread_url=link, now=self._clock())
+                    upload = postmortem_upload(
+                        draft.markdown,
+                        record.run_id,
+                        drafted_by=draft.narrative.drafted_by,
+                        problem=draft.narrative.problem,
+                    )
+                    self._outbox.enqueue("files_upload_v2", record.channel, thread_ts=record.thread_ts, **upload)
+                case DraftKind.STATUS:
+                    update = await draft_status(facts, self._llm)
+                    message = status_message(
+                        update.title,
+                        update.parts,
+                        drafted_by=update.narrative.drafted_by,
+                        problem=update.narrative.problem,
+                    )
+                    self._outbox.enqueue(
+                        "chat_postMessage", record.channel, thread_ts=record.thread_ts, **message.as_kwargs()
+                    )
+                case _:
+                    assert_never(kind)
+            log.info("draft_posted")
+        except StoreUnavailableError as exc:
+            log.error("draft_store_unavailable", error=str(exc)[:300])
+            self._reply(
+                record.channel, record.thread_ts, "No draft: OpsAgent cannot reach its run store. Ask again shortly."
+            )
+        except Exception:  # a bug of ours: said in the thread, the details in the logs
+            log.exception("draft_failed")
+            self._reply(record.channel, record.thread_ts, "❌ The draft failed inside OpsAgent. The logs have details.")
+
+    async def close(self, *, timeout_s: float) -> None:
+        """Let the drafts in progress finish (within `timeout_s`), then cancel the rest."""
+        tasks = list(self._tasks)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    def _reply(self, channel: str, thread_ts: str, text: str) -> None:
+        self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread_ts, text=text)

@@ -1,0 +1,11 @@
+"""Memory of past incidents: what earlier investigations concluded, searched by `similar_incidents`.
+
+The memory is a protocol (the bot's run store implements it); past root causes reach the model as hypotheses to
+re-check, with their feedback and age, never as conclusions.
+"""
+
+from opsagent_tools.memory.records import IncidentMemory, PastIncident
+from opsagent_tools.memory.settings import MemorySettings
+from opsagent_tools.memory.tool import similar_incidents_tool
+
+__all__ = ["IncidentMemory", "MemorySettings", "PastIncident", "similar_incidents_tool"]
