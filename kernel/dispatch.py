@@ -200,7 +200,7 @@ class Dispatcher:
         scope = self._control.limit(tool.timeout)
         started = time.perf_counter()
         try:
-            async with scope:
+            with scope:
                 value = await handler(**kwargs)
         except TimeoutError as exc:
             if self._control.cancelled:

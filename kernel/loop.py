@@ -128,34 +128,37 @@ class Agent:
     ) -> AsyncIterator[Event]:
         yield RunStarted(run_id=state.run_id, task=state.task, resumed=resumed)
         control.start(self.budget.max_seconds - state.usage.elapsed_s)
-        began, paused_before = time.monotonic(), control.paused_s
-        dispatcher = self._dispatcher(state, control)
-        state.stop = None
-        for step in [s for s in state.steps if s.pending]:
-            yield StepCompleted(await self._settle(state, dispatcher, step, decisions), state.usage.cost_usd)
-        state.close_turn()
-        while state.stop is None:
-            state.stop = (
-                StopReason.CANCELLED
-                if control.cancelled
-                else self.budget.check_before_turn(state.usage, control.left())
-            )
-            if state.stop is not None:
-                if state.stop is StopReason.CANCELLED:
-                    state.detail = control.cancel_reason
-                break
-            response = await self._ask(state, control)
-            if response is None:
-                break
-            for planned in self._plan(state, response):
-                if planned.call is not None and planned.error is None:
-                    yield StepStarted(index=len(state.steps) + 1, thought=planned.thought, call=planned.call)
-                yield StepCompleted(await self._step(state, dispatcher, planned, control), state.usage.cost_usd)
+        try:
+            began, paused_before = time.monotonic(), control.paused_s
+            dispatcher = self._dispatcher(state, control)
+            state.stop = None
+            for step in [s for s in state.steps if s.pending]:
+                yield StepCompleted(await self._settle(state, dispatcher, step, decisions), state.usage.cost_usd)
             state.close_turn()
-        state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
-        state.keep_unconfirmed_prose()
-        if self.salvage and state.stop in SALVAGE_REASONS:
-            await self._salvage(state, control)
+            while state.stop is None:
+                state.stop = (
+                    StopReason.CANCELLED
+                    if control.cancelled
+                    else self.budget.check_before_turn(state.usage, control.left())
+                )
+                if state.stop is not None:
+                    if state.stop is StopReason.CANCELLED:
+                        state.detail = control.cancel_reason
+                    break
+                response = await self._ask(state, control)
+                if response is None:
+                    break
+                for planned in self._plan(state, response):
+                    if planned.call is not None and planned.error is None:
+                        yield StepStarted(index=len(state.steps) + 1, thought=planned.thought, call=planned.call)
+                    yield StepCompleted(await self._step(state, dispatcher, planned, control), state.usage.cost_usd)
+                state.close_turn()
+            state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
+            state.keep_unconfirmed_prose()
+            if self.salvage and state.stop in SALVAGE_REASONS:
+                await self._salvage(state, control)
+        finally:
+            control.end()  # also when the consumer abandons the stream
         yield RunFinished(state.result())
 
     async def _ask(self, state: RunState, control: RunControl) -> LLMResponse | None:
@@ -163,7 +166,7 @@ class Agent:
         on failure, sets the stop and returns None."""
         started_at, began = datetime.now(UTC), time.perf_counter()
         try:
-            async with control.limit():
+            with control.limit():
                 response = await self.llm.complete(state.conversation.request())
             response.started_at, response.ms = started_at, (time.perf_counter() - began) * 1000
             return response
@@ -233,7 +236,7 @@ class Agent:
         live = state.conversation.request()
         request = ChatRequest(instructions=live.instructions, tools=live.tools, messages=[*live.messages, prompt])
         try:
-            async with control.limit():
+            with control.limit():
                 response = await self.llm.complete(request)
         except Exception as exc:  # the summary is a courtesy: its failure must not hide the stop reason
             state.detail += f"; the summary turn failed ({type(exc).__name__})"
