@@ -9,11 +9,9 @@ import hashlib
 import json
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-
-from pydantic.dataclasses import dataclass
 
 FINISH_TOOL = "finish"
 """The reserved tool name that ends a run; its `answer` argument is the result."""
@@ -23,7 +21,8 @@ FINISH_TOOL = "finish"
 class ToolCall:
     """One requested tool invocation: a name, its arguments, and the protocol's call id.
 
-    A pydantic dataclass: validated like a model, without a model's per-instance overhead.
+    A plain dataclass, built by the kernel from what it already checked (one per step, so construction must be
+    cheap); a trace's calls are validated when the trace is loaded (`RunResult` types them).
     """
 
     name: str
@@ -52,7 +51,11 @@ class ToolCall:
 
 def canonical_args(args: dict[str, Any]) -> str:
     """Stable JSON for arguments: sorted keys, no whitespace, so equal calls compare equal."""
-    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(args)
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+"""Built once: `json.dumps` with options builds an encoder on every call."""
 
 
 _UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
