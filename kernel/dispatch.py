@@ -124,8 +124,9 @@ class Dispatcher:
             if isinstance(gate, DispatchResult):
                 return gate
             handler, outcome = gate
-        result = await self._execute(tool, handler, kwargs)
-        result = replace(result, decision=outcome, ms=(time.perf_counter() - started) * 1000)
+        done = await self._execute(tool, handler, kwargs)
+        ms = (time.perf_counter() - started) * 1000
+        result = DispatchResult(done.text, done.error, outcome, ms, done.headline, done.links)  # `replace` is slow
         if tool.side_effect:
             log.info(
                 "side_effect_dispatched",
