@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import secrets
 import time
-import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,14 +16,15 @@ from typing import assert_never
 from kernel.budget import Budget, Pricing
 from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL
+from kernel.catalogue import catalogue_of
 from kernel.clock import RunControl
-from kernel.context import ContextPolicy, Conversation, prefix_tokens
+from kernel.context import ContextPolicy, Conversation
 from kernel.dispatch import Dispatcher
 from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
-from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message, ToolSpec
-from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, read_output_tool
+from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message
+from kernel.observations import ObservationStore, handle_for, read_output_tool
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
-from kernel.prompt import INSTRUCTIONS, finish_spec
+from kernel.prompt import INSTRUCTIONS
 from kernel.redaction import DEFAULT_REDACTOR, Redactor
 from kernel.state import AwaitingApproval, LoopConfirmed, RunState, StreakExhausted, Verdict, elided_stub
 from kernel.stop import StopReason
@@ -64,17 +64,6 @@ class Agent:
     def __post_init__(self) -> None:
         if self.budget.max_cost_usd is not None and self.llm.model not in self.prices:
             raise ValueError(f"a cost budget needs a price for model '{self.llm.model}': add it to `prices`")
-
-    _catalogues: dict[int, tuple[tuple[ToolSpec, ...], int]] = field(default_factory=dict, init=False, repr=False)
-
-    @property
-    def _catalogue(self) -> tuple[tuple[ToolSpec, ...], int]:
-        """The tool specs every run offers and the tokens of the fixed prompt prefix, built once per
-        version of the tool set (tools registered later are offered to later runs)."""
-        if (cached := self._catalogues.get(self.tools.version)) is None:
-            specs = (*self.tools.specs(), READ_OUTPUT_SPEC, finish_spec())
-            cached = self._catalogues[self.tools.version] = (specs, prefix_tokens(INSTRUCTIONS, specs))
-        return cached
 
     async def run(
         self, task: str, *, data: str = "", control: RunControl | None = None, run_id: str | None = None
@@ -256,8 +245,10 @@ class Agent:
     def _new_state(self, *, run_id: str, task: str, nonce: str, started_at: datetime) -> RunState:
         store = ObservationStore(page_tokens=self.context.obs_limit_tokens)
         tools = ToolRegistry([*self.tools, read_output_tool(store)])
-        specs, prefix = self._catalogue
-        conversation = Conversation(INSTRUCTIONS, specs, self.context, prefix_tokens=prefix, make_stub=elided_stub)
+        catalogue = catalogue_of(self.tools)
+        conversation = Conversation(
+            INSTRUCTIONS, catalogue.specs, self.context, prefix_tokens=catalogue.prefix_tokens, make_stub=elided_stub
+        )
         return RunState(
             run_id=run_id,
             task=task,
@@ -284,7 +275,7 @@ class Agent:
 
 def new_run_id() -> str:
     """A short random run id, unique enough to name a trace file and a Slack thread's run."""
-    return uuid.uuid4().hex[:12]
+    return secrets.token_hex(6)
 
 
 async def react(
@@ -295,15 +286,20 @@ async def react(
 
 
 async def _drain(events: AsyncIterable[Event]) -> RunResult:
+    """The run's result, once its stream is exhausted (RunFinished is its last event): a stream left suspended
+    would be closed by the event loop's finaliser, a task per run."""
+    finished: RunResult | None = None
     async for event in events:
         match event:
             case RunFinished(result=result):
-                return result
+                finished = result
             case RunStarted() | StepStarted() | StepCompleted():
                 pass
             case _:
                 assert_never(event)
-    raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+    if finished is None:
+        raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+    return finished
 
 
 def _stop_on(state: RunState, verdict: Verdict | None) -> None:

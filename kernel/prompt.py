@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Any
 
 from kernel.calls import FINISH_TOOL
@@ -57,6 +58,7 @@ FINISH_DESCRIPTION = (
 )
 
 
+@cache
 def finish_spec() -> ToolSpec:
     """The reserved `finish` tool, offered to the model alongside the registered ones: the fields of
     `kernel.findings.Findings` (a bare `answer` in Markdown is still accepted, though not advertised)."""
