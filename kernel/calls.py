@@ -11,7 +11,6 @@ import math
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 FINISH_TOOL = "finish"
@@ -31,10 +30,13 @@ class ToolCall:
     id: str | None = None
     """The native tool-call id (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`); None for text."""
 
-    @cached_property
+    @property
     def key(self) -> str:
-        """Identity of the call for loop detection and approvals: name + canonical arguments."""
-        return f"{self.name}:{canonical_args(self.args)}"
+        """Identity of the call for loop detection and approvals: name + canonical arguments (worked out once)."""
+        key: str | None = self.__dict__.get("_key")
+        if key is None:  # kept beside the fields, not as one: `functools.cached_property` takes a lock on 3.11
+            key = self.__dict__["_key"] = f"{self.name}:{canonical_args(self.args)}"
+        return key
 
     def args_hash(self) -> str:
         """SHA-256 of the name and canonical arguments, to bind an approval to this exact call."""
