@@ -15,11 +15,11 @@ from typing import assert_never
 
 from kernel.budget import Budget, Pricing
 from kernel.call_context import CallContext
-from kernel.calls import FINISH_TOOL
+from kernel.calls import FINISH_TOOL, ToolCall
 from kernel.catalogue import catalogue_of
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy, Conversation
-from kernel.dispatch import Dispatcher
+from kernel.dispatch import Dispatcher, DispatchResult
 from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message
 from kernel.observations import ObservationStore, handle_for, read_output_tool
@@ -137,10 +137,17 @@ class Agent:
                 response = await self._ask(state, control)
                 if response is None:
                     break
-                for planned in self._plan(state, response):
-                    if planned.call is not None and planned.error is None:
-                        yield StepStarted(index=len(state.steps) + 1, thought=planned.thought, call=planned.call)
-                    yield StepCompleted(await self._step(state, dispatcher, planned, control), state.usage.cost_usd)
+                turn, first = self._plan(state, response), state.next_index
+                reads = self._reads(state, dispatcher, turn)  # run at once, before any other call of the turn
+                together = tuple(first + i for i in reads)
+                for i, call in reads.items():
+                    yield StepStarted(first + i, turn[i].thought, call, together=together)
+                ran = await self._run_reads(state, dispatcher, turn, reads) if reads else {}
+                for i, planned in enumerate(turn):  # recorded in the model's order, whatever finished first
+                    if planned.call is not None and planned.error is None and i not in ran:
+                        yield StepStarted(index=first + i, thought=planned.thought, call=planned.call)
+                    step = await self._step(state, dispatcher, planned, control, ran.get(i))
+                    yield StepCompleted(step, state.usage.cost_usd)
                 state.close_turn()
             state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
             state.keep_unconfirmed_prose()
@@ -169,7 +176,8 @@ class Agent:
         return None
 
     def _plan(self, state: RunState, response: LLMResponse) -> list[PlannedStep]:
-        """Count the turn's usage and split it into steps; calls past the step budget are not run."""
+        """Count the turn's usage and split it into steps; calls past the step budget are not run (the first calls
+        in the model's order get the steps left, read or not)."""
         planned, native = plan_turn(response, reminded=state.reminded)
         if response.usage is not None:
             prompt, completion, estimated = response.usage.prompt_tokens, response.usage.completion_tokens, False
@@ -181,10 +189,49 @@ class Agent:
         room = self.budget.max_steps - state.usage.steps
         return [p if i < room else _not_run(p, "the step budget ran out in this turn") for i, p in enumerate(planned)]
 
-    async def _step(self, state: RunState, dispatcher: Dispatcher, planned: PlannedStep, control: RunControl) -> Step:
-        """Run (or refuse) one planned step, record it, and decide whether the run stops there."""
+    def _reads(self, state: RunState, dispatcher: Dispatcher, turn: list[PlannedStep]) -> dict[int, ToolCall]:
+        """The turn's calls that run in parallel, by position: two or more valid native calls of read-only tools,
+        each call once, that the loop guard lets through. The rest of the turn runs one call at a time after them.
+        """
+        if not state.native_turn:
+            return {}
+        reads: dict[int, ToolCall] = {}
+        for i, planned in enumerate(turn):
+            call = planned.call
+            if call is None or planned.error is not None or not dispatcher.is_read(call):
+                continue
+            if any(call.key == other.key for other in reads.values()):
+                continue  # a repeat within the turn runs after the first, where the loop guard sees it
+            if state.guard.check(call, state.next_index + i) is None:
+                reads[i] = call
+        return reads if len(reads) > 1 else {}
+
+    async def _run_reads(
+        self, state: RunState, dispatcher: Dispatcher, turn: list[PlannedStep], reads: dict[int, ToolCall]
+    ) -> dict[int, DispatchResult]:
+        """Dispatch the turn's reads at once (each under the run's deadline); their outcomes by position."""
+        first = state.next_index
+        calls = [
+            (call, CallContext(run_id=state.run_id, step=first + i, call=call, thought=turn[i].thought))
+            for i, call in reads.items()
+        ]
+        return dict(zip(reads, await dispatcher.dispatch_reads(calls), strict=True))
+
+    async def _step(
+        self,
+        state: RunState,
+        dispatcher: Dispatcher,
+        planned: PlannedStep,
+        control: RunControl,
+        ran: DispatchResult | None = None,
+    ) -> Step:
+        """Run (or refuse) one planned step, record it, and decide whether the run stops there. `ran`: the outcome
+        of a read that already ran with the others of its turn, recorded as it came even if the run began to stop
+        at an earlier step of the turn (it was run before that step was recorded)."""
         call = planned.call
-        if planned.error is not None:
+        if ran is not None:
+            step, verdict = _record_run(state, planned, ran, control)
+        elif planned.error is not None:
             step, verdict = state.record(planned, planned.error)
         elif call is None:  # prose that reads as an answer: the model is asked once to confirm it
             step, verdict = state.remind(planned), None
@@ -199,10 +246,7 @@ class Agent:
             step, verdict = state.record(planned, _loop_warning(earlier))
         else:
             ctx = CallContext(run_id=state.run_id, step=state.next_index, call=call, thought=planned.thought)
-            outcome = await dispatcher.dispatch(call, ctx)
-            if control.cancelled:
-                state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
-            step, verdict = state.record(planned, outcome)
+            step, verdict = _record_run(state, planned, await dispatcher.dispatch(call, ctx), control)
         _stop_on(state, verdict)
         return step
 
@@ -300,6 +344,15 @@ async def _drain(events: AsyncIterable[Event]) -> RunResult:
     if finished is None:
         raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
     return finished
+
+
+def _record_run(
+    state: RunState, planned: PlannedStep, outcome: DispatchResult, control: RunControl
+) -> tuple[Step, Verdict | None]:
+    """Record a call that was dispatched; a cancel that came while it ran stops the run."""
+    if control.cancelled:
+        state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
+    return state.record(planned, outcome)
 
 
 def _stop_on(state: RunState, verdict: Verdict | None) -> None:

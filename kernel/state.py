@@ -101,6 +101,11 @@ class RunState:
         self._turn_tokens = (prompt_tokens, completion_tokens)
 
     @property
+    def native_turn(self) -> bool:
+        """Whether the latest model turn made native function calls (not the text protocol)."""
+        return self._native
+
+    @property
     def next_index(self) -> int:
         """The number the next recorded step will get."""
         return len(self.steps) + 1
