@@ -47,7 +47,12 @@ def _needs_repair(value: Any, depth: int) -> bool:
         return True
     if isinstance(value, list):
         return any(_needs_repair(item, depth + 1) for item in value)
-    return any(_needs_repair(key, depth) or _needs_repair(item, depth + 1) for key, item in value.items())
+    for key, item in value.items():
+        if type(key) is str and type(item) is str and key.isascii() and item.isascii():
+            continue  # the usual argument, checked inline: an ASCII name with an ASCII text
+        if _needs_repair(key, depth) or _needs_repair(item, depth + 1):
+            return True
+    return False
 
 
 def _repaired(value: Any, depth: int) -> Any:
