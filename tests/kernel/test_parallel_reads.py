@@ -170,7 +170,9 @@ async def test_the_deadline_ends_a_hanging_read_and_leaves_the_ones_that_finishe
     reads = Reads(2)
     hang = asyncio.Event()
 
-    @reads.tools.register(timeout=60)
+    registry = reads.tools
+
+    @registry.register(timeout=60)
     async def wait_forever(name: str) -> str:
         """Never answers."""
         await reads.barrier.wait()
