@@ -24,6 +24,7 @@ QUICK = {
     "replica_runs": 20,
     "replica_reps": 1,
     "parse_reps": 5,
+    "parallel_reps": 1,
 }
 FULL = {
     "overhead_reps": 30,
@@ -34,6 +35,7 @@ FULL = {
     "replica_runs": replica_bench.RUNS,
     "replica_reps": replica_bench.REPS,
     "parse_reps": 31,
+    "parallel_reps": 5,
 }
 
 
@@ -47,6 +49,8 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
         results["chaos"] = await chaos.chaos(cfg["seeds"])
     if "d" in only:
         results["tokens"] = await suites.prompt_tokens()
+    if "e" in only:
+        results["parallel"] = await suites.parallel_reads(cfg["parallel_reps"])
     if "s" in only:
         results["slack"] = await slack_bench.slack(cfg["slack_seconds"])
     if "r" in only:
@@ -59,7 +63,7 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
-    parser.add_argument("--only", default="abcdsrp", help="suites to run, e.g. 'ad' (default: all)")
+    parser.add_argument("--only", default="abcdesrp", help="suites to run, e.g. 'ad' (default: all)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     results = asyncio.run(run_all(QUICK if args.quick else FULL, set(args.only)))

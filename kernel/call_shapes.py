@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from kernel.calls import FINISH_TOOL, ToolCall
@@ -41,8 +42,10 @@ def _is_finish(name: str) -> bool:
     return _norm_key(name) in ("finish", "finalanswer")
 
 
+@lru_cache(maxsize=1024)
 def normalize_tool_name(raw: str) -> str:
-    """A tool name as the registry spells it, or "" when the text is not a name at all."""
+    """A tool name as the registry spells it, or "" when the text is not a name at all (remembered: a run names
+    the same few tools turn after turn)."""
     name = raw.strip().strip("`'\"*").strip()
     name = _NAME_SUFFIX.sub("", _NAME_PREFIX.sub("", name))
     if _is_finish(name):

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import unicodedata
-from collections.abc import Iterator
-from dataclasses import field
-from functools import cached_property
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic.dataclasses import dataclass
 
 FINISH_TOOL = "finish"
 """The reserved tool name that ends a run; its `answer` argument is the result."""
@@ -23,7 +21,8 @@ FINISH_TOOL = "finish"
 class ToolCall:
     """One requested tool invocation: a name, its arguments, and the protocol's call id.
 
-    A pydantic dataclass: validated like a model, without a model's per-instance overhead.
+    A plain dataclass, built by the kernel from what it already checked (one per step, so construction must be
+    cheap); a trace's calls are validated when the trace is loaded (`RunResult` types them).
     """
 
     name: str
@@ -31,10 +30,13 @@ class ToolCall:
     id: str | None = None
     """The native tool-call id (OpenAI `tool_calls[].id`, Anthropic `tool_use.id`); None for text."""
 
-    @cached_property
+    @property
     def key(self) -> str:
-        """Identity of the call for loop detection and approvals: name + canonical arguments."""
-        return f"{self.name}:{canonical_args(self.args)}"
+        """Identity of the call for loop detection and approvals: name + canonical arguments (worked out once)."""
+        key: str | None = self.__dict__.get("_key")
+        if key is None:  # kept beside the fields, not as one: `functools.cached_property` takes a lock on 3.11
+            key = self.__dict__["_key"] = f"{self.name}:{canonical_args(self.args)}"
+        return key
 
     def args_hash(self) -> str:
         """SHA-256 of the name and canonical arguments, to bind an approval to this exact call."""
@@ -51,8 +53,39 @@ class ToolCall:
 
 
 def canonical_args(args: dict[str, Any]) -> str:
-    """Stable JSON for arguments: sorted keys, no whitespace, so equal calls compare equal."""
-    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Stable JSON for arguments: sorted keys, no whitespace, so equal calls compare equal.
+
+    Exactly `json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)` (approvals
+    store its hash); flat arguments of plain scalars, nearly every call's, are written directly, a few times faster.
+    """
+    try:
+        return (
+            "{"
+            + ",".join(f"{_string(key)}:{_SCALARS[type(value)](value)}" for key, value in sorted(args.items()))
+            + "}"
+        )
+    except (KeyError, TypeError):  # nested values, other types, keys that are not strings: the encoder decides
+        return _CANONICAL.encode(args)
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+"""Built once: `json.dumps` with options builds an encoder on every call."""
+_string = json.encoder.encode_basestring
+"""The encoder's own string quoting (ensure_ascii=False)."""
+
+
+def _number(value: float) -> str:
+    return float.__repr__(value) if math.isfinite(value) else _CANONICAL.encode(value)
+
+
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: _string,
+    int: int.__repr__,
+    float: _number,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda _: "null",
+}
+"""How the encoder writes each plain scalar type (exact types: subclasses, such as enums, go to the encoder)."""
 
 
 _UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})

@@ -1,13 +1,16 @@
 """The run's wall-clock deadline and its cancellation, shared by every model and tool call.
 
-One monotonic deadline caps each awaited call at the time left; `cancel()` ends them at once.
+One monotonic deadline caps each awaited call at the time left; `cancel()` ends them at once. A run keeps a
+single alarm for all its calls instead of a timer per call (the cost of two timers a step was measurable).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from enum import Enum
 from types import TracebackType
 
 
@@ -19,8 +22,10 @@ class RunControl:
 
     def __init__(self) -> None:
         self._deadline: float | None = None
-        self._scopes: set[asyncio.Timeout] = set()
+        self._scopes: set[_Scope] = set()
         self._cancel_reason: str | None = None
+        self._alarm: asyncio.TimerHandle | None = None
+        self._alarm_at = math.inf
         self.paused_s = 0.0
         """Seconds spent waiting for humans, excluded from the run's elapsed time and deadline."""
 
@@ -38,14 +43,19 @@ class RunControl:
         """Stop the run: the call in flight is cut off and the run ends with `cancelled`."""
         if self._cancel_reason is None:
             self._cancel_reason = reason
-        now = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
         for scope in self._scopes:
-            if not scope.expired():  # an expiring scope is already unwinding; it cannot be rescheduled
-                scope.reschedule(now)
+            loop.call_soon(scope.expire)  # an expiring scope is already unwinding: `expire` leaves it be
 
     def start(self, seconds: float) -> None:
         """Set the deadline `seconds` from now (called by the loop when the run starts or resumes)."""
         self._deadline = asyncio.get_running_loop().time() + seconds
+
+    def end(self) -> None:
+        """The run stopped (or paused): drop its alarm, so nothing keeps the run alive until the alarm was due."""
+        if self._alarm is not None:
+            self._alarm.cancel()
+        self._alarm, self._alarm_at = None, math.inf
 
     def left(self) -> float:
         """Seconds until the deadline (negative once passed); infinite before `start`."""
@@ -56,7 +66,7 @@ class RunControl:
     def limit(self, seconds: float | None = None) -> _Scope:
         """Cap the enclosed await at `seconds` (None: no cap of its own) and at the deadline.
 
-        Raises TimeoutError past either.
+        Raises TimeoutError past either. Usable as `with` or `async with`.
         """
         when = self._deadline
         if seconds is not None:
@@ -73,7 +83,7 @@ class RunControl:
         loop = asyncio.get_running_loop()
         began = loop.time()
         try:
-            async with _Scope(self, None):
+            with _Scope(self, None):
                 yield
         finally:
             waited = loop.time() - began
@@ -81,31 +91,105 @@ class RunControl:
             if self._deadline is not None:
                 self._deadline += waited
 
+    def _watch(self, scope: _Scope) -> None:
+        """Register an entered scope; make sure the alarm rings no later than the scope's time is up.
+
+        The alarm is only moved earlier, never later: a scope that ends before its time leaves the alarm where it
+        is, and when it rings with nothing due it moves on to the next scope's time (or stays off). So a run sets
+        one timer every tool timeout's worth of seconds, not one per call.
+        """
+        self._scopes.add(scope)
+        when = scope.when
+        if when is None or when >= self._alarm_at:
+            return
+        loop = asyncio.get_running_loop()
+        if when <= loop.time():
+            loop.call_soon(scope.expire)  # at the first await, as asyncio.timeout does with a passed deadline
+            return
+        if self._alarm is not None:
+            self._alarm.cancel()
+        self._alarm, self._alarm_at = loop.call_at(when, self._ring), when
+
+    def _ring(self) -> None:
+        """The alarm: expire every scope whose time is up, and set the alarm for the next one, if any."""
+        self._alarm, self._alarm_at = None, math.inf
+        loop = asyncio.get_running_loop()
+        now, upcoming = loop.time(), math.inf
+        for scope in list(self._scopes):
+            when = scope.when
+            if when is None:
+                continue
+            if when <= now:
+                scope.expire()
+            elif when < upcoming:
+                upcoming = when
+        if upcoming < math.inf:
+            self._alarm, self._alarm_at = loop.call_at(upcoming, self._ring), upcoming
+
+
+class _State(Enum):
+    CREATED = "created"
+    ENTERED = "entered"
+    EXPIRING = "expiring"
+    EXPIRED = "expired"
+    EXITED = "exited"
+
 
 class _Scope:
-    """One awaited call's timeout, registered with its `RunControl` so `cancel()` can cut it short.
+    """One awaited call's time limit, registered with its `RunControl`, whose alarm or `cancel()` cuts it short.
 
-    A plain class rather than a generator-based context manager: it is on every step's hot path.
+    It works as `asyncio.timeout_at` does (the task is cancelled, and the cancellation leaves the scope as
+    TimeoutError unless someone else cancelled the task too), without a timer of its own. A plain class with
+    slots and a synchronous `with`: it is on every step's hot path.
     """
 
-    __slots__ = ("_control", "_timeout")
+    __slots__ = ("_cancelling", "_control", "_state", "_task", "when")
 
     def __init__(self, control: RunControl, when: float | None) -> None:
         self._control = control
-        self._timeout = asyncio.timeout_at(asyncio.get_running_loop().time() if control.cancelled else when)
-        # An already-passed `when` raises TimeoutError at the first await, as asyncio.timeout does.
+        self.when = asyncio.get_running_loop().time() if control.cancelled else when
+        """When the time is up (loop time); None: only a cancel ends it. A passed time ends it at the first await."""
+        self._state = _State.CREATED
+        self._task: asyncio.Task[object] | None = None
+        self._cancelling = 0
 
     @property
     def expired(self) -> bool:
         """Whether this scope's own deadline (or a cancel) cut the await short."""
-        return self._timeout.expired()
+        return self._state is _State.EXPIRING or self._state is _State.EXPIRED
+
+    def expire(self) -> None:
+        """Cut the enclosed await short, unless it already ended or is already unwinding."""
+        if self._state is _State.ENTERED:
+            assert self._task is not None
+            self._task.cancel()
+            self._state = _State.EXPIRING
+
+    def __enter__(self) -> None:
+        if self._state is not _State.CREATED:
+            raise RuntimeError("a time limit can be entered once")
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a time limit must be used inside a task")
+        self._task, self._cancelling, self._state = task, task.cancelling(), _State.ENTERED
+        self._control._watch(self)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._control._scopes.discard(self)
+        if self._state is _State.EXPIRING:
+            self._state = _State.EXPIRED
+            assert self._task is not None
+            if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+                raise TimeoutError from exc  # our cancellation, and nobody else's: the time is up
+        else:
+            self._state = _State.EXITED
 
     async def __aenter__(self) -> None:
-        await self._timeout.__aenter__()
-        self._control._scopes.add(self._timeout)
+        self.__enter__()
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        self._control._scopes.discard(self._timeout)
-        return await self._timeout.__aexit__(exc_type, exc, tb)
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)

@@ -8,9 +8,11 @@ and whatever any tool returns is redacted again here (idempotent) before anyone 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -124,8 +126,9 @@ class Dispatcher:
             if isinstance(gate, DispatchResult):
                 return gate
             handler, outcome = gate
-        result = await self._execute(tool, handler, kwargs)
-        result = replace(result, decision=outcome, ms=(time.perf_counter() - started) * 1000)
+        done = await self._execute(tool, handler, kwargs)
+        ms = (time.perf_counter() - started) * 1000
+        result = DispatchResult(done.text, done.error, outcome, ms, done.headline, done.links)  # `replace` is slow
         if tool.side_effect:
             log.info(
                 "side_effect_dispatched",
@@ -138,6 +141,22 @@ class Dispatcher:
                 error=result.error.kind if result.error else None,
             )
         return result
+
+    def is_read(self, call: ToolCall) -> bool:
+        """Whether the call names a known tool without side effects: one that may run alongside other reads."""
+        tool = self._registry.get(call.name)
+        return tool is not None and not tool.side_effect
+
+    async def dispatch_reads(self, calls: Sequence[tuple[ToolCall, CallContext]]) -> list[DispatchResult]:
+        """Run read-only calls at once and return their outcomes in the order given; never raises.
+
+        Each call is dispatched as alone (validation, rate limit, its own time limit under the run's deadline,
+        redaction); one failing is its own outcome and leaves the others be. Side-effect calls never come here:
+        they run one at a time, after the reads of their turn."""
+        assert all(self.is_read(call) for call, _ in calls), "only read-only calls run in parallel"
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self.dispatch(call, ctx)) for call, ctx in calls]
+        return [task.result() for task in tasks]
 
     async def _gate(
         self, tool: Tool, call: ToolCall, ctx: CallContext, decision: Approved | Denied | None
@@ -200,7 +219,7 @@ class Dispatcher:
         scope = self._control.limit(tool.timeout)
         started = time.perf_counter()
         try:
-            async with scope:
+            with scope:
                 value = await handler(**kwargs)
         except TimeoutError as exc:
             if self._control.cancelled:

@@ -28,6 +28,9 @@ class StepStarted:
     index: int
     thought: str
     call: ToolCall
+    together: tuple[int, ...] = ()
+    """The steps of this turn dispatched at once with this one (its own index included, in call order): the
+    turn's independent reads run in parallel. Empty when the call runs alone."""
 
 
 @dataclass(frozen=True, slots=True)

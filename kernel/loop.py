@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import secrets
 import time
-import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,15 +15,16 @@ from typing import assert_never
 
 from kernel.budget import Budget, Pricing
 from kernel.call_context import CallContext
-from kernel.calls import FINISH_TOOL
+from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.catalogue import catalogue_of
 from kernel.clock import RunControl
-from kernel.context import ContextPolicy, Conversation, prefix_tokens
-from kernel.dispatch import Dispatcher
+from kernel.context import ContextPolicy, Conversation
+from kernel.dispatch import Dispatcher, DispatchResult
 from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
-from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message, ToolSpec
-from kernel.observations import READ_OUTPUT_SPEC, ObservationStore, handle_for, read_output_tool
+from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message
+from kernel.observations import ObservationStore, handle_for, read_output_tool
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
-from kernel.prompt import INSTRUCTIONS, finish_spec
+from kernel.prompt import INSTRUCTIONS
 from kernel.redaction import DEFAULT_REDACTOR, Redactor
 from kernel.state import AwaitingApproval, LoopConfirmed, RunState, StreakExhausted, Verdict, elided_stub
 from kernel.stop import StopReason
@@ -64,17 +64,6 @@ class Agent:
     def __post_init__(self) -> None:
         if self.budget.max_cost_usd is not None and self.llm.model not in self.prices:
             raise ValueError(f"a cost budget needs a price for model '{self.llm.model}': add it to `prices`")
-
-    _catalogues: dict[int, tuple[tuple[ToolSpec, ...], int]] = field(default_factory=dict, init=False, repr=False)
-
-    @property
-    def _catalogue(self) -> tuple[tuple[ToolSpec, ...], int]:
-        """The tool specs every run offers and the tokens of the fixed prompt prefix, built once per
-        version of the tool set (tools registered later are offered to later runs)."""
-        if (cached := self._catalogues.get(self.tools.version)) is None:
-            specs = (*self.tools.specs(), READ_OUTPUT_SPEC, finish_spec())
-            cached = self._catalogues[self.tools.version] = (specs, prefix_tokens(INSTRUCTIONS, specs))
-        return cached
 
     async def run(
         self, task: str, *, data: str = "", control: RunControl | None = None, run_id: str | None = None
@@ -128,34 +117,44 @@ class Agent:
     ) -> AsyncIterator[Event]:
         yield RunStarted(run_id=state.run_id, task=state.task, resumed=resumed)
         control.start(self.budget.max_seconds - state.usage.elapsed_s)
-        began, paused_before = time.monotonic(), control.paused_s
-        dispatcher = self._dispatcher(state, control)
-        state.stop = None
-        for step in [s for s in state.steps if s.pending]:
-            yield StepCompleted(await self._settle(state, dispatcher, step, decisions), state.usage.cost_usd)
-        state.close_turn()
-        while state.stop is None:
-            state.stop = (
-                StopReason.CANCELLED
-                if control.cancelled
-                else self.budget.check_before_turn(state.usage, control.left())
-            )
-            if state.stop is not None:
-                if state.stop is StopReason.CANCELLED:
-                    state.detail = control.cancel_reason
-                break
-            response = await self._ask(state, control)
-            if response is None:
-                break
-            for planned in self._plan(state, response):
-                if planned.call is not None and planned.error is None:
-                    yield StepStarted(index=len(state.steps) + 1, thought=planned.thought, call=planned.call)
-                yield StepCompleted(await self._step(state, dispatcher, planned, control), state.usage.cost_usd)
+        try:
+            began, paused_before = time.monotonic(), control.paused_s
+            dispatcher = self._dispatcher(state, control)
+            state.stop = None
+            for step in [s for s in state.steps if s.pending]:
+                yield StepCompleted(await self._settle(state, dispatcher, step, decisions), state.usage.cost_usd)
             state.close_turn()
-        state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
-        state.keep_unconfirmed_prose()
-        if self.salvage and state.stop in SALVAGE_REASONS:
-            await self._salvage(state, control)
+            while state.stop is None:
+                state.stop = (
+                    StopReason.CANCELLED
+                    if control.cancelled
+                    else self.budget.check_before_turn(state.usage, control.left())
+                )
+                if state.stop is not None:
+                    if state.stop is StopReason.CANCELLED:
+                        state.detail = control.cancel_reason
+                    break
+                response = await self._ask(state, control)
+                if response is None:
+                    break
+                turn, first = self._plan(state, response), state.next_index
+                reads = self._reads(state, dispatcher, turn)  # run at once, before any other call of the turn
+                together = tuple(first + i for i in reads)
+                for i, call in reads.items():
+                    yield StepStarted(first + i, turn[i].thought, call, together=together)
+                ran = await self._run_reads(state, dispatcher, turn, reads) if reads else {}
+                for i, planned in enumerate(turn):  # recorded in the model's order, whatever finished first
+                    if planned.call is not None and planned.error is None and i not in ran:
+                        yield StepStarted(index=first + i, thought=planned.thought, call=planned.call)
+                    step = await self._step(state, dispatcher, planned, control, ran.get(i))
+                    yield StepCompleted(step, state.usage.cost_usd)
+                state.close_turn()
+            state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
+            state.keep_unconfirmed_prose()
+            if self.salvage and state.stop in SALVAGE_REASONS:
+                await self._salvage(state, control)
+        finally:
+            control.end()  # also when the consumer abandons the stream
         yield RunFinished(state.result())
 
     async def _ask(self, state: RunState, control: RunControl) -> LLMResponse | None:
@@ -163,7 +162,7 @@ class Agent:
         on failure, sets the stop and returns None."""
         started_at, began = datetime.now(UTC), time.perf_counter()
         try:
-            async with control.limit():
+            with control.limit():
                 response = await self.llm.complete(state.conversation.request())
             response.started_at, response.ms = started_at, (time.perf_counter() - began) * 1000
             return response
@@ -177,7 +176,8 @@ class Agent:
         return None
 
     def _plan(self, state: RunState, response: LLMResponse) -> list[PlannedStep]:
-        """Count the turn's usage and split it into steps; calls past the step budget are not run."""
+        """Count the turn's usage and split it into steps; calls past the step budget are not run (the first calls
+        in the model's order get the steps left, read or not)."""
         planned, native = plan_turn(response, reminded=state.reminded)
         if response.usage is not None:
             prompt, completion, estimated = response.usage.prompt_tokens, response.usage.completion_tokens, False
@@ -189,10 +189,49 @@ class Agent:
         room = self.budget.max_steps - state.usage.steps
         return [p if i < room else _not_run(p, "the step budget ran out in this turn") for i, p in enumerate(planned)]
 
-    async def _step(self, state: RunState, dispatcher: Dispatcher, planned: PlannedStep, control: RunControl) -> Step:
-        """Run (or refuse) one planned step, record it, and decide whether the run stops there."""
+    def _reads(self, state: RunState, dispatcher: Dispatcher, turn: list[PlannedStep]) -> dict[int, ToolCall]:
+        """The turn's calls that run in parallel, by position: two or more valid native calls of read-only tools,
+        each call once, that the loop guard lets through. The rest of the turn runs one call at a time after them.
+        """
+        if not state.native_turn:
+            return {}
+        reads: dict[int, ToolCall] = {}
+        for i, planned in enumerate(turn):
+            call = planned.call
+            if call is None or planned.error is not None or not dispatcher.is_read(call):
+                continue
+            if any(call.key == other.key for other in reads.values()):
+                continue  # a repeat within the turn runs after the first, where the loop guard sees it
+            if state.guard.check(call, state.next_index + i) is None:
+                reads[i] = call
+        return reads if len(reads) > 1 else {}
+
+    async def _run_reads(
+        self, state: RunState, dispatcher: Dispatcher, turn: list[PlannedStep], reads: dict[int, ToolCall]
+    ) -> dict[int, DispatchResult]:
+        """Dispatch the turn's reads at once (each under the run's deadline); their outcomes by position."""
+        first = state.next_index
+        calls = [
+            (call, CallContext(run_id=state.run_id, step=first + i, call=call, thought=turn[i].thought))
+            for i, call in reads.items()
+        ]
+        return dict(zip(reads, await dispatcher.dispatch_reads(calls), strict=True))
+
+    async def _step(
+        self,
+        state: RunState,
+        dispatcher: Dispatcher,
+        planned: PlannedStep,
+        control: RunControl,
+        ran: DispatchResult | None = None,
+    ) -> Step:
+        """Run (or refuse) one planned step, record it, and decide whether the run stops there. `ran`: the outcome
+        of a read that already ran with the others of its turn, recorded as it came even if the run began to stop
+        at an earlier step of the turn (it was run before that step was recorded)."""
         call = planned.call
-        if planned.error is not None:
+        if ran is not None:
+            step, verdict = _record_run(state, planned, ran, control)
+        elif planned.error is not None:
             step, verdict = state.record(planned, planned.error)
         elif call is None:  # prose that reads as an answer: the model is asked once to confirm it
             step, verdict = state.remind(planned), None
@@ -207,10 +246,7 @@ class Agent:
             step, verdict = state.record(planned, _loop_warning(earlier))
         else:
             ctx = CallContext(run_id=state.run_id, step=state.next_index, call=call, thought=planned.thought)
-            outcome = await dispatcher.dispatch(call, ctx)
-            if control.cancelled:
-                state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
-            step, verdict = state.record(planned, outcome)
+            step, verdict = _record_run(state, planned, await dispatcher.dispatch(call, ctx), control)
         _stop_on(state, verdict)
         return step
 
@@ -233,7 +269,7 @@ class Agent:
         live = state.conversation.request()
         request = ChatRequest(instructions=live.instructions, tools=live.tools, messages=[*live.messages, prompt])
         try:
-            async with control.limit():
+            with control.limit():
                 response = await self.llm.complete(request)
         except Exception as exc:  # the summary is a courtesy: its failure must not hide the stop reason
             state.detail += f"; the summary turn failed ({type(exc).__name__})"
@@ -253,8 +289,10 @@ class Agent:
     def _new_state(self, *, run_id: str, task: str, nonce: str, started_at: datetime) -> RunState:
         store = ObservationStore(page_tokens=self.context.obs_limit_tokens)
         tools = ToolRegistry([*self.tools, read_output_tool(store)])
-        specs, prefix = self._catalogue
-        conversation = Conversation(INSTRUCTIONS, specs, self.context, prefix_tokens=prefix, make_stub=elided_stub)
+        catalogue = catalogue_of(self.tools)
+        conversation = Conversation(
+            INSTRUCTIONS, catalogue.specs, self.context, prefix_tokens=catalogue.prefix_tokens, make_stub=elided_stub
+        )
         return RunState(
             run_id=run_id,
             task=task,
@@ -281,7 +319,7 @@ class Agent:
 
 def new_run_id() -> str:
     """A short random run id, unique enough to name a trace file and a Slack thread's run."""
-    return uuid.uuid4().hex[:12]
+    return secrets.token_hex(6)
 
 
 async def react(
@@ -292,15 +330,29 @@ async def react(
 
 
 async def _drain(events: AsyncIterable[Event]) -> RunResult:
+    """The run's result, once its stream is exhausted (RunFinished is its last event): a stream left suspended
+    would be closed by the event loop's finaliser, a task per run."""
+    finished: RunResult | None = None
     async for event in events:
         match event:
             case RunFinished(result=result):
-                return result
+                finished = result
             case RunStarted() | StepStarted() | StepCompleted():
                 pass
             case _:
                 assert_never(event)
-    raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+    if finished is None:
+        raise RuntimeError("the run ended without a RunFinished event")  # unreachable: the loop always finishes
+    return finished
+
+
+def _record_run(
+    state: RunState, planned: PlannedStep, outcome: DispatchResult, control: RunControl
+) -> tuple[Step, Verdict | None]:
+    """Record a call that was dispatched; a cancel that came while it ran stops the run."""
+    if control.cancelled:
+        state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
+    return state.record(planned, outcome)
 
 
 def _stop_on(state: RunState, verdict: Verdict | None) -> None:

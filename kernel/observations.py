@@ -5,7 +5,6 @@ The full text always stays reachable through `read_output`, so nothing cut is lo
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated
 
 from pydantic import Field
@@ -125,4 +124,5 @@ def read_output_tool(store: ObservationStore) -> Tool:
     async def read_output(handle: str, offset: int = 0, match: str | None = None) -> str:
         return store.page(handle, offset, match)
 
-    return replace(_READ_OUTPUT, handler=read_output)
+    built = _READ_OUTPUT
+    return Tool(built.name, built.description, built.args_model, read_output, built.timeout, returns=built.returns)

@@ -324,8 +324,12 @@ def _action_input(body: str, pos: int, diagnosis: Diagnosis) -> tuple[dict[str, 
 
 def _clean_thought(text: str) -> str:
     """Reasoning text without `Thought:` labels, special tokens, or a dangling `Action:` before the block."""
-    for noise in (_SPECIAL_TOKEN, _MARKUP_TAG, _THINK_TAG, _THOUGHT_LABEL, _FUNCTIONARY_CONTENT):
-        text = noise.sub("", text)
+    if "<" in text:  # every special token and tag starts with one: most thoughts skip these scans
+        for noise in (_SPECIAL_TOKEN, _MARKUP_TAG, _THINK_TAG):
+            text = noise.sub("", text)
+    text = _THOUGHT_LABEL.sub("", text)
+    if ">" in text:
+        text = _FUNCTIONARY_CONTENT.sub("", text)
     leading = _LEADING_CONTENT.match(text)
     text = text[leading.end() :] if leading else text
     lines = text.strip().split("\n")

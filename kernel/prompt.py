@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Any
 
 from kernel.calls import FINISH_TOOL
@@ -14,7 +15,7 @@ from kernel.findings import Confidence
 from kernel.llm import ChatRequest, Message, ToolSpec
 from kernel.trace import RunResult
 
-INSTRUCTIONS = """You are OpsAgent, an incident investigator. You work in steps: each step you call one tool, read its observation, and decide the next step, until you can answer.
+INSTRUCTIONS = """You are OpsAgent, an incident investigator. You work in steps: each step is one tool call. Read the observations and decide the next calls, until you can answer. Calls that do not need each other's results can go in one turn: reads run in parallel, each its own step; actions with side effects run one at a time, after the reads.
 
 Rules:
 - Before each action, think in three short parts: Known (facts, each traceable to an observation's step), Missing (what you still need), Why (why this action gets it). Do not restate observations. Once you have a leading explanation, add a line `Hypothesis: <it> (confirmed|likely|inconclusive)`.
@@ -57,6 +58,7 @@ FINISH_DESCRIPTION = (
 )
 
 
+@cache
 def finish_spec() -> ToolSpec:
     """The reserved `finish` tool, offered to the model alongside the registered ones: the fields of
     `kernel.findings.Findings` (a bare `answer` in Markdown is still accepted, though not advertised)."""

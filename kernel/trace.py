@@ -6,13 +6,14 @@ stays a readable record, a resume checkpoint and a replay fixture for as long as
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, computed_field
 from pydantic.dataclasses import dataclass
 
 from kernel.budget import Usage
@@ -41,12 +42,12 @@ class ApprovalRecord:
     approval_id: str = ""
 
 
-@dataclass(slots=True)
+@dataclasses.dataclass(slots=True)
 class Step:
     """One tool call (or one unusable model turn) and what came of it.
 
-    A pydantic dataclass with slots: a run keeps every step, so each must be small; it is still
-    validated when a trace is loaded.
+    A plain dataclass with slots: a run keeps every step, so each must be small and cheap to make (the kernel
+    builds it from values it already checked); it is validated when a trace is loaded (`RunResult` types it).
     """
 
     index: int
@@ -163,13 +164,16 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     if data.get("stop_reason") != StopReason.FINISH or not isinstance(data.get("answer"), str):
         return data
     conclusion = conclude_prose(data["answer"])
-    steps = [Step(**step) for step in data.get("steps", [])]
+    steps = _STEPS.validate_python(data.get("steps", []))
     check = check_evidence(conclusion.findings, steps, conclusion.answer)
     return data | {
         "finished_by": FinishedBy.FINISH.value,
         "findings": conclusion.findings.model_dump(mode="json"),
         "evidence_check": check.model_dump(mode="json"),
     }
+
+
+_STEPS = TypeAdapter(list[Step])
 
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}

@@ -87,7 +87,9 @@ def _wellformed_step(thought: str, call: ToolCall) -> PlannedStep:
     """A parsed call with well-formed text, or a `bad_args` step when its arguments nest too deeply to keep."""
     name = wellformed(call.name)
     try:
-        return PlannedStep(thought, ToolCall(name=name, args=wellformed_args(call.args), id=call.id))
+        args = wellformed_args(call.args)
+        same = name is call.name and args is call.args  # the usual case: nothing to change, nothing to rebuild
+        return PlannedStep(thought, call if same else ToolCall(name=name, args=args, id=call.id))
     except ArgsTooDeepError as exc:
         error = StepError(kind=ErrorKind.BAD_ARGS, message=DEEP_ARGS_TEMPLATE.format(name=name, problem=exc))
         return PlannedStep(thought, ToolCall(name=name, args={"_raw": DEEP_ARGS_RAW}, id=call.id), error)

@@ -30,18 +30,48 @@ def wellformed(text: str) -> str:
 
 def wellformed_args(value: Any, *, depth: int = 0) -> Any:
     """A JSON-like value (a call's arguments) with every string, keys included, made `wellformed`; raises
-    `ArgsTooDeepError` past `MAX_ARG_DEPTH` levels of nesting, before anything has to serialise it."""
+    `ArgsTooDeepError` past `MAX_ARG_DEPTH` levels of nesting, before anything has to serialise it. Arguments that
+    need no change are returned as they are (the usual case: checked, not copied); tuples become lists."""
+    return _repaired(value, depth) if _needs_repair(value, depth) else value
+
+
+def _needs_repair(value: Any, depth: int) -> bool:
+    """Whether a string in `value` is not well-formed or a tuple is in it; raises past `MAX_ARG_DEPTH` (stopping
+    at the first repair needed: `_repaired` checks the depth of the rest)."""
+    if isinstance(value, str):
+        return not value.isascii() and wellformed(value) is not value
+    if not isinstance(value, dict | list | tuple):
+        return False
+    _check_depth(depth)
+    if isinstance(value, tuple):
+        return True
+    if isinstance(value, list):
+        return any(_needs_repair(item, depth + 1) for item in value)
+    for key, item in value.items():
+        if type(key) is str and type(item) is str and key.isascii() and item.isascii():
+            continue  # the usual argument, checked inline: an ASCII name with an ASCII text
+        if _needs_repair(key, depth) or _needs_repair(item, depth + 1):
+            return True
+    return False
+
+
+def _repaired(value: Any, depth: int) -> Any:
     if isinstance(value, str):
         return wellformed(value)
-    if isinstance(value, dict | list | tuple) and depth >= MAX_ARG_DEPTH:
+    if isinstance(value, dict | list | tuple):
+        _check_depth(depth)
+    if isinstance(value, dict):
+        return {_key(key): _repaired(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_repaired(item, depth + 1) for item in value]
+    return value
+
+
+def _check_depth(depth: int) -> None:
+    if depth >= MAX_ARG_DEPTH:
         raise ArgsTooDeepError(
             f"the arguments nest deeper than {MAX_ARG_DEPTH} levels; send a flat object of the tool's arguments"
         )
-    if isinstance(value, dict):
-        return {_key(key): wellformed_args(item, depth=depth + 1) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [wellformed_args(item, depth=depth + 1) for item in value]
-    return value
 
 
 def _key(key: Any) -> Any:

@@ -31,7 +31,8 @@ _UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0
 
 def render_event(event: Event, *, priced: bool = False, live: bool = False) -> RenderableType | None:
     """One event for the terminal; None when there is nothing to print (the finish step, whose answer the end of
-    the run shows, and a step starting while a live spinner already says so). `priced`: show the cost."""
+    the run shows, and a step starting while a live spinner already says so). A turn's reads that run at once are
+    announced as one group before their steps. `priced`: show the cost."""
     match event:
         case StepStarted(call=call) | StepCompleted(step=Step(call=call, error=None)) if (
             call and call.name == FINISH_TOOL
@@ -40,8 +41,12 @@ def render_event(event: Event, *, priced: bool = False, live: bool = False) -> R
         case RunStarted(run_id=run_id, task=task, resumed=resumed):
             verb = "resumed" if resumed else "started"
             return Text.assemble(("▶ ", "bold cyan"), (f"run {run_id} {verb}: ", "bold"), printable(task))
-        case StepStarted(index=index, call=call):
-            return None if live else Text(f"… step {index}: {printable(call.render())}", style="dim")
+        case StepStarted(index=index, call=call, together=together):
+            line = Text(f"{'  ' if together else ''}… step {index}: {printable(call.render())}", style="dim")
+            if together[:1] != (index,):  # alone, or not the first of its group
+                return None if live else line
+            head = Text(f"⇉ {parallel_group(together)}", style="bold cyan")
+            return head if live else Group(head, line)
         case StepCompleted(step=step):
             return render_step(step)
         case RunFinished(result=result):
@@ -53,6 +58,8 @@ def render_event(event: Event, *, priced: bool = False, live: bool = False) -> R
 def activity(event: Event) -> str:
     """What the spinner says after `event`: the call running, or that the model is thinking."""
     match event:
+        case StepStarted(together=together) if together:
+            return parallel_group(together)
         case StepStarted(index=index, call=call) if call.name != FINISH_TOOL:
             return f"step {index}: {printable(call.render())[:100]}"
         case StepStarted() | RunStarted() | StepCompleted():
@@ -61,6 +68,11 @@ def activity(event: Event) -> str:
             return ""
         case _:
             assert_never(event)
+
+
+def parallel_group(together: tuple[int, ...]) -> str:
+    """The steps of one turn that run at once, for people: `3 reads in parallel: steps 1, 2, 3`."""
+    return f"{len(together)} reads in parallel: steps {', '.join(map(str, together))}"
 
 
 def render_step(step: Step) -> RenderableType:

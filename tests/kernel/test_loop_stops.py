@@ -119,15 +119,18 @@ async def test_varied_replies_without_an_action_exhaust_as_unparsable(tools):
 
 
 async def test_calls_after_the_stopping_step_in_its_turn_are_not_run(tools, backend):
+    """A side effect after the step that stops the run is not run. (A read there would have run already, in
+    parallel with the turn's other reads: `test_parallel_reads` pins that.)"""
     stuck = ("query_metrics", {"window": "1h"})
-    result = await run(tools, [native_turn(stuck, stuck, stuck, ("query_metrics", {"service": "a"}))], salvage=False)
-    assert trail(result) == [("query_metrics", ErrorKind.BAD_ARGS)] * 3 + [("query_metrics", ErrorKind.NOT_RUN)]
+    result = await run(tools, [native_turn(stuck, stuck, stuck, ROLLBACK)], policy=FULL, salvage=False)
+    assert trail(result) == [("query_metrics", ErrorKind.BAD_ARGS)] * 3 + [("rollback_deployment", ErrorKind.NOT_RUN)]
     assert result.stop_reason is StopReason.TOOL_ERROR_EXHAUSTED
     assert result.detail == f"stuck after step 3: {result.steps[2].observation}"
     assert result.steps[3].observation == (
-        "[ToolError] not_run: 'query_metrics' was not run: the run is stopping (tool_error_exhausted)."
+        "[ToolError] not_run: 'rollback_deployment' was not run: the run is stopping (tool_error_exhausted)."
     )
     assert backend.metric_queries == []
+    assert backend.rollbacks == []
     assert result.usage.steps == 3
 
 

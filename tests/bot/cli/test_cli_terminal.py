@@ -90,6 +90,36 @@ async def test_the_answer_is_rendered_and_cost_shows_only_with_a_price(tmp_path)
     assert "evidence: v2.14.0 cut the pool. (step 1)" in plain, "the gate's view of the answer, as in Slack"
 
 
+async def test_a_turn_of_reads_in_parallel_shows_as_one_group(tmp_path):
+    reads = [
+        openai_tool_call("c1", "compare_refs", {"base": "v2.13.2", "head": "v2.14.0"}),
+        openai_tool_call("c2", "read_repo_file", {"path": "config/database.yaml", "ref": "v2.14.0"}),
+        openai_tool_call("c3", "query_metrics", {"service": "order-service", "metric": "http_5xx_rate"}),
+    ]
+    finish = openai_tool_call("c4", "finish", {"answer": ANSWER})
+    async with FakeModelServer() as server:
+        server.script(
+            Reply(openai_completion(None, tool_calls=reads)), Reply(openai_completion(None, tool_calls=[finish]))
+        )
+        llm = f'[llm]\nmodel = "fake-gpt"\nbase_url = "{server.url}/v1"\n'
+        config = write_demo_config(tmp_path, datetime.now(UTC), extra=llm)
+        ran = await opsagent("--config", config, "investigate", "order-service 5xx?", cwd=tmp_path)
+    assert ran.code == 0, ran
+    lines = ran.out.splitlines()
+    head = lines.index("⇉ 3 reads in parallel: steps 1, 2, 3")
+    assert lines[head + 1 : head + 4] == [
+        '  … step 1: compare_refs(base="v2.13.2", head="v2.14.0")',
+        '  … step 2: read_repo_file(path="config/database.yaml", ref="v2.14.0")',
+        '  … step 3: query_metrics(service="order-service", metric="http_5xx_rate")',
+    ]
+    done = [line.split(" · ")[0] for line in lines[head + 4 :] if line.startswith(("✓ step", "✗ step"))]
+    assert [line[2:].split("(")[0] for line in done] == [
+        "step 1 compare_refs",
+        "step 2 read_repo_file",
+        "step 3 query_metrics",
+    ]
+
+
 async def test_log_lines_go_to_stderr_or_the_log_file_never_into_the_view(tmp_path):
     ran = await opsagent("demo", cwd=tmp_path)
     assert "side_effect_refused" in ran.err, "the denied rollback is logged"

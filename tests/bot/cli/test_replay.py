@@ -109,6 +109,31 @@ def test_a_fresh_trace_replays_without_divergence(capsys, demo_config, recorded)
     assert out.rstrip().endswith("result: no divergence")
 
 
+def test_a_turn_of_reads_run_in_parallel_replays_without_divergence(capsys, demo_config, tmp_path):
+    """Three reads of one turn, one of them failing, run at once: the trace keeps the model's order, so a replay
+    (where they run at once again and may finish in another order) compares step for step."""
+    reads = native_turn(
+        ("compare_refs", {"base": "v2.13.2", "head": "v2.14.0"}),
+        ("read_repo_file", {"path": "config/pgbouncer.ini", "ref": "v2.14.0"}),
+        ("read_repo_file", {"path": "config/database.yaml", "ref": "v2.14.0"}),
+        text="The deploy's diff and both pool configs, at once.",
+    )
+    finish = text_turn("finish", answer="v2.14.0 cut the database pool from 50 to 10 (steps 1 and 3).")
+    result = asyncio.run(record(demo_config, [reads, finish]))
+    assert [(s.call.name, s.error) for s in result.steps if s.call] == [
+        ("compare_refs", None),
+        ("read_repo_file", "exception"),
+        ("read_repo_file", None),
+        ("finish", None),
+    ]
+    path = tmp_path / "parallel.json"
+    path.write_text(result.to_json())
+    code, report = replay_json(capsys, demo_config, path)
+    assert code == 0
+    assert (report["divergent"], report["divergences"]) == (False, [])
+    assert [s["status"] for s in report["steps"]] == ["same"] * 4
+
+
 def test_the_json_report_compares_every_step_and_the_stop(capsys, demo_config, recorded):
     code, report = replay_json(capsys, demo_config, recorded)
     assert code == 0
