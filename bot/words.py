@@ -53,3 +53,8 @@ def duration(ms: float) -> str:
     if minutes >= 60:
         return f"{minutes // 60} h {minutes % 60} min"
     return f"{minutes} min {seconds} s"
+
+
+def parallel_group(together: tuple[int, ...]) -> str:
+    """The steps of one turn that run at once, for people: `3 reads in parallel: steps 1, 2, 3`."""
+    return f"{len(together)} reads in parallel: steps {', '.join(map(str, together))}"

@@ -21,6 +21,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from bot.verdict import Verdict, usage_facts, verdict_of
+from bot.words import parallel_group
 from kernel import FINISH_TOOL, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
 
 EXCERPT_CHARS = 1500
@@ -68,11 +69,6 @@ def activity(event: Event) -> str:
             return ""
         case _:
             assert_never(event)
-
-
-def parallel_group(together: tuple[int, ...]) -> str:
-    """The steps of one turn that run at once, for people: `3 reads in parallel: steps 1, 2, 3`."""
-    return f"{len(together)} reads in parallel: steps {', '.join(map(str, together))}"
 
 
 def render_step(step: Step) -> RenderableType:

@@ -116,9 +116,9 @@ class DurableRun:
                 case RunStarted():
                     if first:
                         self._notify(event)
-                case StepStarted(index=index, call=call):
+                case StepStarted(index=index, call=call, together=together):
                     self._notify(event)
-                    self.thread.step_started(index, call)
+                    self.thread.step_started(index, call, together=together)
                 case StepCompleted(step=step):
                     self._notify(event)
                     self.thread.step(step, approval_ts=await self._approval_message(step))

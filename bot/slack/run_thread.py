@@ -79,6 +79,8 @@ class RunThread:
         self._steps: dict[int, StepLine] = {}
         self._hypothesis: Hypothesis | None = None
         self._running: dict[int, str] = {}
+        self._groups: dict[int, tuple[int, ...]] = {}
+        """Groups of reads running at once, by their first step (its reply says so)."""
         self._activity: Activity = Thinking()
         self._ended = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -120,8 +122,11 @@ class RunThread:
         self._activity = Restarting(steps)
         self._refresh(urgent=True)
 
-    def step_started(self, index: int, call: ToolCall) -> None:
-        """A call is about to run: the summary's "next" says so (routine: it may wait)."""
+    def step_started(self, index: int, call: ToolCall, *, together: tuple[int, ...] = ()) -> None:
+        """A call is about to run (`together`: with these steps, at once): the summary's "next" says so (routine: it
+        may wait)."""
+        if together[:1] == (index,):
+            self._groups[index] = together
         if call.name != FINISH_TOOL:
             self._running[index] = call_words(call)
             self._activity = Running(tuple(self._running.values()))
@@ -146,7 +151,7 @@ class RunThread:
         elif step.approval is not None and approval_ts:
             self._updates.set(self.channel, approval_ts, action_done(line, self.step_url))
         else:
-            message = step_message(line, self.step_url)
+            message = step_message(line, self.step_url, together=self._groups.pop(step.index, ()))
             self._post(message, merge_key=f"steps:{self.run_id}")
         self._refresh(urgent=new_level or line.status is StepStatus.WAITING)
 

@@ -11,7 +11,7 @@ from typing import assert_never
 from bot.slack.blocks import Message, StepUrl, build_message, context_block, section_blocks, source_links, step_ref
 from bot.slack.mrkdwn import clip, inline_code, literal
 from bot.verdict import StepLine, StepStatus
-from bot.words import duration
+from bot.words import duration, parallel_group
 
 SLOW_MS = 1000.0
 """A step at least this slow says how long it took (a slow backend is worth a glance); faster ones do not."""
@@ -45,12 +45,14 @@ def step_text(line: StepLine) -> str:
     return f"{head} {inline_code(line.call)}{outcome}"
 
 
-def step_message(line: StepLine, step_url: StepUrl) -> Message:
-    """One step as a reply: the step's line with its links, and the thought and duration in a context line."""
+def step_message(line: StepLine, step_url: StepUrl, *, together: tuple[int, ...] = ()) -> Message:
+    """One step as a reply: the step's line with its links, and the thought and duration in a context line.
+    `together`: the group of reads this step opened, run at once with it (said once, on the group's first step)."""
     links = [part for part in (source_links(line.links), _viewer_link(line.index, step_url)) if part]
     first = step_text(line) + (f"  {' · '.join(links)}" if links else "")
     blocks = section_blocks(first)
-    facts = [literal(line.thought)] if line.thought else []
+    facts = [f"⇉ {parallel_group(together)}"] if together else []
+    facts += [literal(line.thought)] if line.thought else []
     if line.tool and line.ms >= SLOW_MS:
         facts.append(f"⏱ {duration(line.ms)}")
     if facts:

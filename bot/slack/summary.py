@@ -202,7 +202,9 @@ def _activity_words(activity: Activity) -> str:
         case Thinking():
             return "🤔 deciding what to check next"
         case Running(calls=calls):
-            return "⏳ running " + " · ".join(short_code(call, 120) for call in calls[:3])
+            what = f"{len(calls)} reads in parallel: " if len(calls) > 1 else ""
+            more = f" · {len(calls) - 3} more" if len(calls) > 3 else ""
+            return f"⏳ running {what}" + " · ".join(short_code(call, 120) for call in calls[:3]) + more
         case AwaitingApproval(step=step, call=call, approvers=approvers):
             return f"🔐 step {step} ({short_code(call, 120)}) waits for approval from {approvers}"
         case Restarting(steps=steps):

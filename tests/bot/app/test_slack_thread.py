@@ -16,7 +16,7 @@ from bot.slack.feedback import REASON_BLOCK, REASON_INPUT
 from bot.store.records import Rating
 from fakes.slack_requests import view_submission_payload
 from fakes.slack_workspace import TEAM_ID
-from kernel import text_turn
+from kernel import native_turn, text_turn
 from samples.slack_messages import HOSTILE
 from worlds.slack_bot import ALICE, BOB, CAROL, CHANNEL, FINISH, ROLLBACK
 
@@ -110,6 +110,18 @@ async def test_the_evidence_gate_is_shown_in_the_verdict(harness, script):
     shown = json.dumps((await harness.ended(ts)).blocks, ensure_ascii=False)
     assert "lowered from confirmed to likely: 1 of 2 evidence claims is unsupported" in shown
     assert "_unsupported (step 9 does not exist):_ the gateway times out" in shown
+
+
+async def test_reads_that_ran_at_once_say_so_once_on_the_first_of_them(harness, script):
+    reads = native_turn(*(("slow", {"seconds": seconds}) for seconds in (0.05, 0.03, 0.01)), text="Known: little.")
+    script.append([reads, FINISH])
+    ts = await harness.mention("checkout 5xx, find the root cause")
+    await harness.ended(ts)
+    steps = [m for m in harness.thread(ts)[2:] if m.blocks and "slow" in m.text]
+    said = [json.dumps(m.blocks, ensure_ascii=False).count("⇉ 3 reads in parallel: steps 1, 2, 3") for m in steps]
+    assert sum(said) == 1, f"the group is named once: {said}"
+    first = json.dumps(steps[0].blocks, ensure_ascii=False)
+    assert first.index("*1*") < first.index("⇉ 3 reads in parallel"), "on the group's first step, in call order"
 
 
 async def test_hostile_text_cannot_ping_or_spoof_in_any_message_of_the_thread(harness, script):

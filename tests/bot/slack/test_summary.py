@@ -127,6 +127,10 @@ def test_the_live_summary_says_what_is_going_on_and_has_a_stop_button():
             "🔐 step 2 (`rollback_deployment checkout`) waits for approval from <@U0BOB42>",
         ),
         (Restarting(3), "⏸ OpsAgent is restarting; this run is saved and continues after step 3"),
+        (
+            Running(("logs a", "logs b", "pods c", "events d")),
+            "⏳ running 4 reads in parallel: `logs a` · `logs b` · `pods c` · 1 more",
+        ),
     ],
 )
 def test_the_live_summary_says_what_is_next(activity, said):
