@@ -81,19 +81,19 @@ def render_step(step: Step) -> RenderableType:
         head.append(f" · {step.error}", style="red")
     lines: list[RenderableType] = [head]
     if step.thought:
-        lines.append(_labelled("thought", step.thought, "italic dim"))
+        lines.append(labelled("thought", step.thought, "italic dim"))
     if step.approval:
-        lines.append(_labelled("approval", f"{step.approval.decision} by {step.approval.by or '-'}", "yellow"))
+        lines.append(labelled("approval", f"{step.approval.decision} by {step.approval.by or '-'}", "yellow"))
     if step.headline:
-        lines.append(_labelled("outcome", step.headline, "bold"))
+        lines.append(labelled("outcome", step.headline, "bold"))
     if step.links:
-        lines.append(_labelled("see", "  ".join(f"{link.label}: {link.url}" for link in step.links), "cyan"))
+        lines.append(labelled("see", "  ".join(f"{link.label}: {link.url}" for link in step.links), "cyan"))
     observation = step.observation
     if len(observation) > EXCERPT_CHARS:
         observation = (
             observation[:EXCERPT_CHARS] + f"… [{len(observation) - EXCERPT_CHARS} more characters in the trace]"
         )
-    lines.append(_labelled("observation", observation, ""))
+    lines.append(labelled("observation", observation, ""))
     return Group(*lines)
 
 
@@ -114,9 +114,9 @@ def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
     if verdict.prose:
         lines.append(Padding(markdown(verdict.prose), (0, 0, 0, 2)))
     else:
-        lines.append(Padding(Text(printable(verdict.summary), style="bold"), (0, 0, 0, 2)))
+        lines.append(Text.assemble("  ", (printable(verdict.summary).strip(), "bold")))
         if verdict.root_cause:
-            lines.append(_labelled("root cause", verdict.root_cause, ""))
+            lines.append(labelled("root cause", verdict.root_cause, ""))
     for title, claims in (("evidence", verdict.evidence), ("ruled out", verdict.ruled_out)):
         for claim in claims:
             cited = (
@@ -125,17 +125,17 @@ def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
                 else ""
             )
             shown = claim.text + cited if claim.supported else f"UNSUPPORTED ({claim.problem}): {claim.text}{cited}"
-            lines.append(_labelled(title, shown, "" if claim.supported else "yellow"))
-    lines += [_labelled("next", step, "") for step in verdict.next_steps]
+            lines.append(labelled(title, shown, "" if claim.supported else "yellow"))
+    lines += [labelled("next", step, "") for step in verdict.next_steps]
     lines += _actions(verdict)
-    lines += [_labelled("claimed, not done", claim, "yellow") for claim in verdict.claimed_not_taken]
+    lines += [labelled("claimed, not done", claim, "yellow") for claim in verdict.claimed_not_taken]
     return Group(*lines, footer)
 
 
 def _actions(verdict: Verdict) -> list[RenderableType]:
     """The side effects that ran, with who approved them (from the trace)."""
     return [
-        _labelled("action", f"{a.call} · approved by {a.approved_by} · {'' if a.ok else 'FAILED: '}{a.outcome}", "")
+        labelled("action", f"{a.call} · approved by {a.approved_by} · {'' if a.ok else 'FAILED: '}{a.outcome}", "")
         for a in verdict.actions
     ]
 
@@ -155,7 +155,7 @@ def printable(text: str) -> str:
     return text.translate(_UNPRINTABLE)
 
 
-def _labelled(label: str, text: str, style: str) -> Text:
+def labelled(label: str, text: str, style: str) -> Text:
     """`label: text`, later lines indented under it."""
     body = "\n    ".join(printable(text).strip().splitlines())
     return Text.assemble(f"  {label}: ", (body, style))
@@ -179,17 +179,22 @@ class TerminalView:
         """Print what `event` renders to, and set the spinner to what comes next."""
         renderable = render_event(event, priced=self.priced, live=self.live)
         if renderable is not None:
-            self.print(renderable, prose=isinstance(event, RunFinished))
+            self.print(renderable)
         self._spin(activity(event))
 
     def say(self, text: str, *, style: str = "") -> None:
         """A line of our own words (a banner, where the trace went)."""
         self.print(Text(text, style=style))
 
-    def print(self, renderable: RenderableType, *, prose: bool = False, end: str = "\n") -> None:
+    def print(self, renderable: RenderableType, *, end: str = "\n") -> None:
         """Print on the console. Off a terminal, lines are not wrapped (a log reader or grep sees each whole),
-        except `prose` (the answer's Markdown), which is laid out to the width."""
-        self.console.print(renderable, soft_wrap=not (self.live or prose), end=end)
+        except Markdown (an answer's prose), which is laid out to the width."""
+        if isinstance(renderable, Group):
+            for part in renderable.renderables:
+                self.print(part)
+            return
+        laid_out = isinstance(renderable, Markdown | Padding)  # Markdown, or Markdown indented
+        self.console.print(renderable, soft_wrap=not (self.live or laid_out), end=end)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from rich.text import Text
 
-from bot.cli.terminal import TerminalView, printable
+from bot.cli.terminal import TerminalView, labelled, printable
 from kernel import ApprovalRequest, Approved, Denied
 
 NO_TERMINAL_REASON = "there is no terminal to ask for approval (run interactively to approve)"
@@ -50,7 +50,7 @@ def render_approval_request(request: ApprovalRequest) -> Text:
         (printable(request.call.render()), "bold"),
     )
     if request.thought:
-        text.append(f"\n  why: {printable(request.thought)}")
+        text.append("\n").append_text(labelled("why", request.thought, ""))
     text.append(f"\n  call hash: {request.args_hash[:16]}", style="dim")
     return text
 

@@ -156,3 +156,17 @@ async def test_interactive_follow_ups_carry_the_earlier_task_and_answer(tmp_path
     assert len(traces) == 2
     tasks = {json.loads(path.read_text())["task"].split("\n")[0] for path in traces}
     assert tasks == {"order-service 5xx?", "and the gateway?"}
+
+
+async def test_in_a_pipe_each_line_of_the_verdict_and_the_approval_stays_whole(tmp_path):
+    piped = await opsagent("demo", cwd=tmp_path)
+    assert piped.code == 0, piped
+    lines = piped.out.splitlines()
+    verdict = lines[next(i for i, line in enumerate(lines) if line.startswith("■ finished")) + 1 :]
+    claims = [line for line in verdict if line.startswith(("  evidence: ", "  ruled out: "))]
+    assert len(claims) >= 2
+    assert all(re.search(r"\(steps? [0-9, ]+\)$", line) for line in claims), "a claim and its steps on one line"
+    assert verdict[0].startswith("  Deploy v2.14.0"), "the summary on one line"
+    assert verdict[0].endswith("answers 503."), "not padded to the width"
+    why = next(i for i, line in enumerate(lines) if line.startswith("  why: "))
+    assert lines[why + 1].startswith("    Hypothesis: "), "a reason's later lines are indented under it"
