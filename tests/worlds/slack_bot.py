@@ -19,7 +19,7 @@ from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.store.factory import opened_store
 from bot.store.protocol import RunStore
-from bot.store.records import RunRecord, RunStatus, utc_now
+from bot.store.records import Rating, RunRecord, RunStatus, utc_now
 from fakes.slack_api import SlackFake
 from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
 from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
@@ -299,3 +299,13 @@ async def save_run(
     ).model_copy(update=fields)
     await store.create_run(record)
     return record
+
+
+async def ratings_when(store: Any, run_id: str, done: Any) -> dict[str, tuple[Rating, str]]:
+    """Each person's rating of the run, once `done(ratings)` holds (the listeners keep them after their ack)."""
+    async with asyncio.timeout(10):
+        while True:
+            got = {f.user: (f.rating, f.reason) for f in await store.feedback_for(run_id)}
+            if done(got):
+                return got
+            await asyncio.sleep(0.02)

@@ -5,7 +5,6 @@ line, the evidence gate in the verdict, hostile text that cannot ping or spoof a
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -18,7 +17,7 @@ from fakes.slack_requests import view_submission_payload
 from fakes.slack_workspace import TEAM_ID
 from kernel import native_turn, text_turn
 from samples.slack_messages import HOSTILE
-from worlds.slack_bot import ALICE, BOB, CAROL, CHANNEL, FINISH, ROLLBACK
+from worlds.slack_bot import ALICE, BOB, CAROL, CHANNEL, FINISH, ROLLBACK, ratings_when
 
 RAW_TOKENS = ("<!channel>", "<!here>", "<@U0EVIL99>", "<!subteam^S0EVIL>", "<#C0EVIL>", "<https://evil")
 
@@ -147,16 +146,6 @@ async def test_hostile_text_cannot_ping_or_spoof_in_any_message_of_the_thread(ha
         assert token not in shown, token
     assert "&lt;!channel&gt;" in shown, "the hostile text was shown, escaped"
     assert f"<@{ALICE}>" in shown, "our own mentions stay real mentions"
-
-
-async def ratings_when(store: Any, run_id: str, done: Any) -> dict[str, tuple[Rating, str]]:
-    """Each person's rating of the run, once `done(ratings)` holds (the listeners keep them after their ack)."""
-    async with asyncio.timeout(10):
-        while True:
-            got = {f.user: (f.rating, f.reason) for f in await store.feedback_for(run_id)}
-            if done(got):
-                return got
-            await asyncio.sleep(0.02)
 
 
 async def test_a_rating_is_kept_per_person_last_click_winning_and_a_thumbs_down_asks_why(harness, script):
