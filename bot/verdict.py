@@ -96,6 +96,8 @@ class Action:
     approval: ApprovalRecord | None
     ok: bool
     outcome: str
+    """What came of it in a line: the tool's headline ("rollback checkout → v3.7.2: webhook 200"), else its
+    observation (the step below has it in full)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +168,7 @@ def verdict_of(result: RunResult) -> Verdict:
     check = result.evidence_check if result.ok else None
     lines = {step.index: step_line(step) for step in result.steps}
     answer = (result.answer or "").strip()
+    headlines = {step.index: step.headline for step in result.steps if step.headline}
     actions = tuple(
         Action(
             a.step,
@@ -173,7 +176,7 @@ def verdict_of(result: RunResult) -> Verdict:
             a.approved_by,
             lines[a.step].approval if a.step in lines else None,
             a.ok,
-            a.outcome,
+            headlines.get(a.step) or a.outcome,
         )
         for a in result.actions_taken()
     )

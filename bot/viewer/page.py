@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from datetime import datetime
 
 from bot.verdict import Claim, Verdict, verdict_of
@@ -65,6 +66,10 @@ def notice_page(title: str, message: str) -> str:
     return _document(title, f'<h1>{text(title)}</h1><div class="box">{_paragraphs(message, text)}</div>', text)
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+"""An inline code span of Markdown and mrkdwn; matched after escaping, so its text is already safe."""
+
+
 class _Text:
     """Trace text made safe for the page: redacted again (defence in depth), then HTML-escaped."""
 
@@ -73,6 +78,10 @@ class _Text:
 
     def __call__(self, value: str) -> str:
         return html.escape(self._redactor.redact(value))
+
+    def inline(self, value: str) -> str:
+        """The same, with the model's `code` spans shown as code (as Slack and the terminal show them)."""
+        return _CODE_SPAN.sub(r"<code>\1</code>", self(value))
 
 
 def _document(title: str, body: str, text: _Text) -> str:
@@ -114,15 +123,15 @@ def _outcome(result: RunResult, text: _Text) -> str:
     if verdict.prose:
         parts.append(f"<pre>{text(verdict.prose)}</pre>")
     else:
-        parts.append(f'<p class="summary"><b>{text(verdict.summary)}</b></p>')
+        parts.append(f'<p class="summary"><b>{text.inline(verdict.summary)}</b></p>')
         if verdict.root_cause:
-            parts.append(f"<p><b>Root cause:</b> {text(verdict.root_cause)}</p>")
+            parts.append(f"<p><b>Root cause:</b> {text.inline(verdict.root_cause)}</p>")
     for title, claims in (("Evidence", verdict.evidence), ("Ruled out", verdict.ruled_out)):
         if claims:
             items = "".join(f"<li>{_claim(claim, text)}</li>" for claim in claims)
             parts.append(f'<p class="label">{title}</p><ul class="{title.lower().replace(" ", "-")}">{items}</ul>')
     if verdict.next_steps:
-        items = "".join(f"<li>{text(step)}</li>" for step in verdict.next_steps)
+        items = "".join(f"<li>{text.inline(step)}</li>" for step in verdict.next_steps)
         parts.append(f'<p class="label">Next steps</p><ul class="next-steps">{items}</ul>')
     parts.append(_actions(verdict, text))
     for claim in verdict.claimed_not_taken:
@@ -135,8 +144,8 @@ def _claim(claim: Claim, text: _Text) -> str:
     sources = " · ".join(_source(link, text) for link in claim.links)
     refs = " · ".join(part for part in (steps, sources) if part)
     if not claim.supported:
-        return f'<span class="unsupported">unsupported ({text(claim.problem)}):</span> {text(claim.text)} {refs}'
-    return f"{text(claim.text)} {refs}"
+        return f'<span class="unsupported">unsupported ({text(claim.problem)}):</span> {text.inline(claim.text)} {refs}'
+    return f"{text.inline(claim.text)} {refs}"
 
 
 def _actions(verdict: Verdict, text: _Text) -> str:

@@ -3,6 +3,7 @@ source links, the actions from the trace, each step in a line (the headline, els
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from bot.verdict import StepStatus, call_words, step_line, usage_facts, verdict_of
@@ -116,7 +117,10 @@ def test_actions_come_from_the_trace_and_a_claimed_action_not_taken_is_flagged()
         "U0BOB42",
         True,
     )
-    assert action.outcome == "webhook 200: rolled back checkout to v3.7.2"
+    assert action.outcome == "webhook 200: rolled back checkout to v3.7.2", "no headline: the observation"
+    headlined = [*STEPS[:2], replace(STEPS[2], headline="rollback checkout → v3.7.2: webhook 200"), STEPS[3]]
+    [action] = verdict_of(finished(findings, headlined)).actions
+    assert action.outcome == "rollback checkout → v3.7.2: webhook 200", "the tool's headline, as in the step line"
     assert verdict.claimed_not_taken == ("“We restarted the gateway and rolled back checkout.”",), (
         "the restart was claimed; the rollback ran"
     )

@@ -3,11 +3,12 @@ hostile or secret text in a trace rendered harmless."""
 
 from __future__ import annotations
 
+import html
 import re
 from html.parser import HTMLParser
 
 from bot.viewer.page import notice_page, run_page
-from kernel import ErrorKind, StopReason
+from kernel import Confidence, ErrorKind, Findings, StopReason
 from samples.trace_runs import HOSTILE, TASK, failed_run, incident_run
 
 
@@ -120,3 +121,18 @@ def test_a_notice_page_escapes_its_text():
     page = notice_page("Run not found", f"The bot does not know run {HOSTILE}.\n\nSecond paragraph.")
     assert "script" not in Elements(page).tags
     assert "<p>Second paragraph.</p>" in page
+
+
+async def test_the_verdicts_code_spans_show_as_code_and_stay_escaped(tools):
+    result = await incident_run(tools)
+    findings = Findings(
+        summary="`pool.max_size` went from 50 to 10",
+        root_cause=f"`{HOSTILE}` in `config/database.yaml`",
+        confidence=Confidence.LIKELY,
+        next_steps=("restore `max_size: 50`",),
+    )
+    page = run_page(result.model_copy(update={"findings": findings, "answer": findings.markdown()}))
+    assert "<b><code>pool.max_size</code> went from 50 to 10</b>" in page
+    assert "<li>restore <code>max_size: 50</code></li>" in page
+    assert f"<code>{html.escape(HOSTILE)}</code>" in page, "escaped first, then shown as code"
+    assert "script" not in Elements(page).tags
