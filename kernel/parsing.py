@@ -106,9 +106,10 @@ def _canonical(text: str) -> ParsedOutput | None:
         return None
     if not isinstance(value, dict) or value.keys() != {"action", "args"}:
         return None
-    name, args = value["action"], value["args"]
-    if not isinstance(name, str) or not isinstance(args, dict) or normalize_tool_name(name) != name or not args:
+    raw, args = value["action"], value["args"]
+    if not isinstance(raw, str) or not isinstance(args, dict) or (name := normalize_tool_name(raw)) != raw or not args:
         return None
+    # The remembered name, not the reply's copy of it: a run keeps its calls, each naming one of a few tools.
     return ParsedOutput(thought=_clean_thought(found["thought"]), calls=(make_call(name, args),))
 
 
