@@ -12,6 +12,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from kernel import ChatRequest, LLMResponse, text_turn
+from kernel.prompt import prepare_conversation
 
 BaselineLLM = Callable[[str], Awaitable[str]]
 
@@ -42,6 +43,7 @@ class PlaybackModel:
         return "bench"
 
     async def complete(self, request: ChatRequest) -> LLMResponse:
+        prepare_conversation(request, native_tools=False)  # what every adapter does first (the baseline: its prompt)
         if self._latency:
             await asyncio.sleep(self._latency)
         turn = self._turns[self._next]
