@@ -118,10 +118,12 @@ class SqlRunStore(IncidentSql, ABC):
         )
 
     async def _free_slot(self, slots: int) -> int | None:
-        """The lowest of `slots` slots no unfinished run holds, or None when every one is held."""
+        """One of the `slots` slots no unfinished run holds, at random, or None when every one is held. At random,
+        not the lowest: runs started together would all try the same slot, and all but one try again."""
         rows = await self._fetch("SELECT slot FROM runs WHERE status <> $1 AND slot IS NOT NULL", RunStatus.FINISHED)
         held = {row["slot"] for row in rows}
-        return next((slot for slot in range(slots) if slot not in held), None)
+        free = [slot for slot in range(slots) if slot not in held]
+        return secrets.choice(free) if free else None
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The run with this id, or None."""
