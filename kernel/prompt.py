@@ -6,6 +6,7 @@ The instructions never change during a run, so the prompt prefix stays stable fo
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
@@ -150,6 +151,27 @@ def messages_as_text(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
+_RENDERED: OrderedDict[int, tuple[Sequence[ToolSpec], str]] = OrderedDict()
+RENDERED_CATALOGUES = 32
+"""How many tool sets' text-protocol catalogues are remembered (a process serves a few: one per configuration)."""
+
+
+def _catalogue_text(tools: Sequence[ToolSpec]) -> str:
+    """`render_text_protocol(tools)`, rendered once per tuple of specs: every turn of every run on a tool set sends
+    the same catalogue (the runs share one tuple, `kernel.catalogue`), and rendering it was a fifth of a turn's CPU.
+    A tuple of frozen specs cannot change, so its identity is its content while it lives (the entry holds it)."""
+    remembered = _RENDERED.get(id(tools))
+    if remembered is not None and remembered[0] is tools:
+        _RENDERED.move_to_end(id(tools))
+        return remembered[1]
+    text = render_text_protocol(tools)
+    if isinstance(tools, tuple):
+        _RENDERED[id(tools)] = (tools, text)
+        if len(_RENDERED) > RENDERED_CATALOGUES:
+            _RENDERED.popitem(last=False)
+    return text
+
+
 def prepare_conversation(request: ChatRequest, *, native_tools: bool) -> tuple[str, list[Message]]:
     """The system text and history to send, for native function calling or the text protocol.
 
@@ -158,7 +180,7 @@ def prepare_conversation(request: ChatRequest, *, native_tools: bool) -> tuple[s
     (parsed from text) and their id-less results, which no API can pair, so they are rendered as text.
     """
     if not native_tools:
-        catalogue = render_text_protocol(request.tools)
+        catalogue = _catalogue_text(request.tools)
         system = f"{request.instructions}\n\n{catalogue}" if request.instructions else catalogue
         return system, messages_as_text(request.messages)
     history: list[Message] = []
