@@ -68,6 +68,7 @@ async def test_a_resent_group_opens_no_second_thread_and_posts_nothing(bot: Aler
     await bot.notify(notification(alert("fp-1")))
     [first] = await opened(bot, 1)
     await bot.until(lambda: bot.trace(first.ts), "the first run ends")
+    await bot.until(lambda: bot.verdict(first.ts), "its summary shows the verdict")  # the last update of the thread
     before = [m.text for m in bot.thread(first.ts)]
     status, _ = await bot.notify(notification(alert("fp-1")))
     assert status == 200
