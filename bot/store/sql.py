@@ -89,7 +89,7 @@ class SqlRunStore(IncidentSql, ABC):
 
         With `slots`, the run takes one of that many slots or is refused (`StoreAtCapacityError`): at most `slots`
         unfinished runs exist at once however many replicas insert at the same moment, since a unique index lets
-        one run hold a slot (the loser of a race tries the next free slot). A slot is free again once its run is
+        one run hold a slot (the loser of a race tries another free slot). A slot is free again once its run is
         finished, whatever ended it; there is nothing to release.
         """
         values = [getattr(run, name.strip()) for name in _RUN_COLUMNS.split(",")]

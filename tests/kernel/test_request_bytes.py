@@ -1,7 +1,6 @@
-"""The requests the model is sent, byte for byte, against a recording made before the conversation changed shape.
-
-Observations are fenced when a request is read rather than when they are recorded; the model must see exactly
-the same bytes as before (`tests/fixtures/requests/`, recorded with the kernel of 138df07).
+"""The requests the model is sent, byte for byte, against a recording of a mixed run (truncation, elision, errors,
+a resumed native run): a change to how the conversation is kept or fenced must not change what the model reads
+(`tests/fixtures/requests/`, recorded with the kernel of 138df07).
 """
 
 from __future__ import annotations
