@@ -13,15 +13,19 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `viewer/`     the trace viewer: signed links and one HTML page per run.
 - `telemetry/`  Prometheus metrics, OpenTelemetry spans, logging set-up and log redaction.
 - `app.py`      the Slack app factory: the Bolt app wired to the services below.
-- `listeners/`  Bolt listeners, one module per kind (events, actions); each acks and hands work on.
+- `listeners/`  Slack's door and router: every Bolt listener acks, reads its payload into a request at the door,
+                and routes it through the gate to its service with one `match`.
 - `runs/`       one investigation's life: the service, durability, replica duties, pub/sub topics; the memory of
                 past incidents it feeds; the postmortem and status drafts made from its records.
+- `gate/`       the one way in: the closed union of requests (investigate, guidance, stop, draft, decide, rate,
+                explain…) and the gate that admits or refuses each, logged and audited, before any service.
 - `store/`      the durable run store: records, protocol, SQLite and PostgreSQL, schema, side-effect journal,
                 the incident memory's full-text search.
 - `slack/`      presentation and transport only: Block Kit, mrkdwn, the outbox, the run thread, approval UI,
                 drafts' messages, a thread's history.
-- `access/`     who may start a run and how often: the admission policy, its ledger and settings (who may stop, too).
-- `approvals/`  the approval broker: who may approve, outcomes, the approval store, the user directory.
+- `approvals/`  the approval broker: an approval's life (posted, decided once, expired, voided), its store.
+- `access/`     who asks and what they may do: askers, identity (workspace, guest, bot, approver) over Slack's
+                directory, the limits and their ledger, refusals as facts, the `[access]` settings.
 - `audit/`      the append-only audit trail, written through a one-method sink.
 - `verdict.py`  one model of a run's result (verdict, evidence, steps) that Slack, the terminal and the viewer render.
 - `words.py`    plain-English words that every surface (Slack, viewer, terminal) uses for the same facts.

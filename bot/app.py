@@ -14,11 +14,15 @@ from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access.identity import Approvers, Identities
 from bot.access.policy import AccessPolicy
 from bot.access.settings import AccessSettings
 from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.audit.trail import AuditTrail
-from bot.listeners import register_listeners
+from bot.gate.gate import Gate
+from bot.listeners import Listener, register_listeners
+from bot.listeners.door import SlackDoor
+from bot.listeners.router import Router
 from bot.runs.active import RunObserver
 from bot.runs.drafts import DraftService
 from bot.runs.feedback import FeedbackService
@@ -34,7 +38,7 @@ from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore
 from bot.store.settings import LEASE_TTL_S
-from kernel import LLM
+from kernel import DEFAULT_REDACTOR, LLM
 from opsagent_tools.runbooks import RunbookLibrary
 
 
@@ -51,14 +55,18 @@ class SlackServices:
     store: RunStore
     events: SlackEventsEndpoint
     """`POST /slack/events` (HTTP mode): signature first, then Bolt."""
+    gate: Gate
+    """Admits or refuses every request, from every way in (the alert receiver's too)."""
+    drafts: DraftService
+    """The postmortem and status drafts asked for in threads."""
     routes: list[web.RouteDef] = field(default_factory=list)
     """HTTP routes besides `/slack/events` and `/healthz` that components add (served in both modes)."""
     body_limits: dict[str, int] = field(default_factory=dict)
     """Request body limits of routes that take more than the server's default (`/alertmanager`), by path."""
     memory: RunMemory | None = None
     """The memory of past incidents, when `[knowledge] memory` is on."""
-    drafts: DraftService | None = None
-    """The postmortem and status drafts asked for in threads."""
+    listeners: list[Listener] = field(default_factory=list)
+    """Every Bolt listener registered, each of which goes through the gate."""
 
     async def start(self) -> None:
         """Remember the finished runs not remembered yet, resume the saved runs nobody carries, and start the
@@ -71,8 +79,7 @@ class SlackServices:
         """Stop the duties (no more take-overs), let the drafts in progress finish, then stop taking work and save
         and announce the runs in flight."""
         await self.duties.close()
-        if self.drafts is not None:
-            await self.drafts.close(timeout_s=timeout_s)
+        await self.drafts.close(timeout_s=timeout_s)
         await self.investigations.shutdown(timeout_s=timeout_s)
 
 
@@ -107,17 +114,23 @@ async def create_app(
     if memory is not None:
         memory.link_threads(workspace_url)
     drafts = DraftService(store=store, outbox=outbox, client=client, llm=drafter, workspace_url=workspace_url)
+    access = access or AccessSettings()
+    approvers = Approvers(frozenset(settings.approvers), frozenset(settings.approver_groups))
+    identities = Identities(
+        SlackDirectory(client),
+        installing_team=auth["team_id"],
+        allowed_workspaces=access.allowed_workspaces,
+        approvers=approvers,
+        allow_guests=access.allow_guests,
+    )
+    limits = AccessPolicy(access, clock=clock)
+    gate = Gate(identities=identities, access=limits, ratings=store, audit=AuditTrail(store))
     policy = ApproverPolicy(
-        users=set(settings.approvers),
-        groups=set(settings.approver_groups),
-        team_id=auth["team_id"],
-        allow_self_approval=settings.allow_self_approval,
-        ttl_s=settings.approval_ttl_s,
+        approvers=approvers, allow_self_approval=settings.allow_self_approval, ttl_s=settings.approval_ttl_s
     )
     broker = ApprovalBroker(
         policy=policy,
-        ui=SlackApprovalUI(outbox, updates, approvers=policy.mentions()),
-        directory=SlackDirectory(client),
+        ui=SlackApprovalUI(outbox, updates, approvers=approvers.mentions()),
         store=store,
         announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
         audit=AuditTrail(store),
@@ -128,15 +141,14 @@ async def create_app(
         outbox=outbox,
         updates=updates,
         broker=broker,
-        access=AccessPolicy(access or AccessSettings(), installing_team=auth["team_id"], clock=clock),
+        gate=gate,
         store=store,
         replica=replica_id(),
         lease_ttl_s=lease_ttl_s,
-        observers=observers,
+        observers=(limits, *observers),
         trace_link=trace_link,
         runbooks=runbooks,
         memory=memory,
-        drafts=drafts,
     )
     app = AsyncApp(
         client=client,
@@ -146,8 +158,12 @@ async def create_app(
     duties = ReplicaDuties(store=store, service=investigations, broker=broker)
     events = SlackEventsEndpoint(app, secrets.signing_secret)
     services = SlackServices(
-        app, client, outbox, broker, investigations, duties, store, events, memory=memory, drafts=drafts
+        app, client, outbox, broker, investigations, duties, store, events, gate, drafts, memory=memory
     )
     feedback = FeedbackService(store=store, client=client, audit=AuditTrail(store))
-    register_listeners(app, investigations=investigations, broker=broker, feedback=feedback)
+    router = Router(
+        gate=gate, investigations=investigations, drafts=drafts, broker=broker, feedback=feedback, outbox=outbox
+    )
+    door = SlackDoor(runs=store, dedupe=store, redactor=DEFAULT_REDACTOR)
+    services.listeners = register_listeners(app, door=door, router=router)
     return services

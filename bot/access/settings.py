@@ -1,4 +1,4 @@
-"""`[access]` settings: who may start and stop investigations, how many at once, how often, the daily spend cap.
+"""`[access]` settings: who may start, stop and rate investigations, how many at once, how often, the daily spend cap.
 
 Plain data, so reading the configuration loads no service.
 """
@@ -19,8 +19,19 @@ class Stoppers(StrEnum):
     """The approvers only (`[slack] approvers` and `approver_groups`)."""
 
 
+class Raters(StrEnum):
+    """Who may rate a run's verdict (👍/👎, and why): what `eval export --feedback` and later runs' memory trust."""
+
+    ASKERS = "askers"
+    """Everyone who may start runs (the default): members of the allowed workspaces, guests only with
+    `allow_guests`."""
+    APPROVERS = "approvers"
+    """The approvers only."""
+
+
 class AccessSettings(BaseModel):
-    """`[access]`: who may start investigations and how many; every limit applies to starting runs only."""
+    """`[access]`: who may start, stop and rate investigations, and how many; every limit applies to what starts
+    work for the model (runs and drafts)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -45,6 +56,13 @@ class AccessSettings(BaseModel):
     who_may_stop: Stoppers = Stoppers.MEMBERS
     """Who may stop a run besides its requester: `members` (approvers and members of the installing workspace who
     are not guests) or `approvers`. Others (Slack Connect users of other workspaces, guests) are refused, privately."""
+    allow_guests: bool = False
+    """Whether guests (single- and multi-channel) may start runs, ask for drafts and guide runs. Off: a guest in an
+    incident channel (a vendor, a contractor) reads the thread but does not spend the team's model budget or steer
+    its investigations. Guests never approve or stop others' runs."""
+    who_may_rate: Raters = Raters.ASKERS
+    """Who may rate a run's verdict: `askers` (everyone who may start runs) or `approvers`. A rating becomes
+    the team's judgement in later runs' memory and in `eval export --feedback`, so strangers may not give one."""
     daily_spend_usd: float | None = Field(default=None, gt=0)
     """Model spend (USD) of all runs per UTC day, finished and in flight, after which new runs are refused
     until midnight UTC. Needs the model's price in `[llm.prices]`. None: no cap."""

@@ -12,21 +12,26 @@ import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import assert_never
+from typing import Protocol, assert_never
 
 import structlog
 from aiohttp import web
 
+from bot.access.askers import Service
+from bot.access.refusals import AccessRefused
 from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
 from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, InvalidAlertPayload, alert_data
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.alerts.threads import AlertThreads
 from bot.app import SlackServices
 from bot.audit.trail import AuditKind, AuditTrail
+from bot.gate.gate import Admitted, Gate
+from bot.gate.requests import Investigate, Place, StopRun
 from bot.runs.service import InvestigationService
 from bot.slack.blocks import Message
 from bot.slack.outbox import Outbox
-from bot.store.records import AlertThread
+from bot.slack.refusals import refusal_text
+from bot.store.records import AlertThread, RunRecord, RunStatus
 from kernel import DEFAULT_REDACTOR, Redactor
 
 log = structlog.get_logger("opsagent.alerts")
@@ -36,6 +41,16 @@ ACTOR = "alertmanager"
 """Who alert-started runs are requested and stopped by, in their threads and logs."""
 MAX_PENDING = 1000
 """Notifications accepted but not yet handled; beyond it the receiver answers 503 and Alertmanager retries."""
+ALERTMANAGER = Service(ACTOR)
+"""Who asks for an alert's run, once its bearer token is checked at this door."""
+
+
+class RunLookup(Protocol):
+    """What the receiver reads of the run store: the run an alert thread started."""
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The run, or None when there is no such run."""
+        ...
 
 
 def serve_alertmanager(
@@ -45,9 +60,11 @@ def serve_alertmanager(
     receiver = AlertReceiver(
         channel=settings.channel,
         token=alertmanager_token(environ),
+        gate=services.gate,
         investigations=services.investigations,
         outbox=services.outbox,
         threads=services.store,
+        runs=services.store,
         audit=AuditTrail(services.store),
     )
     services.routes += receiver.routes()
@@ -62,15 +79,19 @@ class AlertReceiver:
         *,
         channel: str,
         token: str,
+        gate: Gate,
         investigations: InvestigationService,
         outbox: Outbox,
         threads: AlertThreads,
+        runs: RunLookup,
         audit: AuditTrail | None = None,
         redactor: Redactor = DEFAULT_REDACTOR,
     ) -> None:
         self._channel = channel
         self._token = token.encode()
+        self._gate = gate
         self._investigations = investigations
+        self._runs = runs
         self._outbox = outbox
         self._threads = threads
         self._audit = audit
@@ -138,21 +159,33 @@ class AlertReceiver:
         log.info("alerts_joined", thread_ts=known.thread_ts, joined=len(joined))
 
     async def _open(self, group: AlertGroup, firing: list[Alert]) -> None:
+        request = Investigate(
+            ALERTMANAGER,
+            Place(self._channel),
+            ALERT_TASK,
+            data=alert_data(group, firing),
+            asked=f"{group.name} firing (Alertmanager)",
+            labels=tuple(alert.labels for alert in firing),
+        )
+        admission = await self._gate.admit(request)  # before the thread: a refused run still shows its alert
         opening = alert_opened(group, firing)
         answer = await self._outbox.send("chat_postMessage", self._channel, **opening.as_kwargs())
         thread_ts = (answer or {}).get("ts")
         if not thread_ts:  # not remembered: Alertmanager's next re-send tries again
             log.warning("alert_thread_not_opened", channel=self._channel)
+            if isinstance(admission, Admitted):
+                self._gate.withdraw(admission)
             return
-        run = await self._investigations.start(
-            channel=self._channel,
-            thread_ts=thread_ts,
-            text=ALERT_TASK,
-            data=alert_data(group, firing),
-            asked=f"{group.name} firing (Alertmanager)",
-            requested_by=ACTOR,
-            labels=[alert.labels for alert in firing],
-        )
+        run = None
+        match admission:
+            case AccessRefused():
+                words = refusal_text(admission, now=self._gate.now(), approvers="")
+                self._outbox.enqueue("chat_postMessage", self._channel, thread_ts=thread_ts, text=words)
+            case Admitted():
+                opened = replace(request, place=Place(self._channel, thread_ts))
+                run = await self._investigations.start(replace(admission, request=opened))
+            case _:
+                assert_never(admission)
         fingerprints = frozenset(alert.fingerprint for alert in firing)
         thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if run else None)
         await self._threads.save_alert_thread(group.group_key, thread)
@@ -180,8 +213,12 @@ class AlertReceiver:
             await self._audit.record(
                 AuditKind.ALERT_RESOLVED, run_id=known.run_id, actor=ACTOR, alert=group.name, **ends
             )
-        if known.run_id is not None:  # wherever it runs; a run that has ended is left as it is
-            await self._investigations.stop(known.run_id, ACTOR)
+        run = await self._runs.get_run(known.run_id) if known.run_id is not None else None
+        if run is not None and run.status is not RunStatus.FINISHED:  # wherever it runs; an ended one is left be
+            stop = StopRun(ALERTMANAGER, Place(known.channel, known.thread_ts), run)
+            admitted = await self._gate.admit(stop)
+            if isinstance(admitted, Admitted):
+                await self._investigations.stop_requested(admitted)
         await self._threads.forget_alert_thread(group.group_key)
         log.info("alert_resolved", thread_ts=known.thread_ts, run_id=known.run_id)
 

@@ -1,27 +1,27 @@
 """The server-side record of every Slack approval, and the confirm hook the Slack bot gives the kernel.
 
-A click proves only that Slack sent it; the broker decides whether it may approve: once, in time, by an approver.
+A click proves only that Slack sent it. The gate has checked who clicked (an approver of the installing workspace);
+the broker decides whether the click may settle this approval: its own message, once, in time, not self-approved.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import structlog
 from pydantic import BaseModel, ConfigDict
 
-from bot.approvals.directory import CachedDirectory, Directory
+from bot.access.identity import Approvers
 from bot.approvals.outcomes import (
     BROKER_USER,
+    ApprovalRefusal,
+    ApprovalRefused,
     Decided,
     DecisionOutcome,
-    Refusal,
-    Refused,
-    account_refusal,
     refused_as_settled,
 )
 from bot.approvals.store import ApprovalState, ApprovalStore, InMemoryApprovalStore, PendingApproval
@@ -32,21 +32,14 @@ log = structlog.get_logger("opsagent.approvals")
 
 
 class ApproverPolicy(BaseModel):
-    """Who may approve: listed users or members of listed user groups, of the installing workspace."""
+    """How approvals work: who is named as approver, whether a requester may approve their own run's action, and
+    how long an approval waits. Whether a clicker *is* an approver is the gate's question."""
 
     model_config = ConfigDict(frozen=True)
 
-    users: set[str] = set()
-    groups: set[str] = set()
-    team_id: str
-    """The installing workspace; clicks from other workspaces (Slack Connect) are refused."""
+    approvers: Approvers = Approvers()
     allow_self_approval: bool = False
     ttl_s: float = 900
-
-    def mentions(self) -> str:
-        """The approvers as Slack mentions (users, then user groups), which notify them: for messages."""
-        named = [f"<@{u}>" for u in sorted(self.users)] + [f"<!subteam^{g}>" for g in sorted(self.groups)]
-        return ", ".join(named) or "none are configured"
 
 
 class ApprovalUI(Protocol):
@@ -94,17 +87,14 @@ class ApprovalBroker:
         *,
         policy: ApproverPolicy,
         ui: ApprovalUI,
-        directory: Directory,
         store: ApprovalStore | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        directory_cache_s: float = 300.0,
         announce: Callable[[str], Awaitable[None]] | None = None,
         recheck_s: float = RECHECK_S,
         audit: AuditTrail | None = None,
     ) -> None:
         self._policy = policy
         self._ui = ui
-        self._directory = CachedDirectory(directory, ttl_s=directory_cache_s)
         self._store: ApprovalStore = store if store is not None else InMemoryApprovalStore()
         self._clock = clock
         self._announce = announce
@@ -224,15 +214,15 @@ class ApprovalBroker:
         approval_id: str,
         *,
         user_id: str,
-        team_id: str,
         channel: str,
         message_ts: str,
         approve: bool,
         reason: str = "",
     ) -> DecisionOutcome:
-        """Settle an approval from a button click, if this click from this user may; refusals are outcomes, not errors."""
+        """Settle an approval from a button click by `user_id`, an approver the gate admitted, if this click may
+        settle it; refusals are outcomes, not errors."""
         approval = await self._posted(await self._store.get(approval_id))
-        checked = await self._check_click(approval, user_id, team_id, channel, message_ts, approve)
+        checked = await self._check_click(approval, user_id, channel, message_ts, approve)
         if isinstance(checked, PendingApproval):
             state = ApprovalState.APPROVED if approve else ApprovalState.DENIED
             reason = reason or ("" if approve else DEFAULT_DENIAL_REASON)
@@ -246,7 +236,6 @@ class ApprovalBroker:
             "approval_refused",
             **(_audit(approval) if approval else {"approval_id": approval_id}),
             user=user_id,
-            team_id=team_id,
             reason=str(checked.refusal),
         )
         if approval is not None:
@@ -268,49 +257,24 @@ class ApprovalBroker:
         return approval
 
     async def _check_click(
-        self, approval: PendingApproval | None, user_id: str, team_id: str, channel: str, message_ts: str, approve: bool
-    ) -> Refused | PendingApproval:
+        self, approval: PendingApproval | None, user_id: str, channel: str, message_ts: str, approve: bool
+    ) -> ApprovalRefused | PendingApproval:
         """Why this click may not settle this approval, checked in order; or the approval, still pending."""
         if approval is None:
-            return Refused.because(Refusal.UNKNOWN_APPROVAL)
+            return ApprovalRefused.because(ApprovalRefusal.UNKNOWN_APPROVAL)
         if channel != approval.channel or not approval.message_ts or message_ts != approval.message_ts:
-            return Refused.because(Refusal.WRONG_MESSAGE, approval)
+            return ApprovalRefused.because(ApprovalRefusal.WRONG_MESSAGE, approval)
         if approval.state is ApprovalState.PENDING and self._clock() >= approval.expires_at:
             approval = await self._expire(approval) or await self._current(approval)
         if approval.state is not ApprovalState.PENDING:
             return refused_as_settled(approval)
-        refusal = await self.standing(user_id, (team_id,))
-        if refusal is not None:
-            return Refused.because(refusal, approval, approvers=self.approvers())
         if approve and user_id == approval.requested_by and not self._policy.allow_self_approval:
-            return Refused.because(Refusal.SELF_APPROVAL, approval)
+            return ApprovalRefused.because(ApprovalRefusal.SELF_APPROVAL, approval)
         return approval
-
-    async def standing(self, user_id: str, teams: Collection[str]) -> Refusal | None:
-        """Why this person may not approve anything: another workspace (any of `teams`, the ones the click or
-        message names, or the directory's), deactivated, a bot, a guest, not an approver, or the directory could
-        not say (refused: fail closed). None: an approver. Stopping a run asks the same question."""
-        if not teams or any(team != self._policy.team_id for team in teams):
-            return Refusal.OTHER_WORKSPACE
-        try:
-            user = await self._directory.user(user_id)
-            refusal = account_refusal(user, self._policy.team_id)
-            if refusal is None and user_id not in self._policy.users and not await self._in_approver_group(user_id):
-                refusal = Refusal.NOT_AN_APPROVER
-        except Exception as exc:
-            log.warning("user_lookup_failed", user=user_id, error=repr(exc))
-            return Refusal.DIRECTORY_UNAVAILABLE
-        return refusal
-
-    async def _in_approver_group(self, user_id: str) -> bool:
-        for group in sorted(self._policy.groups):
-            if user_id in await self._directory.group_members(group):
-                return True
-        return False
 
     def approvers(self) -> str:
         """The configured approvers as Slack mentions (users and user groups), for messages."""
-        return self._policy.mentions()
+        return self._policy.approvers.mentions()
 
     async def void_run(
         self, run_id: str, reason: str, *, by: str = BROKER_USER, keep: frozenset[str] = frozenset()

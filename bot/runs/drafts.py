@@ -2,7 +2,8 @@
 “@opsagent status” posts a stakeholder update to copy. Both are built from the run's recorded facts and the
 thread's messages; a model writes only their narrative, and its absence or failure still gives the facts.
 
-The mention's handler returns at once: each draft is made in a task of its own, awaited at shutdown.
+The gate admits each ask like a run (who asks, the limits); the handler returns at once: each draft is made in a
+task of its own, awaited at shutdown.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime
-from enum import StrEnum
 from typing import assert_never
 
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.gate.gate import Admitted
+from bot.gate.requests import AskDraft, DraftKind
 from bot.runs.incident_facts import gather_facts
 from bot.runs.memory import thread_url
 from bot.runs.postmortem import draft_postmortem
@@ -28,29 +30,6 @@ from bot.store.records import RunRecord, utc_now
 from kernel import LLM
 
 log = structlog.get_logger("opsagent.drafts")
-
-
-class DraftKind(StrEnum):
-    """What a person can ask to have drafted from an investigation."""
-
-    POSTMORTEM = "postmortem"
-    STATUS = "status"
-
-
-DRAFT_WORDS = {
-    "postmortem": DraftKind.POSTMORTEM,
-    "post-mortem": DraftKind.POSTMORTEM,
-    "postmortem draft": DraftKind.POSTMORTEM,
-    "draft the postmortem": DraftKind.POSTMORTEM,
-    "status": DraftKind.STATUS,
-    "status update": DraftKind.STATUS,
-}
-"""A mention that is one of these (after the @-mention, any case, a final full stop aside) asks for a draft."""
-
-
-def draft_asked(text: str) -> DraftKind | None:
-    """The draft a mention's text asks for, or None when it asks for something else (an investigation)."""
-    return DRAFT_WORDS.get(" ".join(text.lower().split()).rstrip(".!"))
 
 
 class DraftService:
@@ -74,12 +53,14 @@ class DraftService:
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def asked(self, kind: DraftKind, *, channel: str, thread_ts: str, latest: RunRecord | None) -> None:
-        """A person asked for a draft in this thread (`latest`: the thread's latest run): start making it."""
+    def asked(self, admitted: Admitted[AskDraft]) -> None:
+        """A draft the gate admitted (counted against the limits like a run): start making it from the thread's
+        latest run, or say there is none."""
+        kind, latest, place = admitted.request.kind, admitted.request.run, admitted.request.place
         if latest is None:
-            self._reply(channel, thread_ts, NO_INVESTIGATION)
+            self._reply(place.channel, place.thread_ts, NO_INVESTIGATION)
             return
-        self._reply(channel, thread_ts, DRAFTING[kind])
+        self._reply(place.channel, place.thread_ts, DRAFTING[kind])
         task = asyncio.create_task(self.draft(kind, latest), name=f"draft-{kind}-{latest.run_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -1,5 +1,5 @@
 """A person's 👍/👎 on a run's verdict, and why for a 👎: kept in the run store (each person's latest rating wins)
-and in the audit log. The listeners hand each click and each submitted reason here.
+and in the audit log. The listeners hand each admitted click and submitted reason here.
 
 A 👎 opens a modal asking why (optional) at once, since Slack's `trigger_id` is good for 3 seconds only.
 """
@@ -8,26 +8,38 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Protocol
 
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access.askers import requester
 from bot.audit.trail import AuditKind, AuditTrail
-from bot.slack.feedback import feedback_click, reason_modal, submitted_reason
-from bot.store.protocol import RunStore, StoreUnavailableError
+from bot.gate.gate import Admitted
+from bot.gate.requests import Explain, Rate
+from bot.slack.feedback import reason_modal
+from bot.store.protocol import StoreUnavailableError
 from bot.store.records import FeedbackRecord, Rating, utc_now
 
 log = structlog.get_logger("opsagent.feedback")
 
 
+class FeedbackStore(Protocol):
+    """Where ratings are kept: each person's latest rating of a run wins."""
+
+    async def record_feedback(self, feedback: FeedbackRecord) -> None:
+        """Keep `feedback`, replacing the person's earlier rating of the run."""
+        ...
+
+
 class FeedbackService:
-    """Keeps people's ratings of runs; clicks on a run of another channel, or on no known run, are dropped."""
+    """Keeps the ratings the gate admitted: who may rate is `[access] who_may_rate`, and a reason is kept only from
+    the modal a 👎 of the same person on the same run opened."""
 
     def __init__(
         self,
         *,
-        store: RunStore,
+        store: FeedbackStore,
         client: AsyncWebClient,
         audit: AuditTrail,
         clock: Callable[[], datetime] = utc_now,
@@ -37,22 +49,19 @@ class FeedbackService:
         self._audit = audit
         self._clock = clock
 
-    async def rated(self, *, value: str, user: str, channel: str, trigger_id: str) -> None:
-        """A click on a run's feedback buttons (`value` is the clicked button's); a 👎 asks why, in a modal."""
-        click = feedback_click(value)
-        if click is None:
-            log.warning("feedback_unreadable", user=user, channel=channel)
-            return
-        rating = Rating.UP if click.thumb == "up" else Rating.DOWN
-        if rating is Rating.DOWN and trigger_id:
-            await self._ask_why(click.run_id, user, trigger_id)
-        await self._keep(click.run_id, user, rating, "", channel=channel)
+    async def rated(self, admitted: Admitted[Rate]) -> None:
+        """A 👍/👎 on a run's verdict, kept as the person's latest rating; a 👎 then asks why, in a modal (opened
+        after the 👎 is kept: the modal's submission is admitted only against it)."""
+        rate = admitted.request
+        user = requester(rate.asker)
+        kept = await self._keep(rate.run.run_id, user, rate.rating, "")
+        if kept and rate.rating is Rating.DOWN and rate.trigger_id:
+            await self._ask_why(rate.run.run_id, user, rate.trigger_id)
 
-    async def explained(self, *, view: dict[str, Any], user: str) -> None:
+    async def explained(self, admitted: Admitted[Explain]) -> None:
         """The reason modal, submitted: the 👎 is kept again, with the reason (empty: the 👎 stands alone)."""
-        run_id, reason = submitted_reason(view)
-        if run_id:
-            await self._keep(run_id, user, Rating.DOWN, reason.strip())
+        explain = admitted.request
+        await self._keep(explain.run.run_id, requester(explain.asker), Rating.DOWN, explain.reason)
 
     async def _ask_why(self, run_id: str, user: str, trigger_id: str) -> None:
         try:
@@ -60,17 +69,15 @@ class FeedbackService:
         except Exception as exc:  # no modal: the 👎 is kept all the same
             log.info("feedback_modal_failed", run_id=run_id, user=user, error=str(exc)[:200])
 
-    async def _keep(self, run_id: str, user: str, rating: Rating, reason: str, *, channel: str = "") -> None:
+    async def _keep(self, run_id: str, user: str, rating: Rating, reason: str) -> bool:
+        """Keep the rating (and the audit line); False when the store could not."""
         try:
-            record = await self._store.get_run(run_id)
-            if record is None or (channel and record.channel != channel):
-                log.warning("feedback_for_no_such_run", run_id=run_id, user=user, channel=channel)
-                return
             await self._store.record_feedback(
                 FeedbackRecord(run_id=run_id, user=user, rating=rating, reason=reason, at=self._clock())
             )
         except StoreUnavailableError as exc:
             log.error("feedback_not_kept", run_id=run_id, user=user, error=str(exc)[:300])
-            return
+            return False
         log.info("feedback_given", run_id=run_id, user=user, rating=str(rating), reason_given=bool(reason))
         await self._audit.record(AuditKind.FEEDBACK_GIVEN, run_id=run_id, actor=user, rating=str(rating), reason=reason)
+        return True

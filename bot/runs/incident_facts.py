@@ -140,8 +140,9 @@ def _said(event: AuditEvent, steps: dict[int, Step], by_approval: dict[str, Step
             return f"investigation ended: {detail.get('stop_reason', '?')}"
         case AuditKind.STOP_REQUESTED:
             return "stopped the investigation"
-        case AuditKind.STOP_REFUSED:
-            return "asked to stop the investigation, and was refused"
+        case AuditKind.REQUEST_REFUSED:
+            action = str(detail.get("action") or "start")
+            return f"asked to {action} and was refused ({str(detail.get('reason') or '?').replace('_', ' ')})"
         case AuditKind.TOOL_CALL:
             if detail.get("approval") == "pending" and step is not None and step.call is not None:
                 return f"step {step.index}: {_flat(step.call.render())} → waiting for a person's approval"

@@ -1,30 +1,29 @@
-"""Investigations in Slack threads: a mention starts a run, each step becomes a reply, Stop ends it.
+"""Investigations in Slack threads: an admitted request starts a run, each step becomes a reply, Stop ends it.
 
-The service owns this process's running investigations (admission, cancellation, shutdown, resuming
-saved runs); every run is recorded in the run store, so a restart or another replica can continue it.
+The service owns this process's running investigations (starting, cancellation, shutdown, resuming saved runs);
+every run is recorded in the run store, so a restart or another replica can continue it. Who may ask is the
+gate's to say (`bot.gate`): the service takes only admitted requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any, assert_never
 
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.access.policy import AccessPolicy, Admitted, Refused, RunRequest, author_teams, requester_of
+from bot.access.askers import requester
 from bot.approvals.broker import ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
+from bot.gate.gate import Admitted, Gate
+from bot.gate.requests import Investigate, StopRun
 from bot.runs.active import ActiveRun, RunObserver, stopped_by
-from bot.runs.drafts import DraftService, draft_asked
 from bot.runs.durable import DurableRun, RunTakenOver
 from bot.runs.memory import RunMemory
 from bot.runs.saved import earlier_work, readable_trace
-from bot.runs.stopping import StopAnswer, StopPolicy
 from bot.runs.topics import STOPS_TOPIC
 from bot.runs.voice import ServiceVoice
 from bot.slack.mrkdwn import user_ref
@@ -34,27 +33,12 @@ from bot.slack.run_thread import RunThread, TraceLink
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
-from kernel import (
-    DEFAULT_REDACTOR,
-    Agent,
-    ConfirmHook,
-    Redactor,
-    RunControl,
-    RunResult,
-    StopReason,
-    new_run_id,
-)
+from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, new_run_id
 from opsagent_tools.runbooks import RunbookLibrary, runbooks_note
 
 log = structlog.get_logger("opsagent.investigations")
 
-MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-DEDUPE_TTL_S = 3600.0
-"""How long event ids and message keys are remembered (Slack retries within about 6 minutes)."""
-STOP_WORDS = frozenset({"stop", "cancel", "abort"})
 STILL_RUNNING = "An investigation is still running in this thread. Wait for its answer, or say “@opsagent stop” first."
-ALREADY_ENDED = "That investigation has already ended."
-ASK_FOR_A_TASK = "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”."
 
 AgentFactory = Callable[[ConfirmHook], Agent]
 """Builds the agent for one run around that run's confirm hook (the broker's, bound to the thread)."""
@@ -71,31 +55,26 @@ class InvestigationService:
         outbox: Outbox,
         updates: MessageUpdates,
         broker: ApprovalBroker,
-        access: AccessPolicy,
+        gate: Gate,
         store: RunStore,
         replica: str,
         lease_ttl_s: float,
         observers: Sequence[RunObserver] = (),
         trace_link: TraceLink | None = None,
-        redactor: Redactor = DEFAULT_REDACTOR,
         runbooks: RunbookLibrary | None = None,
         memory: RunMemory | None = None,
-        drafts: DraftService | None = None,
     ) -> None:
         self._agent_factory = agent_factory
         self._runbooks = runbooks
         self._memory = memory
         """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
-        self._drafts = drafts
-        """Makes the postmortem and status drafts asked for in a thread (“@opsagent postmortem”)."""
         self._broker = broker
-        self._access = access
+        self._gate = gate
         self._store = store
         self._audit = AuditTrail(store)
         self.replica = replica
         self.lease_ttl_s = lease_ttl_s
-        self._observers = (access, *observers)
-        self._stoppers = StopPolicy(broker, access.settings.who_may_stop, self._audit)
+        self._observers = tuple(observers)
         self._voice = ServiceVoice(
             client=client,
             outbox=outbox,
@@ -104,8 +83,6 @@ class InvestigationService:
             approvers=broker.approvers(),
             trace_link=trace_link,
         )
-        self._redactor = redactor
-        """Masks secrets in a task where it enters, so the model, trace, store, audit and header all read it masked."""
         self._runs: dict[str, ActiveRun] = {}
         self._accepting = True
 
@@ -118,99 +95,34 @@ class InvestigationService:
     def has_room(self) -> bool:
         """Whether this process may take over one more run: it never carries more than `[access]
         max_concurrent_runs`, the cap of all replicas together (new runs are capped by the store's slots)."""
-        return self._accepting and len(self._runs) < self._access.settings.max_concurrent_runs
+        return self._accepting and len(self._runs) < self._gate.settings.max_concurrent_runs
 
-    async def on_mention(self, *, event_id: str, event: dict[str, Any]) -> ActiveRun | None:
-        """Handle an `app_mention`: start a run, or stop the thread's run; duplicates (on any replica) are dropped,
-        and so are mentions by bots (`[access] allowed_bots` names the exceptions), without a word: no bot loops."""
-        channel, ts = event["channel"], event["ts"]
-        if not await self._first_time(f"event:{event_id}") or not await self._first_time(f"message:{channel}:{ts}"):
-            log.info("duplicate_event_dropped", event_id=event_id, channel=channel, ts=ts)
-            return None
-        user = requester_of(event, self._access.settings.allowed_bots)
-        if user is None:
-            log.warning("bot_mention_refused", bot_id=str(event.get("bot_id") or ""), channel=channel, ts=ts)
-            return None
-        thread_ts = event.get("thread_ts") or ts
-        text = " ".join(MENTION.sub(" ", event.get("text", "")).split())
-        latest = await self._store.run_in_thread(channel, thread_ts)
-        running = latest if latest is not None and latest.status is not RunStatus.FINISHED else None
-        if text.lower() in STOP_WORDS:
-            if running is None:
-                self._voice.reply(channel, thread_ts, "No investigation is running in this thread.")
-                return None
-            answer = await self.request_stop(running.run_id, user=user, teams=author_teams(event))
-            if not answer.stopped:
-                self._voice.tell(channel, thread_ts, user, answer.text)
-            return None
-        if self._drafts is not None and (draft := draft_asked(text)) is not None:
-            self._drafts.asked(draft, channel=channel, thread_ts=thread_ts, latest=latest)
-            return None
-        if running is not None:
-            self._voice.reply(channel, thread_ts, STILL_RUNNING)
-            return None
-        if not text:
-            self._voice.reply(channel, thread_ts, ASK_FOR_A_TASK)
-            return None
-        return await self.start(
-            channel=channel,
-            thread_ts=thread_ts,
-            text=text,
-            data=earlier_work(latest),
-            requested_by=user,
-            mention_ts=ts,
-            teams=author_teams(event),
-        )
+    async def start(self, admitted: Admitted[Investigate]) -> ActiveRun | None:
+        """Start the investigation the gate admitted, if the concurrency cap has a slot and the bot is not shutting
+        down; a refusal is said to the person (ephemeral), or in the thread for an alert.
 
-    async def start(
-        self,
-        *,
-        channel: str,
-        thread_ts: str,
-        text: str,
-        requested_by: str,
-        data: str = "",
-        asked: str | None = None,
-        mention_ts: str | None = None,
-        teams: tuple[str, ...] | None = None,
-        labels: Sequence[Mapping[str, str]] = (),
-    ) -> ActiveRun | None:
-        """Start investigating `text` in a thread, if the access policy admits it, the concurrency cap has a slot
-        and the bot is not shutting down; a refusal is said to the person (ephemeral), or in the thread for an alert.
-
-        `text` is the task with a person's authority (the mention); `data` is what it comes with from elsewhere (an
-        alert's details, an earlier answer), which the model sees fenced as data. `asked` is what the header shows
-        (default `text`); `mention_ts` is the message that asked, which gets the 👀/✅/❌ reactions (alerts have
-        none). `teams`: the asking person's workspaces (`author_teams`); None for a run not asked by a person in
-        Slack (an alert), which skips the workspace and per-user rules.
-        All three texts are redacted here, where every task enters: a secret typed in a mention goes no further.
-        The runbooks whose services or alert names `text` names or an alert's `labels` carry are named to the
-        model in the data.
+        The task is a person's words (or an alert's fixed task), redacted at its door; what it comes with from
+        elsewhere (an alert's details, the thread's earlier run) the model sees fenced as data, with the runbooks
+        whose services or alert names the task or the alerts' labels name.
         """
-        text, asked, data = (self._redactor.redact(part) for part in (text, asked or text, data))
+        request = admitted.request
+        channel, thread_ts = request.place.channel, request.place.thread_ts
         if not self._accepting:
+            self._gate.withdraw(admitted)
             self._voice.reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
             return None
-        request = RunRequest(user=requested_by, channel=channel, teams=teams)
-        match admitted := self._access.admit(request):
-            case Refused():
-                self._voice.refuse(request, thread_ts, refusal_text(admitted, now=self._access.now()))
-                return None
-            case Admitted():
-                pass
-            case _:
-                assert_never(admitted)
-        data = "\n\n".join(part for part in (data, await runbooks_note(self._runbooks, text, labels)) if part)
+        noted = await runbooks_note(self._runbooks, request.task, request.labels)
+        data = "\n\n".join(part for part in (request.data, earlier_work(request.earlier), noted) if part)
         now = utc_now()
         record = RunRecord(
             run_id=new_run_id(),
             channel=channel,
             thread_ts=thread_ts,
-            requested_by=requested_by,
-            task=text,
+            requested_by=requester(request.asker),
+            task=request.task,
             task_data=data,
-            alert_labels=tuple(dict(alert) for alert in labels),
-            mention_ts=mention_ts or "",
+            alert_labels=tuple(dict(alert) for alert in request.labels),
+            mention_ts=request.place.message_ts,
             status=RunStatus.RUNNING,
             owner=self.replica,
             lease_until=now + timedelta(seconds=self.lease_ttl_s),
@@ -218,23 +130,24 @@ class InvestigationService:
             updated_at=now,
         )
         try:  # the store holds the concurrency cap: one slot per unfinished run, across replicas, atomically
-            await self._store.create_run(record, slots=self._access.settings.max_concurrent_runs)
+            await self._store.create_run(record, slots=self._gate.settings.max_concurrent_runs)
         except StoreAtCapacityError:
-            refused = self._access.at_capacity(admitted)
-            self._voice.refuse(request, thread_ts, refusal_text(refused, now=self._access.now()))
+            refused = await self._gate.at_capacity(admitted)
+            text = refusal_text(refused, now=self._gate.now(), approvers=self._broker.approvers())
+            self._voice.refuse(request.asker, request.place, text)
             return None
         except StoreUnavailableError as exc:  # not started, not lost in silence: the person can ask again
-            self._access.withdraw(admitted)
+            self._gate.withdraw(admitted)
             log.error("run_store_unavailable", error=str(exc)[:300])
             self._voice.reply(
                 channel, thread_ts, "Not started: OpsAgent cannot reach its run store. Ask again shortly."
             )
             return None
         except StoreConflictError:  # another mention in this thread, maybe on another replica, got there first
-            self._access.withdraw(admitted)
+            self._gate.withdraw(admitted)
             self._voice.reply(channel, thread_ts, STILL_RUNNING)
             return None
-        return self._launch(record, asked=asked)
+        return self._launch(record, asked=request.asked or request.task)
 
     def resume(self, record: RunRecord) -> ActiveRun | None:
         """Continue a saved run whose lease this replica has just taken (after a restart or a takeover)."""
@@ -242,22 +155,18 @@ class InvestigationService:
             return None
         return self._launch(record, asked=None)
 
-    async def request_stop(self, run_id: str, *, user: str, teams: tuple[str, ...]) -> StopAnswer:
-        """A person's Stop (the button, or “@opsagent stop”): the run stops if the stop policy lets them
-        (`[access] who_may_stop`), else nothing changes and the refusal is audited; what to tell them privately."""
-        record = await self._store.get_run(run_id)
-        if record is None or record.status is RunStatus.FINISHED:
-            return StopAnswer(stopped=False, text=ALREADY_ENDED)
-        refused = await self._stoppers.refused(record, user=user, teams=teams)
-        return refused or StopAnswer(stopped=True, text=await self.stop(run_id, user))
+    async def stop_requested(self, admitted: Admitted[StopRun]) -> bool:
+        """A Stop the gate admitted (the button, “@opsagent stop”, a resolved alert): whether it stopped the run
+        (False: it had ended meanwhile)."""
+        return await self.stop(admitted.request.run.run_id, requester(admitted.request.asker))
 
-    async def stop(self, run_id: str, by: str) -> str:
-        """Stop a run wherever it runs and void its pending approvals, for `by` (a user id the stop policy let
-        through, or `alertmanager` for a resolved alert); the words to show whoever asked."""
+    async def stop(self, run_id: str, by: str) -> bool:
+        """Stop a run wherever it runs and void its pending approvals, for `by` (a user id the gate let through, or
+        `alertmanager` for a resolved alert); whether it stopped it (False: it had ended already)."""
         run = self._runs.get(run_id)
         record = await self._store.get_run(run_id)
         if record is None or record.status is RunStatus.FINISHED:
-            return ALREADY_ENDED
+            return False
         if run is not None:  # cancel before voiding: a woken run must find itself cancelled, not ask the model again
             self.cancel(run_id, by=by)
         await self._store.request_stop(run_id, by)  # durable: whoever carries the run reads it
@@ -274,7 +183,7 @@ class InvestigationService:
         elif run is None and run_id not in self._runs:
             detail = f"{stopped_by(by)} while no replica was running it"
             await self._end_for_good(run_id, StopReason.CANCELLED, detail, stopped=by)
-        return "Stopping the investigation."
+        return True
 
     async def _end_for_good(
         self, run_id: str, reason: StopReason, detail: str, *, stopped: str = "", thread: RunThread | None = None
@@ -415,7 +324,3 @@ class InvestigationService:
             await self._store.release_lease(run_id, self.replica)
         except StoreUnavailableError as exc:  # the lease expires on its own; another replica then resumes the run
             log.warning("lease_release_failed", run_id=run_id, error=str(exc)[:200])
-
-    async def _first_time(self, key: str) -> bool:
-        """Whether no replica has seen this key recently (Slack's retries and double deliveries)."""
-        return await self._store.remember(key, DEDUPE_TTL_S)

@@ -11,7 +11,8 @@ import asyncio
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.access.policy import RunRequest
+from bot.access.askers import Asker, Person
+from bot.gate.requests import Place
 from bot.slack.blocks import ephemeral
 from bot.slack.outbox import Outbox
 from bot.slack.run_thread import RunThread, TraceLink
@@ -63,12 +64,13 @@ class ServiceVoice:
             summary_posted=remember,
         )
 
-    def refuse(self, request: RunRequest, thread_ts: str, text: str) -> None:
-        """Tell who asked why no run started: only them when a person asked, the thread when an alert did."""
-        if request.teams is None:
-            self.reply(request.channel, thread_ts, f"Not started: {text}")
+    def refuse(self, asker: Asker, place: Place, text: str) -> None:
+        """Tell who asked why no run started: only them when a person asked, the thread when an alert (or an
+        allowed bot) did."""
+        if isinstance(asker, Person):
+            self.tell(place.channel, place.thread_ts, asker.user, text)
         else:
-            self.tell(request.channel, thread_ts, request.user, f"Not started: {text}")
+            self.reply(place.channel, place.thread_ts, text)
 
     def tell(self, channel: str, thread_ts: str, user: str, text: str) -> None:
         """Words of ours for one person only (an ephemeral message in the thread)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.approvals.directory import SlackUser
+from bot.access.directory import SlackUser
 from bot.approvals.store import ApprovalState, PendingApproval
 from bot.slack.approval_blocks import Decision, approval_decided, approval_request
 from bot.slack.outbox import Outbox

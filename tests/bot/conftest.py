@@ -2,8 +2,8 @@
 settings, and `harness`, the Slack app in HTTP mode on the fake Slack, as `opsagent serve --http` wires it.
 
 A module changes what `harness` runs by overriding the fixtures it is built from: `incident_bot` (the agent
-factory), `slack_settings`, `access_settings`, `clock` (what the access limits count time by) and `app_options`
-(further `create_app` options, such as observers or a `prepare` hook).
+factory), `slack_users` (the workspace's people), `slack_settings`, `access_settings`, `clock` (what the access
+limits count time by) and `app_options` (further `create_app` options, such as observers or a `prepare` hook).
 """
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ async def run_store():
 def script():
     """The scripts of the Slack tests' runs, one list of model turns per run, in order."""
     return []
+
+
+@pytest.fixture
+def slack_users() -> dict[str, dict[str, Any]]:
+    """The people of the fake workspace (`users.info`): the gate looks up everyone who asks."""
+    return USERS
 
 
 @pytest.fixture
@@ -64,10 +70,10 @@ def app_options() -> dict[str, Any]:
 
 
 @pytest.fixture
-async def harness(incident_bot, slack_settings, access_settings, clock, run_store, app_options):
+async def harness(incident_bot, slack_users, slack_settings, access_settings, clock, run_store, app_options):
     """The Slack app in HTTP mode on a free port, the fake Slack it talks to, and signed traffic to send it."""
     async with (
-        SlackFake(users=USERS) as slack,
+        SlackFake(users=slack_users) as slack,
         running_app(
             slack,
             incident_bot,

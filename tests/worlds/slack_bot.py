@@ -12,8 +12,12 @@ from typing import Any
 
 import aiohttp
 
+from bot.access.askers import Asker, Service
 from bot.app import SlackServices, create_app
+from bot.gate.gate import Admitted
+from bot.gate.requests import Investigate, Place
 from bot.http_limits import HttpLimits
+from bot.runs.active import ActiveRun
 from bot.serve import DEFAULT_LIMITS, start_http
 from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
@@ -44,6 +48,7 @@ USERS = {
     CAROL: {"name": "carol"},
     GUEST: {"name": "guest", "is_restricted": True},
 }
+ALERTMANAGER = Service("alertmanager")
 ROLLBACK = text_turn(
     "rollback_deployment", "Why: v2.14.0 broke checkout.", service="order-service", to_version="v2.13.2"
 )
@@ -279,6 +284,16 @@ async def running_app(
         await services.close(timeout_s=5)
         await harness.http.close()
         await runner.cleanup()
+
+
+async def start_through_the_gate(
+    services: SlackServices, thread_ts: str, task: str, *, asker: Asker = ALERTMANAGER
+) -> ActiveRun | None:
+    """Start a run in a thread as a way in other than a mention does (an alert, by default): admitted by the gate
+    first, then started."""
+    admitted = await services.gate.admit(Investigate(asker, Place(CHANNEL, thread_ts, thread_ts), task))
+    assert isinstance(admitted, Admitted), admitted
+    return await services.investigations.start(admitted)
 
 
 async def save_run(

@@ -9,6 +9,7 @@ from typing import Any, Self
 
 import aiohttp
 
+from bot.access.askers import Person
 from bot.app import create_app
 from bot.serve import start_http
 from bot.slack.action_ids import APPROVE
@@ -20,7 +21,7 @@ from fakes.slack_requests import block_actions_payload, signed_action
 from fakes.slack_workspace import BOT_TOKEN, SIGNING_SECRET, TEAM_ID
 from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry
 from servers.local_server import free_port
-from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, temporary_store
+from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, start_through_the_gate, temporary_store
 
 VIEWER_SECRET = "trace-viewer-test-secret-0123456789abcdef"
 LINK = re.compile(r"<(http[^|>]+)\|View trace>")
@@ -69,7 +70,7 @@ class ViewerBot(ThreadWatcher):
     async def investigate(self, text: str) -> str:
         """Start a run in a new thread, as an alert or a mention would; the thread's ts."""
         root = self.slack.add_message(CHANNEL, text, user=BOB)
-        assert await self.services.investigations.start(channel=CHANNEL, thread_ts=root.ts, text=text, requested_by=BOB)
+        assert await start_through_the_gate(self.services, root.ts, text, asker=Person(BOB, (TEAM_ID,)))
         return root.ts
 
     async def approve(self, ts: str) -> None:

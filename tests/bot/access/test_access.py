@@ -1,5 +1,6 @@
-"""Who may start a run: the decision function alone, then the real bot (signed events, fake Slack) refusing
-with an ephemeral reply that names the limit and when to try again, and starting nothing."""
+"""How much work may start: the limits' decision alone, then the real bot (signed events, fake Slack) refusing
+with an ephemeral reply that names the limit and when to try again, and starting nothing. Who may ask at all is
+tests/bot/access/test_gate.py's."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from structlog.testing import capture_logs
 
+from bot.access.askers import author_teams
 from bot.access.ledger import InMemoryRunLedger
-from bot.access.policy import Allowed, RecentUse, RefusalReason, Refused, RunRequest, author_teams, decide
+from bot.access.policy import Allowed, RecentUse, RunRequest, decide
+from bot.access.refusals import AccessRefused, RefusalReason
 from bot.access.settings import AccessSettings
 from bot.settings import load_settings
 from bot.slack.refusals import refusal_text
 from fakes.clock import T0, ManualClock
 from fakes.slack_workspace import TEAM_ID
 from kernel import LLMResponse, Pricing, TokenUsage, text_turn
+from worlds.alert_bot import alert, notification, running_alert_bot
 from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 
 HOME = TEAM_ID
@@ -29,91 +33,62 @@ PRICE = Pricing(input_per_mtok=10.0, output_per_mtok=30.0)
 # --- the decision alone -------------------------------------------------------------------------------------
 
 
-def person(user: str = BOB, channel: str = CHANNEL, teams: tuple[str, ...] = (HOME,)) -> RunRequest:
-    return RunRequest(user=user, channel=channel, teams=teams)
+def person(user: str = BOB, channel: str = CHANNEL) -> RunRequest:
+    return RunRequest(user=user, channel=channel)
 
 
 def quiet(**overrides) -> RecentUse:
     return RecentUse(**({"user_starts": [], "channel_starts": [], "spent_today_usd": 0.0} | overrides))
 
 
-def decision(request: RunRequest, recent: RecentUse | None = None, **settings) -> Allowed | Refused:
-    return decide(
-        request, settings=AccessSettings(**settings), workspaces=frozenset({HOME}), recent=recent or quiet(), now=T0
-    )
+def decision(request: RunRequest, recent: RecentUse | None = None, **settings) -> Allowed | AccessRefused:
+    return decide(request, settings=AccessSettings(**settings), recent=recent or quiet(), now=T0)
 
 
-def test_a_member_of_the_installing_workspace_may_start_a_run():
+def words(refused: AccessRefused) -> str:
+    return refusal_text(refused, now=T0, approvers="<@U0ALICE>")
+
+
+def test_work_within_every_limit_may_start():
     assert decision(person()) == Allowed()
-
-
-@pytest.mark.parametrize(
-    "teams",
-    [(PARTNER,), (HOME, PARTNER), ()],
-    ids=["slack-connect-guest", "one-field-names-another-workspace", "no-workspace-named"],
-)
-def test_authors_of_other_or_unknown_workspaces_are_refused(teams):
-    refused = decision(person(teams=teams))
-    assert isinstance(refused, Refused)
-    assert refused.reason is RefusalReason.WORKSPACE
-    assert refused.retry_at is None
-    assert "allowed_workspaces" in refusal_text(refused, now=T0)
-
-
-def test_a_listed_workspace_is_admitted():
-    request = person(teams=(PARTNER,))
-    outcome = decide(
-        request,
-        settings=AccessSettings(allowed_workspaces=[PARTNER]),
-        workspaces=frozenset({HOME, PARTNER}),
-        recent=quiet(),
-        now=T0,
-    )
-    assert outcome == Allowed()
-
-
-def test_identity_is_checked_before_any_limit():
-    refused = decision(person(teams=(PARTNER,)), quiet(spent_today_usd=99.0), daily_spend_usd=1.0)
-    assert isinstance(refused, Refused)
-    assert refused.reason is RefusalReason.WORKSPACE
 
 
 def test_a_channel_off_the_allow_list_is_refused_and_the_allowed_ones_named():
     refused = decision(person(channel=OTHER_CHANNEL), allowed_channels=[CHANNEL])
-    assert isinstance(refused, Refused)
+    assert isinstance(refused, AccessRefused)
     assert refused.reason is RefusalReason.CHANNEL
-    assert f"<#{CHANNEL}>" in refusal_text(refused, now=T0)
+    assert f"<#{CHANNEL}>" in words(refused)
     assert decision(person(), allowed_channels=[CHANNEL]) == Allowed()
 
 
 def test_the_spend_cap_names_midnight_utc_as_the_reset():
     assert decision(person(), quiet(spent_today_usd=4.99), daily_spend_usd=5.0) == Allowed()
     refused = decision(person(), quiet(spent_today_usd=5.0), daily_spend_usd=5.0)
-    assert isinstance(refused, Refused)
+    assert isinstance(refused, AccessRefused)
     assert refused.reason is RefusalReason.DAILY_SPEND
     assert refused.retry_at == datetime(2026, 12, 1, tzinfo=UTC)
-    assert "2026-12-01 00:00 UTC" in refusal_text(refused, now=T0)
-    assert "(in 21 h 0 min)" in refusal_text(refused, now=T0)
-    assert "$5.00" in refusal_text(refused, now=T0)
+    assert "2026-12-01 00:00 UTC" in words(refused)
+    assert "(in 21 h 0 min)" in words(refused)
+    assert "$5.00" in words(refused)
 
 
 def test_the_user_limit_names_when_the_oldest_start_leaves_the_window():
     starts = [T0 - timedelta(minutes=50), T0 - timedelta(minutes=20)]
     assert decision(person(), quiet(user_starts=starts[1:]), runs_per_user_per_hour=2) == Allowed()
     refused = decision(person(), quiet(user_starts=starts), runs_per_user_per_hour=2)
-    assert isinstance(refused, Refused)
+    assert isinstance(refused, AccessRefused)
     assert refused.reason is RefusalReason.USER_RATE
     assert refused.retry_at == T0 + timedelta(minutes=10)
-    assert "2026-11-30 03:10 UTC" in refusal_text(refused, now=T0)
-    assert "in 10 min 0 s" in refusal_text(refused, now=T0)
+    assert "2026-11-30 03:10 UTC" in words(refused)
+    assert "in 10 min 0 s" in words(refused)
 
 
-def test_runs_not_asked_by_a_person_skip_the_workspace_and_user_rules_but_not_the_channel_ones():
-    alert = RunRequest(user="alertmanager", channel=CHANNEL, teams=None)
+def test_runs_not_asked_by_a_person_skip_the_user_limit_but_not_the_channel_ones():
+    alert = RunRequest(user="alertmanager", channel=CHANNEL, per_user=False)
     many = [T0 - timedelta(minutes=m) for m in (30, 20, 10)]
     assert decision(alert, quiet(user_starts=many), runs_per_user_per_hour=1) == Allowed()
     refused = decision(alert, quiet(channel_starts=many), runs_per_channel_per_hour=3)
-    assert isinstance(refused, Refused)
+    assert isinstance(refused, AccessRefused)
     assert refused.reason is RefusalReason.CHANNEL_RATE
     assert refused.retry_at == T0 + timedelta(minutes=30)
 
@@ -223,9 +198,16 @@ async def test_a_slack_connect_guest_is_refused_privately_and_nothing_runs(harne
     assert harness.models == []
     assert bot_posts(harness, ts) == []
     assert not harness.reacted(ts, "eyes")
-    refused = [e for e in logs if e["event"] == "run_refused"]
+    refused = [e for e in logs if e["event"] == "request_refused"]
     assert refused == [
-        refused[0] | {"reason": "workspace", "user": "U0GUESTEXT", "channel": CHANNEL, "teams": [PARTNER]}
+        refused[0]
+        | {
+            "request": "Investigate",
+            "reason": "workspace",
+            "user": "U0GUESTEXT",
+            "channel": CHANNEL,
+            "teams": [PARTNER],
+        }
     ]
     home = await harness.mention("why 5xx?", user=BOB)
     await harness.until(lambda: harness.reacted(home, "white_check_mark"), "a member's run still runs")
@@ -329,13 +311,19 @@ async def test_the_concurrent_cap_refuses_until_a_run_ends(harness, script):
     assert len(harness.models) == 1
 
 
-@pytest.mark.parametrize("access_settings", [{"allowed_channels": [CHANNEL]}], indirect=True)
-async def test_an_alert_started_run_refused_is_said_in_its_thread(harness):
-    thread = harness.slack.add_message(OTHER_CHANNEL, "[FIRING] HighErrorRate order-service", user=BOB).ts
-    run = await harness.services.investigations.start(
-        channel=OTHER_CHANNEL, thread_ts=thread, text="HighErrorRate order-service", requested_by="alertmanager"
-    )
-    assert run is None
-    said = await harness.until(lambda: bot_posts(harness, thread, OTHER_CHANNEL), "the refusal in the thread")
-    assert said[0].text.startswith("Not started: investigations can't be started in this channel")
-    assert harness.slack.ephemerals == []
+async def test_an_alert_started_run_refused_is_said_in_its_thread(script):
+    script.append([FINISH])
+    elsewhere = AccessSettings(allowed_channels=[OTHER_CHANNEL])
+    async with running_alert_bot(script, access=elsewhere) as bot:
+        status, _ = await bot.notify(notification(alert("fp-1")))
+        assert status == 200
+        [opened] = await bot.until(lambda: bot.alert_threads(), "the alert's thread: refused runs still show alerts")
+        said = await bot.until(lambda: bot.thread(opened.ts)[1:], "the refusal in the thread")
+        assert said[0].text.startswith("Not started: investigations can't be started in this channel")
+        assert f"<#{OTHER_CHANNEL}>" in said[0].text
+        assert bot.slack.ephemerals == []
+        assert bot.incident.models == []
+        refused = await bot.services.store.audit_log()
+        assert [(e.kind, e.actor, e.detail["reason"]) for e in refused if e.kind == "request_refused"] == [
+            ("request_refused", "alertmanager", "channel")
+        ]

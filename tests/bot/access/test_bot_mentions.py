@@ -40,7 +40,9 @@ async def test_a_bot_is_refused_without_a_word(harness, script, user, subtype) -
     event = bot_mention(harness, bot_id="B0OTHER", user=user, subtype=subtype)
     with capture_logs() as logs:
         await send(harness, event)
-        await harness.until(lambda: any(e["event"] == "bot_mention_refused" for e in logs), "the refusal logged")
+        await harness.until(
+            lambda: any(e["event"] == "request_refused" and e["reason"] == "bot" for e in logs), "the refusal logged"
+        )
     assert harness.models == []
     assert [m for m in harness.thread(event["ts"]) if m.ts != event["ts"]] == []
     assert harness.slack.ephemerals == []

@@ -23,6 +23,15 @@ def access_settings():
     return CAPPED
 
 
+PEOPLE = USERS | {f"U0PERSON{n:03d}": {} for n in range(BURST)}
+"""The workspace's people, the burst's among them."""
+
+
+@pytest.fixture
+def slack_users():
+    return PEOPLE
+
+
 @pytest.fixture
 def script():
     return [list(SLOW) for _ in range(BURST)]
@@ -71,7 +80,7 @@ async def test_a_burst_of_mentions_starts_exactly_the_cap(harness, incident_bot)
 async def test_a_burst_spread_over_two_replicas_starts_exactly_the_cap(run_store) -> None:
     incident = IncidentBot([list(SLOW) for _ in range(BURST)])
     async with (
-        SlackFake(users=USERS) as slack,
+        SlackFake(users=PEOPLE) as slack,
         running_app(slack, incident, run_store, access=CAPPED) as one,
         running_app(slack, incident, run_store, access=CAPPED) as two,
     ):

@@ -23,7 +23,18 @@ from bot.store.protocol import RunStore
 from bot.store.records import RunStatus, utc_now
 from fakes.slack_api import SlackFake
 from kernel import Agent, RunResult, ScriptedModel, StepCompleted, StopReason, text_turn
-from worlds.slack_bot import ALICE, CHANNEL, FINISH, ROLLBACK, USERS, HttpHarness, IncidentBot, running_app, save_run
+from worlds.slack_bot import (
+    ALICE,
+    CHANNEL,
+    FINISH,
+    ROLLBACK,
+    USERS,
+    HttpHarness,
+    IncidentBot,
+    running_app,
+    save_run,
+    start_through_the_gate,
+)
 
 QUERY = text_turn("query_metrics", "Known: nothing yet.", service="order-service")
 SLOW = text_turn("slow", "5xx rose at t-10m (step 1); waiting on a slow check.", seconds=30)
@@ -346,12 +357,7 @@ async def test_two_replicas_starting_a_run_in_one_thread_at_once_start_one(run_s
     ):
         thread = slack.add_message(CHANNEL, "order-service 5xx", user="U0BOB").ts
         started = await asyncio.gather(
-            *(
-                replica.services.investigations.start(
-                    channel=CHANNEL, thread_ts=thread, text="order-service 5xx", requested_by="alertmanager"
-                )
-                for replica in (one, two)
-            )
+            *(start_through_the_gate(replica.services, thread, "order-service 5xx") for replica in (one, two))
         )
         assert sum(run is not None for run in started) == 1
         await one.until(

@@ -29,9 +29,9 @@ async def running(harness: HttpHarness, script: list) -> tuple[str, str, str]:
 
 async def refused_stops(harness: HttpHarness, run_id: str) -> list[tuple[str, str]]:
     return [
-        (event.actor, event.detail["refusal"])
+        (event.actor, event.detail["reason"])
         for event in await harness.services.store.audit_log(run_id=run_id)
-        if event.kind == "stop_refused"
+        if event.kind == "request_refused" and event.detail["action"] == "stop"
     ]
 
 
@@ -46,7 +46,7 @@ async def test_a_slack_connect_user_of_another_workspace_cannot_press_stop(harne
     await harness.until(lambda: harness.slack.responses, "an ephemeral refusal")
     assert "Only members of the workspace that installed OpsAgent can stop" in ephemeral_texts(harness)
     assert f"or an approver (<@{ALICE}>)" in ephemeral_texts(harness), "the refusal names who can stop it"
-    assert await refused_stops(harness, run_id) == [("U0EXTERNAL", "other_workspace")]
+    assert await refused_stops(harness, run_id) == [("U0EXTERNAL", "workspace")]
     assert run_id in harness.services.investigations.active
     assert not any("stopped this investigation" in m.text for m in harness.thread(ts))
 
@@ -58,7 +58,7 @@ async def test_a_guest_cannot_say_stop(harness, script) -> None:
     [refusal] = harness.slack.ephemerals
     assert (refusal.user, refusal.channel, refusal.thread_ts) == (GUEST, CHANNEL, ts)
     assert refusal.text.startswith("Guests cannot stop OpsAgent investigations.")
-    assert await refused_stops(harness, run_id) == [(GUEST, "guest_user")]
+    assert await refused_stops(harness, run_id) == [(GUEST, "guest")]
     assert run_id in harness.services.investigations.active
 
 

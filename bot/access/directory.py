@@ -1,4 +1,4 @@
-"""Who a Slack user is and which user groups hold whom, as far as approvals care, with a cache.
+"""Who a Slack user is and which user groups hold whom, as far as the gate cares, with a cache.
 
 `usergroups.users.list` is a tier-2 API, so answers are kept for a few minutes; failures are not.
 """
@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True, slots=True)
 class SlackUser:
-    """What `users.info` says about a clicker, as far as approvals care."""
+    """What `users.info` says about a person, as far as the gate cares."""
 
     id: str
     team_id: str
