@@ -50,13 +50,14 @@ class FeedbackService:
         self._clock = clock
 
     async def rated(self, admitted: Admitted[Rate]) -> None:
-        """A 👍/👎 on a run's verdict, kept as the person's latest rating; a 👎 then asks why, in a modal (opened
-        after the 👎 is kept: the modal's submission is admitted only against it)."""
+        """A 👍/👎 on a run's verdict, kept as the person's latest rating; a 👎 asks why, in a modal opened first
+        (its trigger is good for 3 s). The modal's submission is admitted only against the 👎 kept here, which
+        is written long before a person can type a reason and submit."""
         rate = admitted.request
         user = requester(rate.asker)
-        kept = await self._keep(rate.run.run_id, user, rate.rating, "")
-        if kept and rate.rating is Rating.DOWN and rate.trigger_id:
+        if rate.rating is Rating.DOWN and rate.trigger_id:
             await self._ask_why(rate.run.run_id, user, rate.trigger_id)
+        await self._keep(rate.run.run_id, user, rate.rating, "")
 
     async def explained(self, admitted: Admitted[Explain]) -> None:
         """The reason modal, submitted: the 👎 is kept again, with the reason (empty: the 👎 stands alone)."""
@@ -69,15 +70,14 @@ class FeedbackService:
         except Exception as exc:  # no modal: the 👎 is kept all the same
             log.info("feedback_modal_failed", run_id=run_id, user=user, error=str(exc)[:200])
 
-    async def _keep(self, run_id: str, user: str, rating: Rating, reason: str) -> bool:
-        """Keep the rating (and the audit line); False when the store could not."""
+    async def _keep(self, run_id: str, user: str, rating: Rating, reason: str) -> None:
+        """Keep the rating (and the audit line); a store that cannot is logged."""
         try:
             await self._store.record_feedback(
                 FeedbackRecord(run_id=run_id, user=user, rating=rating, reason=reason, at=self._clock())
             )
         except StoreUnavailableError as exc:
             log.error("feedback_not_kept", run_id=run_id, user=user, error=str(exc)[:300])
-            return False
+            return
         log.info("feedback_given", run_id=run_id, user=user, rating=str(rating), reason_given=bool(reason))
         await self._audit.record(AuditKind.FEEDBACK_GIVEN, run_id=run_id, actor=user, rating=str(rating), reason=reason)
-        return True

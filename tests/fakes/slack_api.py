@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from fakes.block_kit import check_blocks
 from fakes.slack_faults import Fault, InjectedFaults
+from fakes.slack_requests import view_submission_payload
 from fakes.slack_workspace import (
     BOT_TOKEN,
     Ephemeral,
@@ -38,6 +40,8 @@ RESPONSE_URL = "response_url"
 MAX_TEXT = 40_000
 MAX_LOADING_MESSAGES = 10
 RESPONSE_URL_USES = 5
+TRIGGER_TTL_S = 3.0
+"""How long an interaction's `trigger_id` may open a modal (https://docs.slack.dev/interactivity/handling-user-interaction)."""
 MAX_VIEW_LABEL = 24
 """A modal's title, submit and close labels (https://docs.slack.dev/reference/views/modal-views)."""
 MAX_PRIVATE_METADATA = 3000
@@ -101,6 +105,8 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
         self._uploads: dict[str, str] = {}
         self._response_urls: dict[str, dict[str, Any]] = {}
         self._ids = itertools.count(1)
+        self._triggers: dict[str, tuple[str, float]] = {}
+        """Trigger ids the fake issued with an interaction: whose, and until when they may open a modal."""
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "auth.test": self._auth_test,
             "chat.postMessage": self._chat_post_message,
@@ -451,6 +457,27 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
         page = [m.to_api() for m in messages[:limit]]
         return {"messages": page, "has_more": len(messages) > limit, "response_metadata": {"next_cursor": ""}}
 
+    def trigger_for(self, user: str) -> str:
+        """A `trigger_id` as Slack issues one with an interaction of `user`: good for one modal, within
+        `TRIGGER_TTL_S`."""
+        trigger = f"{int(time.time())}.{next(self._ids)}.{secrets.token_hex(16)}"
+        self._triggers[trigger] = (user, self.clock() + TRIGGER_TTL_S)
+        return trigger
+
+    def submission(self, view_id: str, values: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+        """The `view_submission` Slack sends when the person who saw modal `view_id` submits it with `values`
+        (`{block_id: {action_id: typed text}}`)."""
+        opened = next(v for v in self.views if v.id == view_id)
+        payload = view_submission_payload(
+            opened.user,
+            self.team_id,
+            str(opened.view.get("callback_id") or ""),
+            str(opened.view.get("private_metadata") or ""),
+            values,
+        )
+        payload["view"]["id"] = view_id
+        return payload
+
     def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
         """A modal for the user whose interaction gave `trigger_id`; its view checked as Slack checks one."""
         if not params.get("trigger_id"):
@@ -474,8 +501,14 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
             raise _ApiError(
                 "invalid_arguments", response_metadata={"messages": errors + (verdict[1] if verdict else [])}
             )
-        self.views.append(OpenedView(str(params["trigger_id"]), view))
-        return {"view": {"id": f"V{next(self._ids):010d}", "team_id": self.team_id, **view, "state": {"values": {}}}}
+        issued = self._triggers.pop(str(params["trigger_id"]), None)
+        if issued is None:
+            raise _ApiError("invalid_trigger_id")
+        if self.clock() > issued[1]:
+            raise _ApiError("expired_trigger_id")
+        view_id = f"V{next(self._ids):010d}"
+        self.views.append(OpenedView(str(params["trigger_id"]), view, view_id, issued[0]))
+        return {"view": {"id": view_id, "team_id": self.team_id, **view, "state": {"values": {}}}}
 
     # --- the non-API endpoints ----------------------------------------------------------------------
 

@@ -136,10 +136,13 @@ class StatusUpdate:
 
 @dataclass
 class OpenedView:
-    """A modal opened with `views.open`: the trigger it was opened with and the view as sent."""
+    """A modal opened with `views.open`: the trigger it was opened with, the view as sent, the id Slack gave it and
+    the person whose interaction issued the trigger (the one who sees the modal, and the only one who can submit it)."""
 
     trigger_id: str
     view: dict[str, Any]
+    id: str = ""
+    user: str = ""
 
 
 @dataclass

@@ -524,12 +524,9 @@ async def test_views_open_keeps_the_modal_and_refuses_one_slack_would(slack: Sla
             }
         ],
     }
-    opened = await client.views_open(trigger_id="123.456.abc", view=modal)
-
-    assert opened["view"]["callback_id"] == "why"
-    assert [(v.trigger_id, v.view["private_metadata"]) for v in slack.views] == [("123.456.abc", "run42")]
+    trigger = slack.trigger_for("U0ALICE")
     too_long = modal | {"title": {"type": "plain_text", "text": "x" * 25}}
-    refused = await expect_error(client.views_open(trigger_id="123.456.abc", view=too_long))
+    refused = await expect_error(client.views_open(trigger_id=trigger, view=too_long))
     assert refused.response["error"] == "invalid_arguments"
     assert (
         "must be less than 25 characters [json-pointer:/view/title/text]"
@@ -537,7 +534,32 @@ async def test_views_open_keeps_the_modal_and_refuses_one_slack_would(slack: Sla
     )
     no_trigger = await expect_error(client.views_open(trigger_id="", view=modal))
     assert no_trigger.response["error"] == "invalid_arguments"
+    opened = await client.views_open(trigger_id=trigger, view=modal)
+
+    assert opened["view"]["callback_id"] == "why"
+    assert [(v.trigger_id, v.id, v.user, v.view["private_metadata"]) for v in slack.views] == [
+        (trigger, opened["view"]["id"], "U0ALICE", "run42")
+    ]
+    reused = await expect_error(client.views_open(trigger_id=trigger, view=modal))
+    assert reused.response["error"] == "invalid_trigger_id", "a trigger opens one modal"
+    never_issued = await expect_error(client.views_open(trigger_id="123.456.abc", view=modal))
+    assert never_issued.response["error"] == "invalid_trigger_id"
     assert len(slack.views) == 1
+    submitted = slack.submission(opened["view"]["id"], {"reason": {"text": "the cache"}})
+    assert (submitted["user"]["id"], submitted["view"]["id"]) == ("U0ALICE", opened["view"]["id"])
+    assert submitted["view"]["private_metadata"] == "run42"
+    assert submitted["view"]["state"]["values"]["reason"]["text"]["value"] == "the cache"
+
+
+async def test_a_trigger_opens_no_modal_after_three_seconds():
+    now = [1000.0]
+    modal = {"type": "modal", "title": {"type": "plain_text", "text": "Why?"}, "blocks": []}
+    async with SlackFake(clock=lambda: now[0]) as slack:
+        trigger = slack.trigger_for("U0ALICE")
+        now[0] += 3.01
+        late = await expect_error(slack.client().views_open(trigger_id=trigger, view=modal))
+    assert late.response["error"] == "expired_trigger_id"
+    assert slack.views == []
 
 
 async def test_hang_outlasts_the_client_timeout_then_clears(slack: SlackFake):

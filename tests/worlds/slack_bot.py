@@ -85,6 +85,7 @@ def click_payload(
         action_id,
         value,
         response_url=slack.response_url(CHANNEL, message_ts, user=user),
+        trigger_id=slack.trigger_for(user),
         user_team_id=user_team,
         element_type=element_type,
     )

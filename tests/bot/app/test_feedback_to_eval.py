@@ -7,10 +7,8 @@ from bot.eval.export import rated_scenarios, write_scenarios
 from bot.eval.run import run_evaluation, scripted_model
 from bot.eval.scenarios import load_scenarios
 from bot.eval.tools import catalogue_names
-from bot.slack.action_ids import FEEDBACK, FEEDBACK_REASON
+from bot.slack.action_ids import FEEDBACK
 from bot.slack.feedback import REASON_BLOCK, REASON_INPUT
-from fakes.slack_requests import view_submission_payload
-from fakes.slack_workspace import TEAM_ID
 from kernel import text_turn
 from worlds.slack_bot import ALICE, ratings_when
 
@@ -32,10 +30,9 @@ async def test_a_thumbs_down_and_its_reason_in_slack_become_a_scenario_that_eval
     run_id = down.split(":", 1)[1]
     clicked = await harness.click(FEEDBACK, down, verdict.ts, ts, user=ALICE, element_type="feedback_buttons")
     assert clicked == 200
-    await harness.until(lambda: harness.slack.views, "the modal asking why")
+    [opened] = await harness.until(lambda: harness.slack.views, "the modal asking why")
     reason = "no: the `payments-db` pool was exhausted"
-    payload = view_submission_payload(ALICE, TEAM_ID, FEEDBACK_REASON, run_id, {REASON_BLOCK: {REASON_INPUT: reason}})
-    assert await harness.submit(payload) == 200
+    assert await harness.submit(harness.slack.submission(opened.id, {REASON_BLOCK: {REASON_INPUT: reason}})) == 200
     await ratings_when(harness.services.store, run_id, lambda got: ALICE in got and got[ALICE][1])
 
     names = catalogue_names()

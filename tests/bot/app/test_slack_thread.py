@@ -13,8 +13,6 @@ import pytest
 from bot.slack.action_ids import APPROVE, FEEDBACK, FEEDBACK_REASON, STOP
 from bot.slack.feedback import REASON_BLOCK, REASON_INPUT
 from bot.store.records import Rating
-from fakes.slack_requests import view_submission_payload
-from fakes.slack_workspace import TEAM_ID
 from kernel import native_turn, text_turn
 from samples.slack_messages import HOSTILE
 from worlds.slack_bot import ALICE, BOB, CAROL, CHANNEL, FINISH, ROLLBACK, ratings_when
@@ -168,8 +166,7 @@ async def test_a_rating_is_kept_per_person_last_click_winning_and_a_thumbs_down_
     [opened] = await harness.until(lambda: harness.slack.views, "the modal asking why")
     assert (opened.view["callback_id"], opened.view["private_metadata"]) == (FEEDBACK_REASON, run_id)
     reason = f"wrong service, it was payments {HOSTILE} password=hunter2hunter2"
-    payload = view_submission_payload(ALICE, TEAM_ID, FEEDBACK_REASON, run_id, {REASON_BLOCK: {REASON_INPUT: reason}})
-    assert await harness.submit(payload) == 200
+    assert await harness.submit(harness.slack.submission(opened.id, {REASON_BLOCK: {REASON_INPUT: reason}})) == 200
     got = await ratings_when(store, run_id, lambda got: got[ALICE][1])
     assert got[BOB] == (Rating.UP, "")
     assert got[ALICE][0] is Rating.DOWN, "ALICE's last click wins"
