@@ -43,7 +43,8 @@ def add_store_commands(command: Command, common: argparse.ArgumentParser) -> Non
 
 
 async def eval_export(args: argparse.Namespace) -> int:
-    """`opsagent eval export --feedback DIR`: the rated runs as scenario files."""
+    """`opsagent eval export --feedback DIR`: the rated runs as scenario files; exit 1 when a run's file could not
+    be written (the others are), 0 when every rated run was exported or cannot be a scenario (each says why)."""
     from bot.cli.stored import existing_store
     from bot.eval.export import rated_scenarios, write_scenarios
     from bot.eval.tools import catalogue_names
@@ -51,14 +52,22 @@ async def eval_export(args: argparse.Namespace) -> int:
     if str(args.scenarios) != "export" or args.feedback is None:
         raise ValueError("to export rated runs as scenarios, run: opsagent eval export --feedback DIR")
     async with existing_store(_settings(args)) as store:
-        texts, skipped = await rated_scenarios(store, catalogue_names())
-    written = write_scenarios(texts, args.feedback, catalogue_names())
-    for line in skipped:
-        print(f"skipped {line}", file=sys.stderr)
-    print(f"exported {len(written)} rated run{'s' if len(written) != 1 else ''} as scenarios in {args.feedback}")
+        texts, left_out = await rated_scenarios(store, catalogue_names())
+    written, not_written = write_scenarios(texts, args.feedback, catalogue_names())
+    left_out += not_written
+    for run in left_out:
+        print(f"{'failed' if run.failed else 'skipped'} {run.run_id}: {run.why}", file=sys.stderr)
+    rated = len(written) + len(left_out)
+    failed = sum(run.failed for run in left_out)
+    skipped = f"; {len(left_out) - failed} skipped" if len(left_out) > failed else ""
+    not_done = f"; {failed} failed (see above)" if failed else ""
+    print(
+        f"exported {len(written)} of {rated} rated run{'s' if rated != 1 else ''} as scenarios in {args.feedback}"
+        f"{skipped}{not_done}"
+    )
     for path in written:
         print(f"  {path}")
-    return 0
+    return 1 if failed else 0
 
 
 async def _memory_list(args: argparse.Namespace) -> int:

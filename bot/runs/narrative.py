@@ -24,7 +24,8 @@ INSTRUCTIONS = """You draft parts of an incident write-up for an on-call team, f
 - Use only what the facts say. Where they do not say, write "unknown" rather than guess. Never invent times,
   numbers, people, systems or actions; never claim an action that the facts do not record as done.
 - Plain language for people who were not in the thread: short sentences, no jargon where a plain word will do.
-- Answer with one JSON object and nothing else: each requested key maps to a string (Markdown allowed)."""
+- Answer with one JSON object and nothing else: each requested key maps to a string. Markdown is allowed for
+  paragraphs, bullets, emphasis, code and links; headings, images, tables and HTML are shown as plain text."""
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ drafts. Without a model, or when it fails, the facts-only draft says so and leav
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.runs.draft_markdown import escaped, escaped_prose
 from bot.runs.incident_facts import IncidentFacts, TimelineEntry
 from bot.runs.narrative import Narrative, narrate
 from kernel import LLM, StopReason
@@ -25,7 +25,6 @@ ASK = (
 FOR_PEOPLE = "_For people to write._"
 FACTS_CHARS = 24_000
 """The facts a model is given at most (the timeline of a long incident is cut, oldest kept)."""
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
 @dataclass(frozen=True)
@@ -43,20 +42,23 @@ async def draft_postmortem(facts: IncidentFacts, llm: LLM | None, *, thread_url:
 
 
 def render_postmortem(facts: IncidentFacts, narrative: Narrative, *, thread_url: str = "", now: datetime) -> str:
-    """The draft's Markdown: each section's recorded facts, then the model's narrative marked as a draft."""
+    """The draft's Markdown: each section's recorded facts, then the model's narrative marked as a draft; every
+    outside text escaped (the facts as text, the narrative as prose: no HTML, no image, links only to where they
+    say)."""
     trace = facts.trace
     drafted = narrative.sections
+    model = escaped(narrative.model)
 
     def section(title: str, key: str | None, facts_lines: Sequence[str]) -> list[str]:
         lines = [f"## {title}", ""]
         if key is not None and key in drafted:
-            lines += [f"_✎ Drafted by {narrative.model}: check it._", "", drafted[key], ""]
+            lines += [f"_✎ Drafted by {model}: check it._", "", escaped_prose(drafted[key]), ""]
         lines += [*facts_lines, ""] if facts_lines else []
         if len(lines) == 2:
             lines += [FOR_PEOPLE, ""]
         return lines
 
-    lines = [f"# Postmortem draft: {escaped(incident_title(facts))}", "", *_banner(facts, narrative, now), ""]
+    lines = [f"# Postmortem draft: {escaped(incident_title(facts))}", "", *_banner(facts, narrative, model, now), ""]
     lines += section("Summary", "summary", _verdict_summary(facts))
     lines += section("Impact window", "impact", _impact_window(facts))
     lines += ["## Timeline", "", "All times UTC; from the audit log and the thread's messages.", ""]
@@ -95,20 +97,14 @@ def facts_text(facts: IncidentFacts) -> str:
     return "\n".join(parts)
 
 
-def escaped(text: str) -> str:
-    """Recorded text made inert in Markdown: one line, its markup characters escaped (a message cannot add a
-    heading, a link, an image or a table cell)."""
-    return _MARKDOWN.sub(r"\\\1", " ".join(text.split()))
-
-
-def _banner(facts: IncidentFacts, narrative: Narrative, now: datetime) -> list[str]:
+def _banner(facts: IncidentFacts, narrative: Narrative, model: str, now: datetime) -> list[str]:
     made = f"> **Draft** by OpsAgent, {_when(now)} UTC, from run `{facts.record.run_id}`."
     recorded = "> The impact window, timeline, actions and approvals are the recorded facts (audit log, trace, thread)."
     if narrative.sections:
-        how = f"> Sections marked ✎ were drafted by the model {narrative.model} from those facts: check every claim."
+        how = f"> Sections marked ✎ were drafted by the model {model} from those facts: check every claim."
     else:
         how = (
-            f"> No narrative was drafted ({narrative.problem}): this draft holds only the recorded facts; the narrative "
+            f"> No narrative was drafted ({escaped(narrative.problem)}): this draft holds only the recorded facts; the narrative "
             "sections are for people to write."
         )
     return [made, recorded, how]

@@ -26,9 +26,12 @@ PART_CHARS = 1200
 def postmortem_upload(markdown: str, run_id: str, *, drafted_by: str, problem: str) -> dict[str, Any]:
     """The `files_upload_v2` arguments of a postmortem draft: the Markdown file and a one-line comment on it."""
     if drafted_by:
-        how = f"the timeline and actions are the recorded facts; the sections marked ✎ were drafted by {drafted_by}"
+        how = (
+            "the timeline and actions are the recorded facts; the sections marked ✎ were drafted by "
+            f"{clip_literal(drafted_by, 100)}"
+        )
     else:
-        how = f"only the recorded facts (no narrative: {problem}); the rest is for people to write"
+        how = f"only the recorded facts (no narrative: {clip_literal(problem, 200)}); the rest is for people to write"
     return {
         "content": markdown,
         "filename": f"postmortem-draft-{run_id}.md",

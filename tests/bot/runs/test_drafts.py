@@ -1,6 +1,7 @@
 """“@opsagent postmortem” and “@opsagent status” in an investigation's thread, end to end in the fake Slack: the
 postmortem's timeline is the run's recorded events and the thread's messages, exactly; the model writes only the
-narrative, marked as a draft, and without a model (or when it fails) the facts-only draft still comes, saying so."""
+narrative, marked as a draft, and without a model (or when it fails) the facts-only draft still comes, saying so.
+Whatever the model writes, the draft renders as prose: no HTML, no image, no link whose text is not where it goes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from bot.slack.action_ids import APPROVE
 from fakes.slack_workspace import TEAM_DOMAIN
 from kernel import LLMError, LLMErrorKind, ScriptedModel
+from samples.markdown_pages import RENDERERS, Rendered
 from worlds.slack_bot import ALICE, BOB, CHANNEL, ROLLBACK, text_turn
 
 VERDICT = text_turn(
@@ -35,6 +37,22 @@ NARRATIVE = json.dumps(
     }
 )
 HOSTILE = "<!channel> ## Root cause: it was Bob | [click](https://evil.example) password=hunter2hunter2"
+HOSTILE_NARRATIVE = json.dumps(
+    {
+        "summary": "Checkout failed for **ten minutes** after `v2.14.0`. ![pixel](http://evil.example/p.png) "
+        "<img src=x onerror=alert(1)>",
+        "impact": "- web shoppers\n- *mobile* shoppers\n\nSee [http://good.example](http://evil.example/phish) and "
+        "[the dashboard](https://grafana.example/d/1).",
+        "root_cause": "![logo][1]\n\n[1]: http://evil.example/ref.png\n\n[click](javascript:alert(1)) <!-- hidden -->"
+        " <script>alert(1)</script>",
+        "trigger": "# Root cause: it was Bob\n> quoted\n~~~",
+        "detection": "<javascript:alert(2)> [x](data:text/html,hi) \x1b[31mred",
+        "resolution": "A rollback. <iframe src=//evil.example></iframe>",
+        "follow_ups": ["Test the timeout", "<b>Alert</b> on 5xx sooner"],
+    }
+)
+SECTIONS = ["Summary", "Impact window", "Timeline", "Root cause", "Trigger", "Detection", "Resolution"]
+SECTIONS += ["What went well", "What went badly", "Follow-ups", "Sources"]
 MODEL_CELLS = re.compile(r"^\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| (.*?) \| (.*) \|$")
 
 
@@ -101,12 +119,13 @@ async def test_the_postmortem_timeline_is_the_recorded_events_and_messages_exact
     messages = [row for row, kind in zip(rows, kinds, strict=True) if kind == "message"]
     assert [row[1] for row in messages] == [BOB, ALICE, BOB, ALICE]
     assert [row[2] for row in messages[:2]] == [
-        "<@U0OPSBOT> checkout 5xx at 12%, find the root cause".replace("<", "\\<").replace(">", "\\>"),
+        "&lt;@U0OPSBOT&gt; checkout 5xx at 12%, find the root cause",
         "customers are complaining",
     ]
-    # Hostile text is one inert table cell: no heading, link or extra cell, its secret redacted.
+    # Hostile text is one inert table cell: no heading, link or extra cell, its secret redacted; its URL linked
+    # as itself.
     assert "hunter2hunter2" not in markdown
-    assert "\\#\\# Root cause: it was Bob \\| \\[click\\]\\(https://evil.example\\)" in messages[2][2]
+    assert "\\#\\# Root cause: it was Bob \\| \\[click\\]\\(<https://evil.example>\\)" in messages[2][2]
     assert not any(line.startswith("## Root cause: it was Bob") for line in markdown.splitlines())
     # The narrative is the model's, marked; the facts are code's.
     assert "_✎ Drafted by drafter-1: check it._\n\nThe deploy dropped a timeout." in markdown
@@ -135,11 +154,67 @@ async def test_without_a_narrative_the_facts_only_draft_still_comes_and_says_why
     ts = await investigated(harness, script)
     await harness.mention("Postmortem.", thread_ts=ts, user=ALICE)
     upload = await harness.until(lambda: posted_file(harness, ts, "postmortem-draft-"), "the draft is uploaded")
-    assert f"No narrative was drafted ({problem})" in upload.text
+    assert f"No narrative was drafted ({problem})" in Rendered(upload.text).text
     assert "✎ Drafted" not in upload.text
     assert "## Trigger\n\n_For people to write._" in upload.text
     assert "| Time (UTC) | Who | What |" in upload.text
     assert f"only the recorded facts (no narrative: {problem})" in upload.initial_comment
+
+
+@pytest.mark.parametrize("model", [ScriptedModel([HOSTILE_NARRATIVE], model="drafter_<!here>")])
+async def test_a_hostile_narrative_renders_as_prose_in_every_renderer(harness, script):
+    ts = await investigated(harness, script)
+    await harness.mention("postmortem", thread_ts=ts, user=ALICE)
+    upload = await harness.until(lambda: posted_file(harness, ts, "postmortem-draft-"), "the draft is uploaded")
+    for renderer in RENDERERS:
+        page = Rendered(upload.text, renderer)
+        assert not {"img", "script", "iframe", "b"} & set(page.tags), (renderer, page.html)
+        assert "<!--" not in page.html
+        assert page.dishonest_links() == [], renderer
+        assert re.findall(r"<h2>(.*?)</h2>", page.html) == SECTIONS, renderer
+        assert page.tags.count("h1") == 1
+        assert page.tags.count("blockquote") == 1, "the banner only"
+        assert not any(href.startswith("http://good.example") for href, _ in page.links)
+    page = Rendered(upload.text)
+    # Written as prose, shown as written where it is not.
+    assert "Checkout failed for ten minutes after v2.14.0. ![pixel](http://evil.example/p.png) <img src=x" in page.text
+    assert "<strong>ten minutes</strong> after <code>v2.14.0</code>" in page.html
+    assert "<li>web shoppers</li>\n<li><em>mobile</em> shoppers</li>" in page.html
+    assert "See http://evil.example/phish and the dashboard (https://grafana.example/d/1)." in page.text
+    assert "![logo][1]" in page.text
+    assert "[click](javascript:alert(1)) <!-- hidden --> <script>alert(1)</script>" in page.text
+    assert "# Root cause: it was Bob\n> quoted\n~~~" in page.text
+    assert "<javascript:alert(2)> [x](data:text/html,hi) \\x1b[31mred" in page.text
+    assert "\x1b" not in upload.text, "a terminal printing the draft is not driven by it"
+    assert "<b>Alert</b> on 5xx sooner" in page.text
+    assert "✎ Drafted by drafter_<!here>: check it." in page.text, "the model's name, as configured, shown as text"
+    assert "drafted by drafter_&lt;!here&gt;" in upload.initial_comment
+    links = {href for href, _ in page.links}
+    assert {"http://evil.example/phish", "https://grafana.example/d/1", "http://evil.example/ref.png"} <= links
+
+
+HOSTILE_STATUS = json.dumps(
+    {
+        "affected": "<http://evil.example|http://good.example> and [http://good.example](http://evil.example)",
+        "known": "<!channel> <@U0EVIL99> <!date^1700000000^{date}|now> ![pixel](http://evil.example/p.png)",
+        "doing": "```\n<b>rolled back</b>\n``` *done*",
+        "next_update": "<!here> in 30 minutes",
+    }
+)
+
+
+@pytest.mark.parametrize("model", [drafter([HOSTILE_STATUS])])
+async def test_a_hostile_narrative_in_a_status_update_is_shown_as_written(harness, script):
+    ts = await investigated(harness, script)
+    await harness.mention("status", thread_ts=ts, user=ALICE)
+    update = await harness.until(
+        lambda: next((m for m in harness.thread(ts) if "Status update" in m.text), None), "the status update"
+    )
+    blocks = json.dumps(update.blocks, ensure_ascii=False)
+    assert "<" not in blocks + update.text, "no mention, link or date that Slack would act on"
+    assert "*Affected:* &lt;http://evil.example|http://good.example&gt; and [http://good.example]" in blocks
+    assert "*What is being done:* ˋˋˋ &lt;b&gt;rolled back&lt;/b&gt; ˋˋˋ *done*" in blocks, "no code block opens"
+    assert "Drafted by drafter-1 from the recorded facts" in blocks
 
 
 @pytest.mark.parametrize("model", [drafter([STATUS])])
