@@ -1,6 +1,8 @@
 """Secret redaction applied to every observation before the model, Slack, logs or a trace see it.
 
 Tool output routinely carries credentials (env dumps, DSNs, headers, key files); ordered, compiled-once patterns mask only the value.
+Which names and command flags hold a credential is the secret lexicon's (`secret_lexicon`, read in text by
+`lexicon_patterns`); what one pattern is, `secret_pattern`.
 """
 
 from __future__ import annotations
@@ -8,19 +10,12 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-
-_NOT_A_SECRET = re.compile(
-    r"\[REDACTED:[A-Za-z0-9_.-]+\]"  # already masked: keeps redaction idempotent
-    r"|[\W_]*"  # no letters or digits at all: ****, ..., .*, ---
-    r"|<[^<>]*>"  # <redacted>, <set to the key 'password' in secret 'db'>
-    r"|\$\{[^{}]*\}|\$[A-Z_][A-Z0-9_]*|\{\{[^{}]*\}\}|%s"  # ${VAR}, $VAR, {{ .Values.x }}, %s
-    r"|(?i:true|false|null|none|nil|undefined|redacted|masked|hidden|str|bytes|secretstr|optional)"
-)
-"""Values that are plainly not secrets: a masked value, a placeholder, a reference or a type name."""
+from kernel.lexicon_patterns import cli_patterns, lexicon_assignments
+from kernel.secret_lexicon import NOT_A_SECRET, marker, secret_kind
+from kernel.secret_pattern import VALUE, SecretPattern
+from kernel.secret_pattern import secret_pattern as _pattern
 
 
 @runtime_checkable
@@ -30,49 +25,6 @@ class Redactor(Protocol):
     def redact(self, text: str) -> str:
         """The text with every secret it recognises replaced by a marker."""
         ...
-
-
-@dataclass(frozen=True)
-class SecretPattern:
-    """One kind of secret: a compiled regex and which of its groups is the secret itself.
-
-    Only `group` is masked, so context such as `password=` or a URL's user and host survives.
-    The group must lie inside the match; a group that did not take part or is empty masks nothing.
-    """
-
-    name: str
-    regex: re.Pattern[str]
-    group: int | str = 0
-    hints: tuple[str, ...] = ()
-    """Lower-case substrings, one of which every match contains: text with none of them skips the
-    regex (most tool output holds no secret, so this pre-check is most of the speed). Empty: always run."""
-    each: re.Pattern[str] | None = None
-    """Within the group, mask only the `value` group of each match of this (every cookie's value in a
-    `Cookie:` header, keeping the names); None: mask the whole group."""
-
-    def __post_init__(self) -> None:
-        if not _NAME.fullmatch(self.name):
-            raise ValueError(f"pattern name {self.name!r} must match {_NAME.pattern}")
-        known = self.regex.groupindex if isinstance(self.group, str) else range(self.regex.groups + 1)
-        if self.group not in known:
-            raise ValueError(f"pattern {self.name!r} has no group {self.group!r}")
-
-    @property
-    def marker(self) -> str:
-        """What a secret of this kind is replaced with."""
-        return f"[REDACTED:{self.name}]"
-
-
-def _pattern(
-    name: str,
-    regex: str,
-    group: int | str = 0,
-    flags: int = 0,
-    *,
-    hints: tuple[str, ...],
-    each: re.Pattern[str] | None = None,
-) -> SecretPattern:
-    return SecretPattern(name, re.compile(regex, flags), group, hints, each)
 
 
 # Every pattern starts with a literal or a character class so `re` can skip ahead quickly; word
@@ -95,29 +47,39 @@ _API_KEY_KEY = (
     rf"[AaPpEeSsMm]{_BOUNDARY}(?:(?:(?<=[Aa])(?i:pi|ccess|uth)|(?<=[Ee])(?i:ncryption)|(?<=[Ss])(?i:igning)"
     r"|(?<=[Mm])(?i:aster))[_.-]?(?i:key)|(?<=[Pp])(?i:rivate[_.-]?key(?:[_.-]?id)?))"
 )
-# The value: quoted (up to the closing quote) or bare (up to whitespace or a delimiter); never an
-# existing marker, never starting with a blank, never kubectl's "16 bytes" size listing.
-_VALUE = (
-    r"(?P<vq>[\"'])?(?!\[REDACTED:|\s|\d+ bytes\b)"
-    r"(?P<secret>(?(vq)[^\"'\r\n]+|[^\s\"'`,;&<>(){}\[\]]+))"
-)
 
 
-def _assignments(name: str, key: str, hints: tuple[str, ...]) -> tuple[SecretPattern, ...]:
+def _unless_working_directory(match: re.Match[str]) -> str | None:
+    """A password, but for `; PWD=/app` in an env list joined with `; `: that is the working directory, not
+    ODBC's `;PWD=` (see `secret_kind`)."""
+    start = match.start()
+    bare = match.string[start : start + 4].upper() == "PWD=" and match.string[start - 1 : start] in ("", " ", ";")
+    return None if bare and secret_kind("PWD", match["secret"]) is None else "password"
+
+
+def _assignments(
+    name: str, key: str, hints: tuple[str, ...], kind: Callable[[re.Match[str]], str | None] | None = None
+) -> tuple[SecretPattern, ...]:
     """A generic assignment whose key ends with `key`, in each of its forms.
 
     `k=v`, `k = v`, `"k": "v"` and `'k'='v'` anywhere; `k: v` only at the start of a line (YAML, env
     listings, HTTP headers) or of a curl header, so prose such as "invalid token: expired" stays
-    intact; and Kubernetes/ECS env entries, `name: K` followed by `value: v`.
+    intact; and Kubernetes/ECS env entries, `name: K` followed by `value: v`. `kind` reads each `k=v`.
     """
     key_name = rf"[A-Za-z0-9_.-]{{0,80}}?{key}"
     return (
-        _pattern(name, rf"{key}(?:[\"']?(?:=|[ \t]+=[ \t]*)|[\"'][ \t]*:[ \t]*){_VALUE}", "secret", hints=hints),
-        _pattern(name, rf"^[ \t]*(?:-[ \t]+)?{key_name}[ \t]*:[ \t]*{_VALUE}", "secret", re.MULTILINE, hints=hints),
-        _pattern(name, rf"(?:-H|--header)[ \t]+[\"']?{key_name}[ \t]*:[ \t]*{_VALUE}", "secret", hints=hints),
         _pattern(
             name,
-            rf"name[\"']?:[ \t]*[\"']?{key_name}[\"']?[ \t]*(?:,[ \t]*\r?\n?|\r?\n)[ \t]*[\"']?value[\"']?:[ \t]*{_VALUE}",
+            rf"{key}(?:[\"']?(?:=|[ \t]+=[ \t]*)|[\"'][ \t]*:[ \t]*){VALUE}",
+            "secret",
+            hints=hints,
+            kind=kind,
+        ),
+        _pattern(name, rf"^[ \t]*(?:-[ \t]+)?{key_name}[ \t]*:[ \t]*{VALUE}", "secret", re.MULTILINE, hints=hints),
+        _pattern(name, rf"(?:-H|--header)[ \t]+[\"']?{key_name}[ \t]*:[ \t]*{VALUE}", "secret", hints=hints),
+        _pattern(
+            name,
+            rf"name[\"']?:[ \t]*[\"']?{key_name}[\"']?[ \t]*(?:,[ \t]*\r?\n?|\r?\n)[ \t]*[\"']?value[\"']?:[ \t]*{VALUE}",
             "secret",
             hints=hints,
         ),
@@ -126,43 +88,9 @@ def _assignments(name: str, key: str, hints: tuple[str, ...]) -> tuple[SecretPat
 
 _COOKIE_VALUE = re.compile(r"(?:^|;)[ \t]*[^=;\s]+=(?P<value>[^;]*)")
 """One `name=value` of a cookie list; its value is what is masked."""
-
-
-def _cli_passwords() -> tuple[SecretPattern, ...]:
-    """Passwords and tokens given as command-line flags.
-
-    `--password VALUE` (and `--db-password`, `--token`, `--client-secret`, `--api-key` …, never `--no-…`) masks a
-    value that is quoted, or has a character other than a lower-case letter, or is 12 letters or more: prose such
-    as "use --password to log in" stays. `-pVALUE` only after mysql and MariaDB's tools (elsewhere `-p` is a port or
-    a path flag); `-p VALUE` after sshpass and `docker|podman … login`. The `=` forms are generic assignments.
-    """
-    value = (
-        r"(?P<vq>[\"'])?(?!\[REDACTED:|-|\s)(?P<secret>(?(vq)[^\"'\r\n]+|(?:(?=[^\s\"'`;&|]*[^a-z\s\"'`;&|])"
-        r"[^\s\"'`;&|]+|[a-z]{12,}(?![^\s\"'`;&|]))))"
-    )
-    flag = r"(?<![\w-])--(?![Nn]o-)(?:[A-Za-z0-9]+-)*"
-    return (
-        _pattern(
-            "password", rf"{flag}(?i:password|passwd|pass|pwd|passphrase)[ \t]+{value}", "secret", hints=("pass", "pwd")
-        ),
-        _pattern("token", rf"{flag}(?i:token)[ \t]+{value}", "secret", hints=("token",)),
-        _pattern("secret", rf"{flag}(?i:secret)[ \t]+{value}", "secret", hints=("secret",)),
-        _pattern("api_key", rf"{flag}(?i:api-?key|access-key|secret-key)[ \t]+{value}", "secret", hints=("key",)),
-        _pattern(
-            "password",
-            r"(?<![\w-])(?:mysql(?:dump|admin|import|check|show|pump|sh)?|mariadb(?:-dump|-admin)?)(?![\w-])"
-            rf"[^\n]{{0,512}}?[ \t]-p{_VALUE}",
-            "secret",
-            hints=("mysql", "mariadb"),
-        ),
-        _pattern(
-            "password",
-            r"(?<![\w-])(?:sshpass(?![\w-])|(?:docker|podman|nerdctl|buildah)[ \t]+login(?![\w-]))"
-            rf"[^\n]{{0,512}}?[ \t](?:-p[ \t]*|--password(?:[ \t]+|=))(?!-){_VALUE}",
-            "secret",
-            hints=("sshpass", "login"),
-        ),
-    )
+_COOKIE_PAIR = r"[^\s=;\"',\\]++=[^\s;\"',\\]*+"
+_COOKIE_OPENING = r"(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\[[ \t]*)?(?:\\?[\"'])?"
+"""After the header's name: a closing quote (JSON-escaped or not), `:` or `=`, a JSON list's bracket, a quote."""
 
 
 PEM_HEADER = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
@@ -279,19 +207,13 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         hints=("://",),
     ),
     _pattern(
-        "basic_auth",
-        r"curl(?<!\wcurl)\b(?:[^\nc]|c(?!url\b)){0,512}?[ \t](?:-u|--user)[ \t=]+[\"']?[^\s:\"']{1,256}:(?P<secret>[^\s\"']+)",
-        "secret",
-        hints=("curl",),
-    ),
-    _pattern(
         "azure_account_key",
         r"[AaSs](?<![A-Za-z0-9].)(?:(?<=[Aa])(?i:ccountkey)|(?<=[Ss])(?i:haredaccesskey))[ \t]*=[ \t]*"
         r"(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
         "secret",
         hints=("accountkey", "sharedaccesskey"),
     ),
-    *_cli_passwords(),
+    *cli_patterns(),
     # Cookies: the whole `Cookie:` value (every cookie in it), a `Set-Cookie:` value up to its attributes.
     _pattern(
         "cookie",
@@ -323,6 +245,22 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         hints=("curl",),
         each=_COOKIE_VALUE,
     ),
+    # Anywhere in a line, any case, `:` or `=`, quoted or JSON-escaped (`"cookie":"a=b; c=d"`, `cookie="a=b"`):
+    # `name=value` pairs as RFC 6265 writes them (no blanks in a value), so the rest of a log line is kept.
+    _pattern(
+        "cookie",
+        rf"(?<![A-Za-z0-9])(?<![Ss][Ee][Tt][-_])(?i:cookie){_COOKIE_OPENING}(?P<c>{_COOKIE_PAIR}(?:;[ \t]*{_COOKIE_PAIR})*+)",
+        "c",
+        hints=("cookie",),
+        each=_COOKIE_VALUE,
+    ),
+    _pattern(
+        "cookie",
+        rf"(?<![A-Za-z0-9])(?i:set[-_]cookie){_COOKIE_OPENING}(?P<s>{_COOKIE_PAIR})",
+        "s",
+        hints=("cookie",),
+        each=_COOKIE_VALUE,
+    ),
     # Docker's config.json (`"auth": base64(user:password)`, identity tokens) and the Secret that carries it.
     _pattern(
         "docker_auth",
@@ -338,31 +276,41 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         hints=(".docker",),
     ),
     # Generic assignments last; connection strings (`Password=...;`, `;PWD=...`, `PGPASSWORD=`) included.
-    *_assignments("password", _PASSWORD_KEY, ("pass", "pwd")),
+    *_assignments("password", _PASSWORD_KEY, ("pass", "pwd"), _unless_working_directory),
     *_assignments("secret", _SECRET_KEY, ("secret", "sig")),
     *_assignments("token", _TOKEN_KEY, ("token",)),
     *_assignments("api_key", _API_KEY_KEY, ("key",)),
+    *lexicon_assignments(),
 )
 """The shipped patterns, in the order they run: whole blocks and vendor formats before generic keys."""
 
 
 def _replacer(pattern: SecretPattern) -> Callable[[re.Match[str]], str]:
-    marker, group, each = pattern.marker, pattern.group, pattern.each
+    group, each, kind_of = pattern.group, pattern.each, pattern.kind
 
-    def masked(text: str, start: int, end: int) -> str:
+    def masked(text: str, start: int, end: int, marker: str) -> str:
         """`text[start:end]` masked, unless it is empty or plainly not a secret."""
-        if start == end or _NOT_A_SECRET.fullmatch(text, start, end):
+        if start == end or NOT_A_SECRET.fullmatch(text, start, end):
             return text[start:end]
         return marker
 
     def replace(match: re.Match[str]) -> str:
         text, (start, end) = match.string, match.span(group)
+        this_marker = pattern.marker
+        if kind_of is not None:
+            kind = kind_of(match)
+            if kind is None:
+                return match.group(0)
+            this_marker = marker(kind)
         if each is None:
-            inner = masked(text, start, end)
+            inner = masked(text, start, end, this_marker)
         else:
             group_text, pieces, position = text[start:end], [], 0
             for value in each.finditer(group_text):
-                pieces += [group_text[position : value.start("value")], masked(group_text, *value.span("value"))]
+                pieces += [
+                    group_text[position : value.start("value")],
+                    masked(group_text, *value.span("value"), this_marker),
+                ]
                 position = value.end("value")
             inner = "".join([*pieces, group_text[position:]])
         return text[match.start() : start] + inner + text[end : match.end()]

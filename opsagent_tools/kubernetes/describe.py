@@ -1,7 +1,8 @@
 """`kubectl describe`, compact: a pod, deployment or node with its containers, conditions and recent events.
 
 Environment values that come from Secrets are printed as references (`<secret db key password>`), never fetched;
-literal values pass through the dispatcher's redaction like every other observation.
+literal values and commands are masked by position where a credential sits (see `containers`), then pass through
+the dispatcher's redaction like every other observation.
 """
 
 from __future__ import annotations
@@ -9,12 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import assert_never
 
-from lightkube.models.core_v1 import Container, ContainerStatus, EnvVar, PodSpec, Probe
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Node, Pod
 
-from kernel import ToolFailure, ToolOutput
+from kernel import Redactor, ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession, refuse_secrets
+from opsagent_tools.kubernetes.containers import container_lines, pod_spec_containers, volume_lines
 from opsagent_tools.kubernetes.events import (
     NODE_EVENTS_NAMESPACE,
     ObjectFilter,
@@ -29,7 +30,6 @@ from opsagent_tools.kubernetes.objects import (
     ready_count,
     restarts,
     selector_text,
-    termination,
 )
 from opsagent_tools.kubernetes.rollouts import REVISION
 from opsagent_tools.kubernetes.workloads import termination_reasons
@@ -44,8 +44,11 @@ EVENT_GROUPS = 12
 """Event groups shown under an object; k8s_events shows more."""
 
 
-async def describe_output(api: KubeApi, kind: str, name: str, namespace: str, now: datetime) -> ToolOutput:
-    """What k8s_describe answers: the object described, and its state in one line."""
+async def describe_output(
+    api: KubeApi, kind: str, name: str, namespace: str, now: datetime, redactor: Redactor
+) -> ToolOutput:
+    """What k8s_describe answers: the object described, and its state in one line; `redactor` (dispatch's) reads
+    text that is cut here (commands, termination messages) before it is cut."""
     refuse_secrets(kind)
     model = DESCRIBE_KINDS.get(kind.strip().lower())
     if model is None:
@@ -61,9 +64,9 @@ async def describe_output(api: KubeApi, kind: str, name: str, namespace: str, no
         lines = await _event_lines(api, kube, model, name, event_namespace, now)
     match obj:
         case Pod():
-            lines = pod_lines(obj, now) + lines
+            lines = pod_lines(obj, now, redactor) + lines
         case Deployment():
-            lines = deployment_lines(obj, now) + lines
+            lines = deployment_lines(obj, now, redactor) + lines
         case Node():
             lines = node_lines(obj, now) + lines
         case _:
@@ -127,7 +130,7 @@ async def _event_lines(
     return [f"events ({sum(g.count for g in groups)}):", *group_lines(groups[:EVENT_GROUPS], now)]
 
 
-def pod_lines(pod: Pod, now: datetime) -> list[str]:
+def pod_lines(pod: Pod, now: datetime, redactor: Redactor) -> list[str]:
     """A pod's header, placement, failing conditions, then each container with its state and configuration."""
     meta, spec, status = pod.metadata, pod.spec, pod.status
     lines = [
@@ -151,18 +154,23 @@ def pod_lines(pod: Pod, now: datetime) -> list[str]:
                 f"{c.type}={c.status} ({c.reason or '-'}: {c.message or ''})".replace(": )", ")") for c in failing
             )
         )
-    statuses = {s.name: s for s in (status.containerStatuses if status else None) or []}
-    init_statuses = {s.name: s for s in (status.initContainerStatuses if status else None) or []}
+    statuses = {
+        (label, s.name): s
+        for label, found in (
+            ("container", status.containerStatuses if status else None),
+            ("init container", status.initContainerStatuses if status else None),
+            ("ephemeral container", status.ephemeralContainerStatuses if status else None),
+        )
+        for s in found or []
+    }
     if spec is not None:
-        for container in spec.initContainers or []:
-            lines += container_lines(container, init_statuses.get(container.name), now, label="init container")
-        for container in spec.containers:
-            lines += container_lines(container, statuses.get(container.name), now)
+        for label, container in pod_spec_containers(spec):
+            lines += container_lines(container, statuses.get((label, container.name)), now, redactor, label=label)
         lines += volume_lines(spec)
     return lines
 
 
-def deployment_lines(deployment: Deployment, now: datetime) -> list[str]:
+def deployment_lines(deployment: Deployment, now: datetime, redactor: Redactor) -> list[str]:
     """A deployment's replica counts, strategy, conditions and pod template."""
     meta, spec, status = deployment.metadata, deployment.spec, deployment.status
     revision = ((meta.annotations if meta else None) or {}).get(REVISION, "?")
@@ -187,8 +195,8 @@ def deployment_lines(deployment: Deployment, now: datetime) -> list[str]:
     template_spec = spec.template.spec
     if template_spec is not None:
         lines.append("pod template:")
-        for container in template_spec.containers:
-            lines += container_lines(container, None, now)
+        for label, container in pod_spec_containers(template_spec):
+            lines += container_lines(container, None, now, redactor, label=label)
         lines += volume_lines(template_spec)
     return lines
 
@@ -221,107 +229,3 @@ def node_lines(node: Node, now: datetime) -> list[str]:
     taints = [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in (spec.taints if spec else None) or []]
     lines.append(f"taints: {', '.join(taints) or 'none'}")
     return lines
-
-
-def container_lines(
-    container: Container, status: ContainerStatus | None, now: datetime, *, label: str = "container"
-) -> list[str]:
-    """A container's image, state, last termination, resources, probes, env (secret-sourced values as references)."""
-    lines = [f"{label} {container.name}: image {container.image}"]
-    if status is not None:
-        state = status.state
-        if state is not None and state.waiting is not None:
-            now_text = f"Waiting {state.waiting.reason or ''} {('(' + state.waiting.message + ')') if state.waiting.message else ''}"
-        elif state is not None and state.terminated is not None:
-            now_text = f"Terminated {termination(state.terminated, now)}"
-        elif state is not None and state.running is not None:
-            now_text = f"Running since {ago(state.running.startedAt, now)}"
-        else:
-            now_text = "unknown"
-        lines.append(
-            f"  state: {' '.join(now_text.split())}; ready {str(status.ready).lower()}, restarts {status.restartCount}"
-        )
-        last = status.lastState.terminated if status.lastState is not None else None
-        if last is not None:
-            ran = f", ran {age(last.startedAt, last.finishedAt)}" if last.startedAt and last.finishedAt else ""
-            message = f": {' '.join(last.message.split())[:200]}" if last.message else ""
-            lines.append(f"  last state: Terminated {termination(last, now)}{ran}{message}")
-    resources = container.resources
-    limits = ", ".join(f"{k}={v}" for k, v in sorted(((resources.limits if resources else None) or {}).items()))
-    requests = ", ".join(f"{k}={v}" for k, v in sorted(((resources.requests if resources else None) or {}).items()))
-    lines.append(f"  limits: {limits or 'none'} · requests: {requests or 'none'}")
-    probes = [
-        f"{kind} {_probe(probe)}"
-        for kind, probe in (
-            ("liveness", container.livenessProbe),
-            ("readiness", container.readinessProbe),
-            ("startup", container.startupProbe),
-        )
-        if probe is not None
-    ]
-    if probes:
-        lines.append(f"  probes: {'; '.join(probes)}")
-    if container.env:
-        lines.append("  env: " + "; ".join(env_text(variable) for variable in container.env))
-    sources = []
-    for source in container.envFrom or []:
-        prefix = f" (prefix {source.prefix})" if source.prefix else ""
-        if source.secretRef is not None:
-            sources.append(f"<every key of secret {source.secretRef.name}, values not shown>{prefix}")
-        if source.configMapRef is not None:
-            sources.append(f"<every key of configmap {source.configMapRef.name}>{prefix}")
-    if sources:
-        lines.append(f"  env from: {', '.join(sources)}")
-    mounts = [f"{m.mountPath} from {m.name}{' (ro)' if m.readOnly else ''}" for m in container.volumeMounts or []]
-    if mounts:
-        lines.append(f"  mounts: {', '.join(mounts)}")
-    return lines
-
-
-def env_text(variable: EnvVar) -> str:
-    """NAME=value, or NAME=<where the value comes from> for references: a secret's value is never shown."""
-    source = variable.valueFrom
-    if source is None:
-        return f"{variable.name}={variable.value or ''}"
-    if source.secretKeyRef is not None:
-        return f"{variable.name}=<secret {source.secretKeyRef.name} key {source.secretKeyRef.key}>"
-    if source.configMapKeyRef is not None:
-        return f"{variable.name}=<configmap {source.configMapKeyRef.name} key {source.configMapKeyRef.key}>"
-    if source.fieldRef is not None:
-        return f"{variable.name}=<field {source.fieldRef.fieldPath}>"
-    if source.resourceFieldRef is not None:
-        return f"{variable.name}=<resource {source.resourceFieldRef.resource}>"
-    return f"{variable.name}=<from a file or another source>"
-
-
-def volume_lines(spec: PodSpec) -> list[str]:
-    """Each volume's name and kind; a secret volume names the secret, nothing more."""
-    volumes = []
-    for volume in spec.volumes or []:
-        if volume.secret is not None:
-            volumes.append(f"{volume.name} (secret {volume.secret.secretName})")
-        elif volume.configMap is not None:
-            volumes.append(f"{volume.name} (configmap {volume.configMap.name})")
-        elif volume.persistentVolumeClaim is not None:
-            volumes.append(f"{volume.name} (pvc {volume.persistentVolumeClaim.claimName})")
-        else:
-            kind = next((k for k, v in volume.to_dict().items() if k != "name" and v is not None), "?")
-            volumes.append(f"{volume.name} ({kind})")
-    return [f"volumes: {', '.join(volumes)}"] if volumes else []
-
-
-def _probe(probe: Probe) -> str:
-    if probe.httpGet is not None:
-        target = f"http-get :{probe.httpGet.port}{probe.httpGet.path or '/'}"
-    elif probe.tcpSocket is not None:
-        target = f"tcp :{probe.tcpSocket.port}"
-    elif probe.exec is not None:
-        target = f"exec {' '.join(probe.exec.command or [])[:80]}"
-    elif probe.grpc is not None:
-        target = f"grpc :{probe.grpc.port}"
-    else:
-        target = "?"
-    return (
-        f"{target} (delay {probe.initialDelaySeconds or 0}s, timeout {probe.timeoutSeconds or 1}s, "
-        f"period {probe.periodSeconds or 10}s, fails after {probe.failureThreshold or 3})"
-    )

@@ -77,8 +77,10 @@ def kubernetes_tools(
         kind: Annotated[str, Field(description="What to describe: pod, deployment or node.")],
         name: Annotated[str, Field(min_length=1, description="Its exact name (k8s_pods lists pod names).")],
         namespace: Namespace = default_ns,
+        *,
+        ctx: CallContext,
     ) -> ToolOutput:
-        return await describe_output(kube, kind, name.strip(), namespace, now())
+        return await describe_output(kube, kind, name.strip(), namespace, now(), ctx.redactor)
 
     k8s_describe.__doc__ = """Describe one pod, deployment or node, like `kubectl describe`, compactly: state and
     last termination of each container (reason, exit code, when, message), limits and requests, probes, env

@@ -94,3 +94,155 @@ NEAR_MISSES = [
     "annotation: eyJhbGciOiJIUzI1NiJ9 (a base64 JSON header, not a token)",
     "already [REDACTED:token] and password=[REDACTED:password] and https://u:[REDACTED:url_password]@h",
 ]
+
+
+# --- Where credentials live (issue 19, findings 2 and 8) -------------------------------------------------------------
+# Kubernetes env literals, probe commands and container logs: the names the redactor missed, and what must stay.
+
+HEX = "0123456789abcdef"
+BY_NAME, BY_FLAG, BY_SHAPE, CLEAR = "name", "flag", "shape", ""
+"""Why a value is masked: its name holds a credential, a credential flag comes before it, or it looks like key
+material; or it is not masked."""
+
+ENV_LITERALS: list[tuple[str, str, str]] = [
+    # (name, literal value, why it is masked or CLEAR)
+    # the finding's names
+    ("HMAC_KEY", fake("", 64, HEX), BY_NAME),
+    ("ADMIN_PW", "Adm1n-pw!", BY_NAME),
+    ("CREDENTIALS", "svc-deploy:Cr3ds!", BY_NAME),
+    ("LDAP_BIND_PW", "ld4p-B1nd", BY_NAME),
+    ("APP_KEY", "base64:" + fake("", 43, ALNUM + "+/") + "=", BY_NAME),
+    ("LICENSE_KEY", "ACME-7F3K-99QX-P2LM", BY_NAME),
+    ("NPM_AUTH", "Ym90Om5wbS1wYXNz", BY_NAME),
+    ("TWILIO_AUTH", fake("", 32, HEX), BY_NAME),
+    ("DB_CONN", "postgresql://app:Db-C0nn@db:5432/orders", BY_NAME),
+    ("SENTRY_DSN", "https://" + fake("", 32, HEX) + "@o42.ingest.sentry.io/7", BY_NAME),
+    # the rest of the lexicon, matched on whole words of the name
+    ("DB_PWD", "pwd-Value1", BY_NAME),
+    ("PWD", "hunter2", BY_NAME),  # the issue: *PWD* is a password; only a path under bare PWD is the working directory
+    ("MYSQL_PASS", "my-Pass1", BY_NAME),
+    ("SMTP_PASSWORD", "smtp pass word", BY_NAME),
+    ("GPG_PASSPHRASE", "correct horse", BY_NAME),
+    ("SESSION_SECRET", "s3ss-secret", BY_NAME),
+    ("GITHUB_TOKEN_2", "t0ken-two", BY_NAME),
+    ("GCP_CREDS", "svc@acme-prod:gcp-Cr3ds", BY_NAME),
+    ("TLS_CERT", "/etc/tls/ledger.crt", BY_NAME),  # a certificate's own variable: masked even when it holds a path
+    ("PASSWORD_SALT", "pepper-and-salt", BY_NAME),
+    ("RAILS_MASTER_KEY", "rails-master", BY_NAME),
+    ("SSO_PRIVATE", "pr1vate", BY_NAME),
+    ("SESSION", "sess-42", BY_NAME),
+    ("COOKIE_SIGNATURE", "sig-abc", BY_NAME),
+    ("REDISCLI_AUTH", "r3dis", BY_NAME),
+    ("DB_CONNSTR", "Server=db;Database=app", BY_NAME),
+    ("hmacKey", "camel-hmac", BY_NAME),
+    ("dbPassword", "camel-pw", BY_NAME),
+    ("APIKey", "acronym-key", BY_NAME),
+    ("OAuthToken", "oauth-t0k", BY_NAME),
+    ("CLIENTSECRET", "one-word-secret", BY_NAME),
+    ("spring.datasource.password", "dotted-pw", BY_NAME),
+    ("x-api-key", "dashed-key", BY_NAME),
+    # key material, whatever the name
+    ("SIGNER_MATERIAL", fake("", 43, ALNUM + "+/") + "=", BY_SHAPE),
+    ("UPSTREAM", fake("", 48, HEX), BY_SHAPE),
+    ("BUILD_ARG", GHP, BY_SHAPE),
+    ("FORWARDED_ID", JWT, BY_SHAPE),
+    ("BOOTSTRAP", fake("", 32, string.ascii_lowercase + string.digits), BY_SHAPE),
+    ("TLS_BUNDLE", pem("RSA PRIVATE KEY"), BY_SHAPE),
+    # near-misses: whole words only, qualifiers, lookup keys, public material, ids, paths
+    ("KEYBOARD_LAYOUT", "de-nodeadkeys", CLEAR),
+    ("MONKEY_MODE", "chaos", CLEAR),
+    ("AUTHOR", "ops team", CLEAR),
+    ("PASSIVE_MODE", "on", CLEAR),
+    ("CERTIFICATE_PATH", "/etc/tls/tls.crt", CLEAR),
+    ("LOG_LEVEL", "info", CLEAR),
+    ("KEY_COUNT", "3", CLEAR),
+    ("PWD", "/app", CLEAR),
+    ("OLDPWD", "/", CLEAR),
+    ("DB_PASSWORD_FILE", "/run/secrets/db-password", CLEAR),
+    ("TOKEN_TTL", "3600", CLEAR),
+    ("MAX_TOKENS", "1024", CLEAR),
+    ("SESSION_TIMEOUT", "30m", CLEAR),
+    ("AUTH_URL", "https://auth.example.com/oauth2/token", CLEAR),
+    ("COOKIE_DOMAIN", ".example.com", CLEAR),
+    ("ROUTING_KEY", "orders.created", CLEAR),
+    ("PUBLIC_KEY_PATH", "/etc/jwt/public.pem", CLEAR),
+    ("CA_CERT", "/etc/ssl/certs/ca.pem", CLEAR),
+    ("OAuthClientId", "checkout-web", CLEAR),
+    ("GIT_COMMIT", "9fceb02d0ae598e95dc970b74767f19372d61af8", CLEAR),
+    ("REQUEST_ID", "3f2a9c1e-8b7d-4c5e-9f1a-2b3c4d5e6f70", CLEAR),
+    ("HOSTNAME", "checkout-7d9f8c6b5-x2x9k", CLEAR),
+    ("IMAGE", "registry.example.com/checkout:v3.8.0", CLEAR),
+    ("JAVA_OPTS", "-Xmx512m -XX:+UseG1GC", CLEAR),
+    ("OTEL_SERVICE_NAME", "CheckoutServiceApplication", CLEAR),
+    ("DATABASE_URL", "postgres://db:5432/orders", CLEAR),
+    ("FEATURE_FLAGS", "new-cart,fast-checkout", CLEAR),
+]
+"""Env literals and how they must come out: masked whole (by name or by shape) or exactly as they are."""
+
+COMMANDS: list[tuple[list[str], list[str], str]] = [
+    # (argv, the secrets in it, why they are masked); probes and container commands as Kubernetes holds them
+    (["redis-cli", "-a", "r3d1s-Pw", "ping"], ["r3d1s-Pw"], BY_FLAG),
+    (["timeout", "5", "redis-cli", "-h", "redis", "-p", "6379", "-a", "r3d1s-Pw", "ping"], ["r3d1s-Pw"], BY_FLAG),
+    (["mysqladmin", "-uroot", "-pMy-R00t", "ping"], ["My-R00t"], BY_FLAG),
+    (["sshpass", "-p", "ssh-Pass1", "ssh", "deploy@web-1"], ["ssh-Pass1"], BY_FLAG),
+    (["ldapwhoami", "-x", "-D", "cn=admin,dc=acme", "-w", "ld4p-Pw"], ["ld4p-Pw"], BY_FLAG),
+    (["mongosh", "--quiet", "-u", "admin", "-p", "m0ngo-Pw", "--eval", "db.ping()"], ["m0ngo-Pw"], BY_FLAG),
+    (["curl", "-fsS", "-u", "bob:curl-Pw1", "http://127.0.0.1:8080/healthz"], ["curl-Pw1"], BY_FLAG),
+    (
+        ["app", "--password", "flag-Pw1", "--token=flag-T0k", "--api-key", "k3y-flag"],
+        ["flag-Pw1", "flag-T0k", "k3y-flag"],
+        BY_FLAG,
+    ),
+    (["app", "--db-password", "pass with spaces"], ["pass with spaces"], BY_FLAG),
+    (["curl", "-H", "Authorization: Bearer b3arer-T0ken", "http://api/v1"], ["b3arer-T0ken"], BY_FLAG),
+    (["curl", "-H", "Authorization: Basic YWRtaW46czNjcjN0", "http://api/v1"], ["YWRtaW46czNjcjN0"], BY_FLAG),
+    (["sh", "-c", "redis-cli -a r3d1s-Pw ping | grep PONG"], ["r3d1s-Pw"], BY_FLAG),
+    (["sh", "-c", "mysql -uroot -pMy-R00t -e 'select 1'"], ["My-R00t"], BY_FLAG),
+    (["worker", "--signing", fake("", 64, HEX)], [fake("", 64, HEX)], BY_SHAPE),
+]
+"""Commands (exec probes, a container's command and args) with credentials in them, by position or by flag."""
+
+COMMAND_NEAR_MISSES: list[list[str]] = [
+    ["ssh", "-p", "2222", "deploy@web-1"],  # -p is a port after ssh, docker and redis-cli
+    ["docker", "run", "-p", "8080:80", "nginx"],
+    ["redis-cli", "-p", "6379", "ping"],
+    ["mysql", "-h", "db", "-P", "3306", "-u", "app", "-p", "orders"],  # bare -p prompts; orders is the database
+    ["mkdir", "-p", "/var/lib/app"],
+    ["ls", "-a", "/tmp"],
+    ["curl", "-u", "bob", "http://127.0.0.1/"],  # a user alone: curl asks for the password
+    ["app", "--password-file", "/run/secrets/db", "--token-ttl", "3600", "--no-password"],
+    ["docker", "login", "--password-stdin", "registry.example.com"],
+    ["java", "-jar", "/app/app.jar", "--server.port=8080"],
+    ["sh", "-c", "wget -qO- http://127.0.0.1:8080/healthz || exit 1"],
+    ["cat", "/tmp/healthy"],
+]
+"""Commands with nothing to mask: they must come out exactly as they went in."""
+
+COOKIE_LINES: list[tuple[str, list[str], list[str]]] = [
+    # (line, secrets, what must stay)
+    (
+        "GET /cart 200 12ms cookie: sid=s1d-Value; theme=dark ua=curl/8.5",
+        ["s1d-Value", "dark"],
+        ["ua=curl/8.5", "sid="],
+    ),
+    ("upstream said Set-Cookie: session=sEss-42; Path=/; HttpOnly", ["sEss-42"], ["Path=/; HttpOnly", "session="]),
+    (
+        '{"level":"info","msg":"req","cookie":"a=c00kie-A; b=c00kie-B","path":"/"}',
+        ["c00kie-A", "c00kie-B"],
+        ['"path":"/"'],
+    ),
+    ('{"headers":{"Cookie":["sid=c00kie-List"]},"status":200}', ["c00kie-List"], ['"status":200']),
+    ('msg="{\\"cookie\\":\\"sid=esc4ped-C\\"}" level=warn', ["esc4ped-C"], ["level=warn"]),
+    ('level=debug cookie="sid=logfmt-C00k; lang=en" user=bob', ["logfmt-C00k"], ["user=bob"]),
+    ("req COOKIE=sid=upper-C00k host=web-1", ["upper-C00k"], ["host=web-1"]),
+    ("proxy: forwarded SET-COOKIE: token=up-Set-C; Secure", ["up-Set-C"], ["; Secure"]),
+]
+"""Cookies in the middle of a log line, any case, in JSON fields too."""
+
+COOKIE_NEAR_MISSES = [
+    "the session cookie: expired after 30m",
+    "cookie consent: accepted; cookies=3 stored",
+    "set cookie failed: no space left on device",
+    "x-cookie-policy: strict",
+]
+"""Cookie talk without a cookie value: left exactly as is."""
