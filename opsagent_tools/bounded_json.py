@@ -44,18 +44,18 @@ def load_json(text: bytes | str) -> Any:
         value = json.loads(text)
     except RecursionError:
         raise JsonTooDeep from None
-    if isinstance(value, dict | list) and _deeper_than(value, MAX_JSON_DEPTH):
+    if deeper_than(value, MAX_JSON_DEPTH):
         raise JsonTooDeep
     return value
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` holds something inside more than `limit` arrays and objects, as jiter counts (an empty
-    one at `limit + 1` is fine); a walk with a stack, not recursion."""
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON `value` holds something inside more than `limit` arrays and objects, as jiter
+    counts (an empty one at `limit + 1` is fine); a walk with a stack, not recursion."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
         if children and depth > limit:
             return True
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
