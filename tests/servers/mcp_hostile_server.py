@@ -5,6 +5,8 @@
   quote, and a 400-value `enum` of regions; its own description is 20,000 characters of the same.
 - `bulk_lookup` lists 600 properties: no trimming brings it under the size cap.
 - `deploy.status` and `deploy_status` become one wire name; `incident.note` (a side effect) is dotted alone.
+- `dump_state` prints its answer itself, on stdout, nested 200,000 deep (no JSON-RPC reader can take it), and
+  never answers through the SDK.
 
 The tools themselves are ordinary: a call reaches the function the SDK registered under the server's own name
 and says which name it answered to. Run it as `python mcp_hostile_server.py` (stdio).
@@ -12,6 +14,8 @@ and says which name it answered to. Run it as `python mcp_hostile_server.py` (st
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -55,7 +59,9 @@ class HostileServer(MCPServer):
         return [tool.model_copy(update=LISTED.get(tool.name, {})) for tool in await super().list_tools()]
 
 
-def build() -> MCPServer:
+def build(wire: int) -> MCPServer:
+    """The server; `wire` is a copy of the stdout the SDK answers on (it diverts fd 1 to stderr, so that a tool's
+    print() cannot break the protocol: `dump_state` writes around that)."""
     server = HostileServer("hostile")
 
     def lookup_runbook(query: str, region: str = "", limit: int = 5) -> str:
@@ -64,7 +70,16 @@ def build() -> MCPServer:
     def bulk_lookup() -> str:
         return "never offered"
 
+    def dump_state() -> str:
+        deep = "[" * 200_000 + "]" * 200_000
+        line = f'{{"jsonrpc": "2.0", "id": 1, "result": {{"content": [], "structuredContent": {deep}}}}}\n'
+        with os.fdopen(os.dup(wire), "wb") as stdout:
+            stdout.write(line.encode())
+        time.sleep(60)
+        return "never sent"
+
     server.add_tool(lookup_runbook, description="Finds the runbook for a symptom.")
+    server.add_tool(dump_state, description="The tracker's whole state.")
     server.add_tool(bulk_lookup, description="Looks many fields up at once.")
     for name in ("deploy.status", "deploy_status", "incident.note"):
         server.add_tool(_answering(name), name=name, description=f"The tracker's {name}.")
@@ -79,4 +94,4 @@ def _answering(name: str) -> Any:
 
 
 if __name__ == "__main__":
-    build().run()
+    build(os.dup(1)).run()

@@ -87,7 +87,7 @@ async def test_calls_are_still_checked_against_the_full_schema(hostile):
 
 async def test_an_untrimmable_tool_is_left_out_with_a_warning_and_a_collision_is_an_error(hostile):
     mcp, registry = hostile
-    assert registry.names() == ["hostile__lookup_runbook", "hostile__incident_note"]
+    assert registry.names() == ["hostile__lookup_runbook", "hostile__dump_state", "hostile__incident_note"]
     (report,) = mcp.report()
     assert not report.ok, "two tools, one wire name: a configuration error"
     assert (
@@ -109,7 +109,7 @@ async def test_excluding_one_of_the_pair_offers_the_other_under_the_name_the_ser
         (report,) = mcp.report()
         assert report.ok, report.message
         assert report.warnings == ()
-        assert "3 tools (1 read-only, 2 side effects); 2 excluded (exclude)" in report.message
+        assert "4 tools (1 read-only, 3 side effects); 2 excluded (exclude)" in report.message
         status = registry.get("hostile__deploy_status")
         assert status.description.startswith("[MCP server 'hostile', tool 'deploy.status'; side effect:")
         ran = await dispatch_call(registry, "hostile__deploy_status", policy=FULL, confirm=_approve, text="x")
@@ -145,3 +145,16 @@ async def test_the_approval_card_shows_the_name_the_server_receives(hostile):
 
 async def _approve(request):
     return Approved(by="U0ALICE", args_hash=request.args_hash)
+
+
+async def test_an_answer_nested_too_deep_to_read_ends_the_call_at_once_and_says_why(hostile):
+    _, registry = hostile
+    outcome = await dispatch_call(registry, "hostile__dump_state", policy=FULL, confirm=_approve)
+    assert outcome.error.kind is ErrorKind.EXCEPTION, "not a timeout: the call does not wait out its 5 s"
+    assert (
+        "the MCP server 'hostile' answered with something that is not MCP JSON-RPC (JSON nested deeper than 200 "
+        "levels), so its answer cannot be read. Whether the call took effect is unknown"
+    ) in outcome.text
+    assert "Recursion" not in outcome.text
+    after = await dispatch_call(registry, "hostile__lookup_runbook", query="disk full")
+    assert after.text == "runbook for 'disk full' in any region (limit 5)", "the server still answers"
