@@ -201,7 +201,7 @@ def _quoted(text: str, share: int) -> str:
 
 def _size(name: str, description: str, schema: dict[str, Any]) -> int:
     entry = {"name": name, "description": description, "parameters": schema}
-    return len(json.dumps(entry, separators=(",", ":"))) + ENVELOPE_BYTES  # ASCII: characters are bytes
+    return len(json.dumps(entry, separators=(",", ":"), default=str)) + ENVELOPE_BYTES  # ASCII: 1 char, 1 byte
 
 
 def _dropping(key: str, when: Callable[[Any], bool] = lambda _: True) -> Callable[[list[dict[str, Any]]], None]:
