@@ -336,10 +336,8 @@ async def _serve(args: argparse.Namespace) -> int:
         knowledge = settings.knowledge
         memory = RunMemory(store, days=knowledge.memory_days) if knowledge.memory else None
         async with opened_toolset(settings, journal=journal, memory=memory) as toolset:
-            for report in toolset.mcp.report():
-                say = (
-                    log.info if report.ok and not report.warnings else log.warning
-                )  # misconfigured, or a tool left out
+            for report in toolset.mcp.report():  # a misconfigured server, or a tool left out, is a warning
+                say = log.info if report.ok and not report.warnings else log.warning
                 say("mcp_server", server=report.name, ok=report.ok, detail=report.message, left_out=report.warnings)
 
             def agent_for(confirm: ConfirmHook) -> Agent:
