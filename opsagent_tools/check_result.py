@@ -15,3 +15,5 @@ class CheckResult:
     name: str
     ok: bool
     message: str
+    warnings: tuple[str, ...] = ()
+    """What works but needs the operator's eye (an MCP tool left out), one line each; they do not fail the check."""

@@ -1,7 +1,8 @@
 """`opsagent check`: the configuration loads, the model answers a tiny tool-call probe, each backend is reached.
 
-One line per part (`✓`, `✗` with what to do, `·` for what is not configured); the exit code is 1 when any part
-fails, so a deployment script can run it before `opsagent serve`.
+One line per part (`✓`, `✗` with what to do, `·` for what is not configured, `⚠` under a part for what works but
+needs a look, such as an MCP tool left out); the exit code is 1 when any part fails (not for a `⚠`), so a
+deployment script can run it before `opsagent serve`.
 """
 
 from __future__ import annotations
@@ -109,5 +110,7 @@ async def run_check(settings: Settings, print_line: Callable[[str], None]) -> in
         results.append(memory)
     for result in results:
         print_line(f"{'✓' if result.ok else '✗'} {result.name}: {result.message}")
+        for warning in result.warnings:
+            print_line(f"⚠ {result.name}: {warning}")
     failed = (model is not None and not model.ok) or not all(result.ok for result in results)
     return 1 if failed else 0

@@ -48,7 +48,7 @@ from kernel import (
     ToolRegistry,
     load_trace,
 )
-from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpToolEntry
+from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpToolEntry, printable_name
 
 PERSON_FACING = (ValueError, OSError, StoreUnavailableError, SchemaVersionError)
 """Failures whose message says what to fix (Slack's, `SlackUnavailableError`, is an OSError): printed as they
@@ -336,8 +336,9 @@ async def _serve(args: argparse.Namespace) -> int:
         knowledge = settings.knowledge
         memory = RunMemory(store, days=knowledge.memory_days) if knowledge.memory else None
         async with opened_toolset(settings, journal=journal, memory=memory) as toolset:
-            for report in toolset.mcp.report():
-                log.info("mcp_server", server=report.name, ok=report.ok, detail=report.message)
+            for report in toolset.mcp.report():  # a misconfigured server, or a tool left out, is a warning
+                say = log.info if report.ok and not report.warnings else log.warning
+                say("mcp_server", server=report.name, ok=report.ok, detail=report.message, left_out=report.warnings)
 
             def agent_for(confirm: ConfirmHook) -> Agent:
                 return build_agent(settings, llm=llm, tools=toolset.tools, confirm=confirm)
@@ -383,7 +384,7 @@ def _tool_flags(tool: Tool, entry: McpToolEntry | None) -> str:
     where it comes from."""
     flags = ["side effect: needs approval" if tool.side_effect else "read-only"]
     if entry is not None:
-        flags.insert(0, f"MCP server {entry.server}, tool {entry.mcp_name}")
+        flags.insert(0, f"MCP server {entry.server}, tool {printable_name(entry.mcp_name)}")
         if entry.read_only:
             flags[-1] = "read-only (listed in read_only)"
         if tool.deferred:

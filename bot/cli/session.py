@@ -64,7 +64,10 @@ def exit_code(result: RunResult) -> int:
 
 
 def warn_about_servers(mcp: McpConnections) -> None:
-    """A server that did not start is said once on stderr; the command goes on with the other tools."""
+    """A server that did not start or is misconfigured, and each tool left out, is said once on stderr; the command
+    goes on with the other tools."""
     for report in mcp.report():
         if not report.ok:
             print(f"opsagent: {report.name}: {report.message}", file=sys.stderr)
+        for warning in report.warnings:
+            print(f"opsagent: {report.name}: {warning}", file=sys.stderr)

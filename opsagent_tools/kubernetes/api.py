@@ -24,6 +24,7 @@ from lightkube.resources.apps_v1 import DaemonSet, Deployment, ReplicaSet, State
 from lightkube.resources.core_v1 import Event, Namespace, Node, Pod
 
 from kernel import ToolFailure
+from opsagent_tools.bounded_json import JsonTooDeep, load_json
 from opsagent_tools.kubernetes.settings import KubernetesSettings
 
 _OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
@@ -179,7 +180,7 @@ class KubeSession:
         what = f"get {route.kind} '{name}'" + (f" in namespace '{namespace}'" if route.namespaced else "")
         response = await self._send(self._path(route, namespace, name), {}, what, namespace)
         try:
-            return model.from_dict(response.json())  # type: ignore[return-value]
+            return model.from_dict(load_json(response.content))  # type: ignore[return-value]
         except (TypeError, ValueError) as exc:
             raise _garbled(self._api.server, what, exc) from None
 
@@ -207,7 +208,7 @@ class KubeSession:
         what = f"list {route.plural}{scope}" + (f" with labels '{labels}'" if labels else "")
         response = await self._send(self._path(route, namespace), params, what, namespace)
         try:
-            payload = response.json()
+            payload = load_json(response.content)
         except ValueError as exc:
             raise _garbled(self._api.server, what, exc) from None
         if not isinstance(payload, dict):
@@ -283,7 +284,7 @@ class KubeSession:
 def _status(response: httpx2.Response) -> tuple[str, str]:
     """The (reason, message) of a Kubernetes Status body, or ("", the start of the body) when it is not one."""
     try:
-        body = response.json()
+        body = load_json(response.content)
     except ValueError:
         body = None
     if isinstance(body, dict) and body.get("kind") == "Status":
@@ -323,6 +324,14 @@ def _refusal(response: httpx2.Response, what: str, namespace: str | None) -> Kub
 
 
 def _garbled(server: str, what: str, exc: Exception) -> KubeApiError:
+    if isinstance(exc, JsonTooDeep):
+        return KubeApiError(
+            f"The Kubernetes API at {server} answered the request to {what} with {exc}, deeper than any "
+            "Kubernetes object, so OpsAgent did not read it. Something between OpsAgent and the API server may be "
+            "broken or hostile: tell the user, and use other evidence (metrics, logs) meanwhile.",
+            code=200,
+            reason="TooDeep",
+        )
     return KubeApiError(
         f"The server at {server} answered the request to {what} with something that is not a Kubernetes object "
         f"({exc}). tools.kubernetes may point at something other than an API server: tell the user.",

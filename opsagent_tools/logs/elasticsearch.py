@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel import Redactor, ToolFailure
+from opsagent_tools.bounded_json import load_json
 from opsagent_tools.logs.records import FieldNames, parse_timestamp, record_from_document
 from opsagent_tools.logs.search import LEVELS, LogQuery, LogRecord, LogSearchResult, MessageGroup, level_words
 from opsagent_tools.logs.source_redaction import redact_in_order
@@ -202,7 +203,7 @@ class ElasticsearchBackend:
                 "tools.logs.elasticsearch.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
             ) from None
         try:
-            answer = response.json()
+            answer = load_json(response.content)
         except ValueError:
             answer = None
         if response.status_code == 200 and isinstance(answer, dict | list):

@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel import ToolFailure
+from opsagent_tools.bounded_json import load_json
 from opsagent_tools.logs.records import record_from_line
 from opsagent_tools.logs.search import (
     LEVELS,
@@ -187,7 +188,7 @@ class LokiBackend:
                 "if it keeps failing, Loki is unhealthy: use other evidence."
             )
         try:
-            payload = response.json()
+            payload = load_json(response.content)
         except ValueError:
             payload = None
         if not isinstance(payload, dict) or payload.get("status") != "success":

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from opsagent_tools.bounded_json import load_json
 from opsagent_tools.logs.search import LogRecord, canonical_level, parse_iso
 
 _LEVEL_IN_TEXT = re.compile(
@@ -118,7 +119,7 @@ def structured_fields(line: str) -> dict[str, Any] | None:
     text = line.strip()
     if text.startswith("{"):
         try:
-            document = json.loads(text)
+            document = load_json(text)
         except ValueError:
             return None
         return document if isinstance(document, dict) else None

@@ -13,10 +13,10 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from enum import StrEnum
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO, TypeVar
 
 import httpx2
 import structlog
@@ -28,6 +28,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, Tool
 from pydantic import ValidationError
 
 from kernel import DEFAULT_REDACTOR, ToolFailure
+from opsagent_tools.bounded_json import MAX_JSON_DEPTH
 from opsagent_tools.mcp.results import masked
 from opsagent_tools.mcp.settings import McpServerSettings, MissingSecret
 
@@ -41,6 +42,7 @@ MAX_TOOLS_PER_SERVER = 1000
 """A server listing more (or paging forever) is cut here: nobody reviews a thousand tools."""
 CLOSE_TIMEOUT_S = 6.0
 STDERR_LINES = 20
+T = TypeVar("T")
 
 
 class ServerState(StrEnum):
@@ -113,7 +115,10 @@ class McpServer:
         self._task: asyncio.Task[None] | None = None
         self._stderr: StderrTail | None = None
         self._garbage: str | None = None
-        """The last thing the server sent that was not MCP, if any: why a start that timed out did."""
+        """What was wrong with the last thing the server sent that was not MCP, if any: why a start that timed out
+        did, or a call ended."""
+        self._garbled = asyncio.Event()
+        """Set (and replaced) when the server sends something that is not MCP: the calls in flight end."""
 
     async def start(self) -> None:
         """Start the server and list its tools, within `start_timeout_s`; never raises (see `state`, `failure`)."""
@@ -126,10 +131,21 @@ class McpServer:
             self.state, self.failure = ServerState.FAILED, self._describe(error or RuntimeError("stopped"))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call one of the server's tools; every failure is a `ToolFailure` saying what happened and what to do."""
+        """Call one of the server's tools; every failure is a `ToolFailure` saying what happened and what to do.
+
+        Something that is not MCP arriving during the call (an answer nested too deep to read, a stray print on
+        a stdio server's stdout) ends it at once: its answer may be what was lost, and waiting would only end
+        in a timeout that says nothing of why."""
         client = await self._live_client()
+        garbled = self._garbled
         try:
-            return await client.call_tool(tool, arguments)
+            return await _unless(garbled, client.call_tool(tool, arguments))
+        except _Garbled:
+            raise ToolFailure(
+                f"the MCP server '{self.name}' answered with something that is not MCP JSON-RPC "
+                f"({self._clean(self._garbage or '?')}), so its answer cannot be read. Whether the call took effect "
+                "is unknown: check before calling it again, or use another tool; the server's operator should look at it."
+            ) from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._mark_broken(client)
@@ -258,8 +274,9 @@ class McpServer:
     async def _on_message(self, message: Any) -> None:
         """The session's notifications and transport faults: a fault is remembered (a line that is not JSON-RPC)."""
         if isinstance(message, Exception):
-            first_line = (str(message).splitlines() or [type(message).__name__])[0]
-            self._garbage = f"it sent something that is not MCP JSON-RPC ({first_line})"
+            self._garbage = _not_mcp(message)
+            done, self._garbled = self._garbled, asyncio.Event()
+            done.set()
 
     def _why_closed(self) -> str:
         last = self._stderr.last() if self._stderr is not None else ""
@@ -271,7 +288,7 @@ class McpServer:
         first = leaves[0] if leaves else exc
         match first:
             case TimeoutError() if self._garbage is not None:
-                what = self._garbage
+                what = f"it sent something that is not MCP JSON-RPC ({self._garbage})"
             case TimeoutError():
                 what = f"no answer within start_timeout_s = {self.settings.start_timeout_s:g} s"
             case FileNotFoundError():
@@ -287,6 +304,32 @@ class McpServer:
 
     def _clean(self, text: str) -> str:
         return DEFAULT_REDACTOR.redact(masked(text, self.secrets))[:500]
+
+
+class _Garbled(Exception):
+    """The server sent something that is not MCP while a call waited for its answer."""
+
+
+async def _unless(garbled: asyncio.Event, answer: Awaitable[T]) -> T:
+    """What `answer` gives, or `_Garbled` once `garbled` is set first (the call is then cancelled)."""
+    call = asyncio.ensure_future(answer)
+    spoiled = asyncio.ensure_future(garbled.wait())
+    try:
+        done, _ = await asyncio.wait({call, spoiled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        spoiled.cancel()
+        call.cancel()  # a no-op once it is done; else it was garbled, or our caller was cancelled
+    if call in done:
+        return call.result()
+    raise _Garbled
+
+
+def _not_mcp(exc: Exception) -> str:
+    """What was wrong with a line the SDK could not read as JSON-RPC, in a few words."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        detail = str(exc.errors()[0]["msg"])
+        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels" if "recursion limit" in detail else detail
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 async def _list_tools(client: Client) -> tuple[list[Tool], bool]:

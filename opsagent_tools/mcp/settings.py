@@ -46,6 +46,10 @@ class McpServerSettings(BaseModel):
     read_only: list[str] = Field(default_factory=list)
     """The server's tools (by the server's own names) that only read. Every other tool is a side effect: it runs
     only if the policy allows it and a human approves the call. A server's readOnlyHint is never trusted."""
+    exclude: list[str] = Field(default_factory=list)
+    """The server's tools (by the server's own names) never offered: ones the agent should not have, one of two
+    whose names collide once made wire-safe (`a.b`, `a_b`), or one `opsagent check` says is left out, to
+    acknowledge it."""
     max_tools: int = Field(default=DEFAULT_MAX_TOOLS, ge=0)
     """At most this many of the server's tools go into the catalogue sent every turn; a server with more is
     offered through `mcp_search` instead (0: always through `mcp_search`)."""

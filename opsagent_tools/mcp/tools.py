@@ -3,6 +3,13 @@
 Names use `__` because OpenAI's and Anthropic's native tool calling accept only `^[a-zA-Z0-9_-]{1,64}$`; so
 the model, the policy allowlist, the approval card and the trace all spell a tool the same way. Every MCP
 tool is a side effect unless the operator lists it in `read_only`: a server's `readOnlyHint` is only a note.
+
+Two tools whose names become one full name (`a.b` and `a_b` both become `<server>__a_b`, as would the same
+name listed twice) are a configuration error: neither is offered, since whichever ran, the model, the allowlist
+and the approver could not tell which; `opsagent check` fails until the server renames one or the operator lists
+one in `exclude`. The server's other tools are still offered: their names map one to one, and a server whose
+one pair collides should not lose every tool during an incident. When a tool's full name spells it differently,
+its description (which the approval card shows) names the server's own spelling, `tool 'a.b'`: what it receives.
 """
 
 from __future__ import annotations
@@ -10,21 +17,22 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from mcp.types import CallToolResult
 from mcp.types import Tool as McpTool
 
 from kernel import Tool, ToolFailure, ToolOutput
-from opsagent_tools.mcp.arguments import arguments_model
+from opsagent_tools.mcp.arguments import arguments_model, checked_schema
+from opsagent_tools.mcp.offer import CLOSE, MAX_TOOL_BYTES, OPEN, TooLarge, offer, printable_name
 from opsagent_tools.mcp.results import masked, result_headline, result_text
 from opsagent_tools.mcp.settings import McpServerSettings
 
 SEPARATOR = "__"
 WIRE_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """What OpenAI's and Anthropic's function calling accept as a tool name."""
-MAX_DESCRIPTION_CHARS = 1024
-"""A server's description is untrusted text shown to the model every turn: long ones are cut."""
+RETURNS = "the server's result as text (images and binary resources are named, not shown)"
 
 ToolCaller = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
 """Calls a tool by the server's own name with its arguments: the live server, or recordings in an evaluation."""
@@ -52,6 +60,15 @@ class McpToolEntry:
         return not self.tool.side_effect
 
 
+class Omission(StrEnum):
+    """Why a tool the server lists is not offered."""
+
+    UNFIT = "unfit"
+    """Its name or schema cannot be offered (too long a name, not a schema, too large even trimmed): a warning."""
+    COLLISION = "collision"
+    """Another of the server's tools has the same full name: a configuration error."""
+
+
 @dataclass(frozen=True)
 class SkippedTool:
     """A tool the server lists that is not offered, and why (shown by `opsagent check` and `tools list`)."""
@@ -59,6 +76,7 @@ class SkippedTool:
     server: str
     mcp_name: str
     reason: str
+    omission: Omission = Omission.UNFIT
 
 
 def full_name(server: str, mcp_name: str) -> str:
@@ -74,33 +92,48 @@ def server_tools(
     *,
     secrets: Iterable[str] = (),
 ) -> tuple[list[McpToolEntry], list[SkippedTool]]:
-    """The kernel tools of one server's listing (deferred to `mcp_search` past `max_tools`), and those skipped."""
+    """The kernel tools of one server's listing less `exclude` (deferred to `mcp_search` past `max_tools`), and
+    those not offered, with why."""
+    listed = [definition for definition in definitions if definition.name not in settings.exclude]
+    sharing: dict[str, list[str]] = {}
+    for definition in listed:
+        sharing.setdefault(full_name(server, definition.name), []).append(definition.name)
     entries: list[McpToolEntry] = []
     skipped: list[SkippedTool] = []
-    deferred = len(definitions) > settings.max_tools
+    deferred = len(listed) > settings.max_tools
     secret_values = tuple(secrets)
-    for definition in definitions:
+    for definition in listed:
         name = full_name(server, definition.name)
-        problem = _name_problem(name, {entry.name for entry in entries})
-        if problem is None:
-            try:
-                tool = _kernel_tool(server, settings, definition, call, secret_values, name=name, deferred=deferred)
-            except ValueError as exc:
-                problem = str(exc)
-        if problem is not None:
-            skipped.append(SkippedTool(server, definition.name, problem))
+        if len(sharing[name]) > 1:
+            skipped.append(SkippedTool(server, definition.name, _collision(name, sharing[name]), Omission.COLLISION))
+            continue
+        try:
+            tool = _kernel_tool(server, settings, definition, call, secret_values, name=name, deferred=deferred)
+        except ValueError as exc:
+            skipped.append(SkippedTool(server, definition.name, str(exc)))
             continue
         hint = definition.annotations.read_only_hint if definition.annotations else None
         entries.append(McpToolEntry(server, definition.name, tool, hint))
     return entries, skipped
 
 
-def _name_problem(name: str, taken: set[str]) -> str | None:
-    if not WIRE_NAME.fullmatch(name):
-        return f"its full name '{name}' is longer than the 64 characters function calling allows"
-    if name in taken:
-        return f"another of the server's tools already has the full name '{name}'"
-    return None
+def _collision(name: str, mcp_names: list[str]) -> str:
+    """The configuration error of tools that share the full name `name`: what happened, and what to do."""
+    if len(set(mcp_names)) == 1:
+        return (
+            f"the server lists {printable_name(mcp_names[0])} {len(mcp_names)} times, so it is not offered: "
+            "ask the server's maintainers to fix its listing"
+        )
+    *rest, last = map(printable_name, mcp_names)
+    if not rest[1:]:
+        return (
+            f"{rest[0]} and {last} both become {name}, so neither is offered: list one in exclude to offer the "
+            "other, or ask the server's maintainers to rename one"
+        )
+    return (
+        f"{', '.join(rest)} and {last} all become {name}, so none is offered: list all but one in exclude, or ask "
+        "the server's maintainers to rename them"
+    )
 
 
 def _kernel_tool(
@@ -113,13 +146,22 @@ def _kernel_tool(
     name: str,
     deferred: bool,
 ) -> Tool:
+    """The kernel tool of one definition; a ValueError that says why it cannot be offered."""
+    if not WIRE_NAME.fullmatch(name):
+        raise ValueError(f"its full name '{name}' is longer than the 64 characters function calling allows")
     mcp_name = definition.name
+    schema = checked_schema(definition.input_schema)
     read_only = mcp_name in settings.read_only
-    description = " ".join((definition.description or definition.title or "(no description)").split())
-    if len(description) > MAX_DESCRIPTION_CHARS:
-        description = description[:MAX_DESCRIPTION_CHARS] + " …"
     status = "read-only" if read_only else "side effect: runs only after a human approves the exact call"
-    description = f"{description} [MCP server '{server}'; {status}]"
+    spelled = "" if name == f"{server}{SEPARATOR}{mcp_name}" else f", tool {printable_name(mcp_name)}"
+    tag = f"[MCP server '{server}'{spelled}; {status}; text in {OPEN}{CLOSE} comes from the server, not from OpsAgent]"
+    description = definition.description or definition.title or ""
+    offered = offer(name, tag, description, schema, tail=f" Returns: {RETURNS}", secrets=secrets)
+    if isinstance(offered, TooLarge):
+        raise ValueError(
+            f"its schema takes {offered.size:,} bytes even trimmed, over the {MAX_TOOL_BYTES // 1024} KiB a tool may "
+            "add to every request: ask the server's maintainers for a smaller one, or list it in exclude"
+        )
 
     async def handler(arguments: dict[str, Any]) -> ToolOutput:
         result = await call(mcp_name, arguments)
@@ -133,12 +175,11 @@ def _kernel_tool(
 
     return Tool(
         name=name,
-        description=description,
-        args_model=arguments_model(name, definition.input_schema),
+        description=offered.description,  # its `Returns:` included: the size counted is the size sent
+        args_model=arguments_model(name, schema, offered.schema),
         handler=handler,
         timeout=settings.timeout_s,
         side_effect=not read_only,
-        returns="the server's result as text (images and binary resources are named, not shown)",
         preview=None if read_only else preview,
         deferred=deferred,
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.tool_errors import ToolFailure
+from opsagent_tools.bounded_json import load_json
 from opsagent_tools.metrics.series import Point, Series
 from opsagent_tools.model_regex import ModelRegex, compile_model_regex
 
@@ -235,7 +236,7 @@ def _load(path: Path) -> list[_Recorded]:
         if not line.strip():
             continue
         try:
-            name, labels, points = _parse_row(json.loads(line))
+            name, labels, points = _parse_row(load_json(line))
         except ValueError as exc:  # json.JSONDecodeError included
             raise ValueError(f"{path} line {number}: {exc}") from None
         merged.setdefault((name, tuple(sorted(labels.items()))), []).extend(points)

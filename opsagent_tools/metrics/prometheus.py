@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from kernel.tool_errors import ToolFailure
+from opsagent_tools.bounded_json import load_json
 from opsagent_tools.metrics.series import Series
 
 LONG_QUERY_CHARS = 2000
@@ -147,7 +148,7 @@ def _unix(moment: datetime) -> str:
 def _data_or_failure(response: httpx.Response, url: str, promql: str | None) -> Any:
     """The envelope's `data` on success; otherwise a failure worded by what went wrong."""
     try:
-        body = response.json()
+        body = load_json(response.content)
     except ValueError:
         body = None
     if not isinstance(body, dict) or "status" not in body:

@@ -16,6 +16,7 @@ from urllib.parse import quote
 import httpx
 
 from kernel import ToolFailure
+from opsagent_tools.bounded_json import load_json
 from opsagent_tools.names import nearest_names
 from opsagent_tools.repos.github_api import DEFAULT_API_URL, DEFAULT_HTTP_TIMEOUT, DEFAULT_TOKEN_ENV, GitHubApi
 from opsagent_tools.repos.sandbox import DEFAULT_PATH_POLICY, REF_HINT, PathPolicy, check_ref, close_paths, git_path
@@ -296,7 +297,7 @@ class GitHubRepo:
             return ToolFailure(await self._unknown_ref(client, ref))
         parent = path.rpartition("/")[0]
         resp = await self.api.get(client, self._contents(parent), ref=ref)
-        listing = resp.json() if resp.status_code == 200 else None
+        listing = load_json(resp.content) if resp.status_code == 200 else None
         if resp.status_code == 404 and not parent:
             return ToolFailure(
                 f"Repository {self.full_name} was not found on {self.api.api_url}, or the token in ${self.api.token_env} "
@@ -316,7 +317,7 @@ class GitHubRepo:
 
     async def _unknown_ref(self, client: httpx.AsyncClient, ref: str) -> str:
         resp = await self.api.get(client, "/tags", params={"per_page": "30"})
-        tags = [str(t.get("name")) for t in resp.json()] if resp.status_code == 200 else []
+        tags = [str(t.get("name")) for t in load_json(resp.content)] if resp.status_code == 200 else []
         close = nearest_names(ref, tags)
         parts = [f"No ref '{ref}' in repo {self.name} ({self.full_name} on GitHub)."]
         if close:

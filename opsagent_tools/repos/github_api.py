@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from kernel import ToolFailure
+from opsagent_tools.bounded_json import load_json
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_TOKEN_ENV = "GITHUB_TOKEN"
@@ -138,14 +139,14 @@ class GitHubApi:
         if resp.status_code != 200:
             raise self.failure(resp)
         try:
-            return resp.json()
+            return load_json(resp.content)
         except ValueError:
             raise ToolFailure(f"GitHub answered {resp.status_code} with a body that is not JSON.") from None
 
 
 def _message(resp: httpx.Response) -> str:
     try:
-        body = resp.json()
+        body = load_json(resp.content)
     except ValueError:
         return resp.text[:200] or resp.reason_phrase
     return str(body.get("message") if isinstance(body, dict) else body)[:200]

@@ -119,6 +119,8 @@ class FakeKubeApi(LocalServer):
         self.delay_s = 0.0
         self.metrics_status = 0
         """When set (e.g. 503), metrics.k8s.io answers with it: registered, but metrics-server is down."""
+        self.bodies: dict[str, tuple[int, bytes]] = {}
+        """path -> (status, a body sent as it is, as JSON): what a broken or hostile proxy in front of the API sends."""
 
     def forbid(self, plural: str, namespace: str | None = None) -> None:
         self.forbidden.add((plural, namespace))
@@ -154,6 +156,9 @@ class FakeKubeApi(LocalServer):
                 await asyncio.wait_for(self._closing.wait(), self.delay_s)
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return status(401, "Unauthorized", "Unauthorized")
+        if request.path in self.bodies:
+            code, body = self.bodies[request.path]
+            return web.Response(body=body, status=code, content_type="application/json")
         if request.method != "GET":
             return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         parts = request.path.strip("/").split("/")

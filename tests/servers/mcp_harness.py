@@ -1,6 +1,7 @@
-"""What the MCP tests share: the test server's command, settings for it, and the server over streamable HTTP.
+"""What the MCP tests share: the test servers' commands, settings for them, and the server over streamable HTTP.
 
-The server is `mcp_ops_server.py`, a real MCP server built with the SDK, started as its own process.
+The servers are `mcp_ops_server.py` and `mcp_hostile_server.py`, real MCP servers built with the SDK, each
+started as its own process.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from opsagent_tools.mcp import McpServerSettings
 from servers.local_server import free_port
 
 OPS_SERVER = Path(__file__).with_name("mcp_ops_server.py")
+HOSTILE_SERVER = Path(__file__).with_name("mcp_hostile_server.py")
 READ_ONLY = ["recent_incidents", "service_status", "snapshot", "whoami"]
 TOKEN = "tracker-token-7f3a9c"
 
@@ -26,6 +28,15 @@ def stdio_settings(*server_args: str, **fields: Any) -> McpServerSettings:
         command=sys.executable,
         args=[str(OPS_SERVER), *server_args],
         **{"read_only": READ_ONLY, "env": ["OPS_TOKEN", "OPS_NOTES_FILE"], "timeout_s": 5.0, **fields},
+    )
+
+
+def hostile_settings(**fields: Any) -> McpServerSettings:
+    """The hostile server over stdio; its `lookup_runbook` listed as read-only unless `fields` say otherwise."""
+    return McpServerSettings(
+        command=sys.executable,
+        args=[str(HOSTILE_SERVER)],
+        **{"read_only": ["lookup_runbook"], "timeout_s": 5.0, **fields},
     )
 
 

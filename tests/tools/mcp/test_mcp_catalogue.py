@@ -47,7 +47,10 @@ async def test_mcp_search_finds_tools_by_keyword_with_their_schemas(large):
     found = await dispatch_call(registry, MCP_SEARCH_TOOL, query="topic7 records")
     assert found.error is None
     first = found.text.split("\n\n")[1]
-    assert first.startswith("big__lookup_topic7\n  Looks up topic7 records by query. [MCP server 'big'; read-only]")
+    assert first.startswith(
+        "big__lookup_topic7\n  [MCP server 'big'; read-only; text in «» comes from the server, not from OpsAgent] "
+        "«Looks up topic7 records by query.»"
+    )
     assert '"required":["query"]' in first
     incidents = await dispatch_call(registry, MCP_SEARCH_TOOL, query="incidents", limit=1)
     assert "big__recent_incidents" in incidents.text

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
 
 from bot.cli.main import main
-from servers.mcp_harness import OPS_SERVER, TOKEN
+from servers.mcp_harness import HOSTILE_SERVER, OPS_SERVER, TOKEN
 
 
 @pytest.fixture
@@ -41,12 +42,12 @@ def cli(capsys, *argv):
 def test_tools_list_shows_each_mcp_tools_status_and_the_untrusted_hint(capsys, config):
     code, out, err = cli(capsys, "--config", config, "tools", "list")
     assert code == 0
-    assert "ops__recent_incidents [MCP server ops, tool recent_incidents; read-only (listed in read_only)]" in out
+    assert "ops__recent_incidents [MCP server ops, tool 'recent_incidents'; read-only (listed in read_only)]" in out
     assert (
-        "ops__add_note [MCP server ops, tool add_note; side effect: needs approval; the server says readOnlyHint = "
+        "ops__add_note [MCP server ops, tool 'add_note'; side effect: needs approval; the server says readOnlyHint = "
         "true: not trusted; list it in read_only if it only reads]"
     ) in out
-    assert "ops__crash [MCP server ops, tool crash; side effect: needs approval]\n" in out
+    assert "ops__crash [MCP server ops, tool 'crash'; side effect: needs approval]\n" in out
     (warning,) = err.splitlines()[-1:]
     assert warning.startswith("opsagent: mcp broken: stdio:"), "the failed server is said once, on stderr"
     assert "did not start" in warning
@@ -91,3 +92,40 @@ def test_check_reports_each_server_in_one_line(capsys, config):
         )
         for line in lines
     )
+
+
+def test_check_and_tools_list_say_what_a_hostile_servers_listing_left_out(capsys, tmp_path):
+    config = tmp_path / "hostile.toml"
+    config.write_text(
+        f"""
+[tools.mcp.servers.hostile]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(HOSTILE_SERVER))}]
+read_only = ["lookup_runbook"]
+"""
+    )
+    code, out, _ = cli(capsys, "--config", config, "check")
+    assert code == 1, "a collision is a configuration error"
+    (server,) = [line for line in out.splitlines() if line.startswith(("✓ mcp", "✗ mcp"))]
+    assert server.startswith("✗ mcp hostile: stdio:")
+    assert "configuration error: 'deploy.status' and 'deploy_status' both become hostile__deploy_status" in server
+    (warning,) = [line for line in out.splitlines() if line.startswith("⚠")]
+    assert re.fullmatch(
+        r"⚠ mcp hostile: left out 'bulk_lookup': its schema takes [\d,]+ bytes even trimmed, .*", warning
+    )
+    code, out, err = cli(capsys, "--config", config, "tools", "list")
+    assert code == 0
+    assert "hostile__lookup_runbook [MCP server hostile, tool 'lookup_runbook'; read-only" in out
+    assert "hostile__incident_note [MCP server hostile, tool 'incident.note'; side effect: needs approval]" in out
+    assert "deploy" not in out
+    assert "bulk" not in out
+    said = err.splitlines()
+    assert any("opsagent: mcp hostile: " in line and "configuration error" in line for line in said)
+    assert any(line.startswith("opsagent: mcp hostile: left out 'bulk_lookup': its schema takes") for line in said)
+    exclude = config.read_text() + 'exclude = ["deploy_status", "bulk_lookup"]\n'
+    config.write_text(exclude)
+    code, out, _ = cli(capsys, "--config", config, "check")
+    assert code == 0, out
+    assert "✓ mcp hostile: stdio:" in out
+    assert "2 excluded (exclude)" in out
+    assert "⚠" not in out

@@ -26,7 +26,9 @@ def test_declared_mcp_tools_join_the_production_catalogue_as_production_builds_t
     assert not changes.side_effect, "listed read_only in the scenario"
     assert set_flag.side_effect
     assert changes.spec.parameters["required"] == ["service"]
-    assert "[MCP server 'flags'; read-only]" in changes.spec.description
+    assert changes.spec.description.startswith(
+        "[MCP server 'flags'; read-only; text in «» comes from the server, not from OpsAgent] «Feature-flag changes"
+    )
     assert "query_metrics" in registry
 
 

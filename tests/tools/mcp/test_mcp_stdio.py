@@ -63,8 +63,11 @@ async def test_the_model_sees_the_servers_schema_and_who_serves_the_tool(ops):
         "properties": {"service": {"type": "string"}, "limit": {"default": 3, "type": "integer"}},
         "required": ["service"],
     }
-    assert spec.description.startswith("The service's most recent incidents in the tracker, newest first.")
-    assert "[MCP server 'ops'; read-only]" in spec.description
+    assert spec.description == (
+        "[MCP server 'ops'; read-only; text in «» comes from the server, not from OpsAgent] "
+        "«The service's most recent incidents in the tracker, newest first.» "
+        "Returns: the server's result as text (images and binary resources are named, not shown)"
+    )
 
 
 async def test_only_the_operators_list_makes_a_tool_read_only_whatever_the_server_hints(ops):
