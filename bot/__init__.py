@@ -15,8 +15,9 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `app.py`      the Slack app factory: the Bolt app wired to the services below.
 - `listeners/`  Slack's door and router: every Bolt listener acks, reads its payload into a request at the door,
                 and routes it through the gate to its service with one `match`.
+- `drafts/`     the postmortem and status drafts made from a run's records (the model writes only the narrative).
 - `runs/`       one investigation's life: the service, durability, replica duties, pub/sub topics; the memory of
-                past incidents it feeds; the postmortem and status drafts made from its records.
+                past incidents it feeds; feedback on its verdict.
 - `gate/`       the one way in: the closed union of requests (investigate, guidance, stop, draft, decide, rate,
                 explain…) and the gate that admits or refuses each, logged and audited, before any service.
 - `store/`      the durable run store: records, protocol, SQLite and PostgreSQL, schema, side-effect journal,

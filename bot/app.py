@@ -19,12 +19,12 @@ from bot.access.policy import AccessPolicy
 from bot.access.settings import AccessSettings
 from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.audit.trail import AuditTrail
+from bot.drafts.service import DraftService
 from bot.gate.gate import Gate
 from bot.listeners import Listener, register_listeners
 from bot.listeners.door import SlackDoor
 from bot.listeners.router import Router
 from bot.runs.active import RunObserver
-from bot.runs.drafts import DraftService
 from bot.runs.feedback import FeedbackService
 from bot.runs.memory import RunMemory
 from bot.runs.replica import ReplicaDuties, replica_id

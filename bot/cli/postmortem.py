@@ -13,8 +13,8 @@ from pathlib import Path
 
 from bot.agent import build_llm
 from bot.cli.stored import existing_store
-from bot.runs.incident_facts import gather_facts
-from bot.runs.postmortem import draft_postmortem
+from bot.drafts.facts import gather_facts
+from bot.drafts.postmortem import draft_postmortem
 from bot.settings import Settings
 from bot.slack.client import web_client
 from bot.slack.settings import SlackSecrets

@@ -14,6 +14,7 @@ from bot.access.askers import Person
 from bot.access.refusals import AccessRefused, RefusalReason
 from bot.approvals.broker import ApprovalBroker
 from bot.approvals.outcomes import ApprovalRefused, Decided
+from bot.drafts.service import DraftService
 from bot.gate.gate import Admitted, Gate
 from bot.gate.requests import (
     AskDraft,
@@ -27,7 +28,6 @@ from bot.gate.requests import (
     Request,
     StopRun,
 )
-from bot.runs.drafts import DraftService
 from bot.runs.feedback import FeedbackService
 from bot.runs.service import STILL_RUNNING, InvestigationService
 from bot.slack.blocks import ephemeral

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from bot.runs.saved import readable_trace
+from bot.slack.permalinks import thread_url
 from bot.store.protocol import RunStore
 from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import RunResult, StopReason
@@ -60,13 +61,6 @@ def remembered_incident(record: RunRecord, trace: RunResult | None, *, thread_ur
     )
 
 
-def thread_url(workspace_url: str, record: RunRecord) -> str:
-    """The Slack permalink of the run's thread in the workspace at `workspace_url` (auth.test's `url`), or ""."""
-    if not workspace_url.startswith("https://"):
-        return ""
-    return f"{workspace_url.rstrip('/')}/archives/{record.channel}/p{record.thread_ts.replace('.', '')}"
-
-
 class RunMemory:
     """`IncidentMemory` on the run store, remembering `days` days; the bot remembers each run as it finishes."""
 
@@ -95,7 +89,7 @@ class RunMemory:
         if record.status is not RunStatus.FINISHED:
             return False
         incident = remembered_incident(
-            record, readable_trace(record), thread_url=thread_url(self._workspace_url, record)
+            record, readable_trace(record), thread_url=thread_url(self._workspace_url, record.channel, record.thread_ts)
         )
         kept = await self._store.remember_incident(incident)
         aged = await self._store.forget_incidents_before(self.horizon)

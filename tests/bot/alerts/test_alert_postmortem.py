@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.alerts.blocks import POSTMORTEM_OFFER
-from bot.runs.incident_facts import gather_facts
-from bot.runs.narrative import Narrative
-from bot.runs.postmortem import render_postmortem
+from bot.drafts.facts import gather_facts
+from bot.drafts.narrative import Narrative
+from bot.drafts.postmortem import render_postmortem
 from bot.slack.thread_history import ThreadHistory
 from worlds.alert_bot import ALERTNAME, alert, notification, running_alert_bot
 from worlds.slack_bot import CHANNEL, FINISH

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.runs.draft_markdown import escaped, escaped_prose
-from bot.runs.incident_facts import IncidentFacts, TimelineEntry
-from bot.runs.narrative import Narrative, narrate
+from bot.drafts.facts import IncidentFacts, TimelineEntry
+from bot.drafts.markdown import escaped, escaped_prose
+from bot.drafts.narrative import Narrative, narrate
 from kernel import LLM, StopReason
 
 KEYS = ("summary", "impact", "root_cause", "trigger", "detection", "resolution", "follow_ups")

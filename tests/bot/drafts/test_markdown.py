@@ -10,7 +10,7 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import given, settings
 
-from bot.runs.draft_markdown import escaped, escaped_prose
+from bot.drafts.markdown import escaped, escaped_prose
 from samples.markdown_pages import PROSE_TAGS, RENDERERS, Rendered, hostile_markdown
 
 CONTROLS = {*range(0x20), 0x7F, *range(0x80, 0xA0)}

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import assert_never
 
-from bot.runs.incident_facts import IncidentFacts
-from bot.runs.narrative import Narrative, narrate
-from bot.runs.postmortem import FACTS_CHARS, facts_text, incident_title
+from bot.drafts.facts import IncidentFacts
+from bot.drafts.narrative import Narrative, narrate
+from bot.drafts.postmortem import FACTS_CHARS, facts_text, incident_title
 from bot.store.records import RunStatus
 from kernel import LLM
 

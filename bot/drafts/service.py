@@ -16,14 +16,14 @@ from typing import assert_never
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.drafts.facts import gather_facts
+from bot.drafts.postmortem import draft_postmortem
+from bot.drafts.status import draft_status
 from bot.gate.gate import Admitted
 from bot.gate.requests import AskDraft, DraftKind
-from bot.runs.incident_facts import gather_facts
-from bot.runs.memory import thread_url
-from bot.runs.postmortem import draft_postmortem
-from bot.runs.status_update import draft_status
 from bot.slack.drafts import DRAFTING, NO_INVESTIGATION, postmortem_upload, status_message
 from bot.slack.outbox import Outbox
+from bot.slack.permalinks import thread_url
 from bot.slack.thread_history import human_messages
 from bot.store.protocol import RunStore, StoreUnavailableError
 from bot.store.records import RunRecord, utc_now
@@ -74,7 +74,7 @@ class DraftService:
             facts = await gather_facts(self._store, record, history)
             match kind:
                 case DraftKind.POSTMORTEM:
-                    link = thread_url(self._workspace_url, record)
+                    link = thread_url(self._workspace_url, record.channel, record.thread_ts)
                     draft = await draft_postmortem(facts, self._llm, thread_url=link, now=self._clock())
                     upload = postmortem_upload(
                         draft.markdown,

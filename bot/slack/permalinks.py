@@ -1,0 +1,11 @@
+"""Links to Slack itself: the permalink of an investigation's thread, for the memory of past incidents and the
+drafts."""
+
+from __future__ import annotations
+
+
+def thread_url(workspace_url: str, channel: str, thread_ts: str) -> str:
+    """The Slack permalink of a thread in the workspace at `workspace_url` (auth.test's `url`), or "" without one."""
+    if not workspace_url.startswith("https://"):
+        return ""
+    return f"{workspace_url.rstrip('/')}/archives/{channel}/p{thread_ts.replace('.', '')}"
