@@ -43,7 +43,7 @@ class ReplicaDuties:
     async def start(self) -> None:
         """Resume what this replica can at once, then keep the duties running."""
         await self.recover()
-        ttl = self._service.lease_ttl_s
+        ttl = self._service.supervisor.lease_ttl_s
         self._tasks = [
             asyncio.create_task(self._every(ttl / HEARTBEATS_PER_LEASE, self.heartbeat), name="lease-heartbeat"),
             asyncio.create_task(self._every(ttl / 2, self.recover), name="run-recovery"),
@@ -61,32 +61,41 @@ class ReplicaDuties:
     async def heartbeat(self) -> None:
         """Renew this replica's leases; give up the ones it holds but no longer carries (a release that failed
         while the store was down), so another replica resumes those runs; drop the runs another has taken."""
-        ours = set(await self._store.renew_leases(self._service.replica, self._service.lease_ttl_s))
+        ours = set(
+            await self._store.renew_leases(self._service.supervisor.replica, self._service.supervisor.lease_ttl_s)
+        )
         active = self._service.active
         for run_id in ours - active.keys():
             log.warning("lease_released_uncarried", run_id=run_id)
-            await self._store.release_lease(run_id, self._service.replica)
+            await self._store.release_lease(run_id, self._service.supervisor.replica)
         for run_id, run in active.items():
             if run.task is not None and not run.task.done() and run_id not in ours:
                 saved = await self._store.get_run(run_id)
-                if saved is not None and saved.owner not in ("", self._service.replica):
+                if saved is not None and saved.owner not in ("", self._service.supervisor.replica):
                     log.warning("lease_lost", run_id=run_id, owner=saved.owner)
-                    self._service.abandon(run_id)
+                    self._service.supervisor.abandon(run_id)
 
     async def recover(self) -> None:
         """Resume the saved runs nobody is carrying (their replica stopped or died), as many as there is room for."""
         for record in await self._store.claimable_runs():
-            if not self._service.has_room:  # the rest wait for a replica with room (or this one, later)
+            if not self._service.supervisor.has_room:  # the rest wait for a replica with room (or this one, later)
                 return
             if record.run_id in self._service.active:
                 continue
-            if await self._store.acquire_lease(record.run_id, self._service.replica, self._service.lease_ttl_s):
-                log.info("run_resumed", run_id=record.run_id, status=str(record.status), replica=self._service.replica)
+            if await self._store.acquire_lease(
+                record.run_id, self._service.supervisor.replica, self._service.supervisor.lease_ttl_s
+            ):
+                log.info(
+                    "run_resumed",
+                    run_id=record.run_id,
+                    status=str(record.status),
+                    replica=self._service.supervisor.replica,
+                )
                 self._service.resume(record)
 
     async def _stop(self, payload: str) -> None:
         message = json.loads(payload)
-        self._service.cancel(str(message["run_id"]), by=str(message["by"]))
+        self._service.supervisor.cancel(str(message["run_id"]), by=str(message["by"]))
 
     async def _every(self, period_s: float, duty: Callable[[], Awaitable[None]]) -> None:
         while True:

@@ -24,6 +24,7 @@ from bot.runs.active import ActiveRun, RunObserver, stopped_by
 from bot.runs.durable import DurableRun, RunTakenOver
 from bot.runs.memory import RunMemory
 from bot.runs.saved import earlier_work, readable_trace
+from bot.runs.supervisor import RunSupervisor
 from bot.runs.topics import STOPS_TOPIC
 from bot.runs.voice import ServiceVoice
 from bot.slack.mrkdwn import user_ref
@@ -33,7 +34,7 @@ from bot.slack.run_thread import RunThread, TraceLink
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
-from kernel import Agent, ConfirmHook, RunControl, RunResult, StopReason, new_run_id
+from kernel import Agent, ConfirmHook, RunResult, StopReason, new_run_id
 from opsagent_tools.runbooks import RunbookLibrary, runbooks_note
 
 log = structlog.get_logger("opsagent.investigations")
@@ -72,8 +73,10 @@ class InvestigationService:
         self._gate = gate
         self._store = store
         self._audit = AuditTrail(store)
-        self.replica = replica
-        self.lease_ttl_s = lease_ttl_s
+        self.supervisor = RunSupervisor(
+            leases=store, replica=replica, lease_ttl_s=lease_ttl_s, max_runs=gate.settings.max_concurrent_runs
+        )
+        """The runs this process carries (their tasks and leases)."""
         self._observers = tuple(observers)
         self._voice = ServiceVoice(
             client=client,
@@ -83,19 +86,11 @@ class InvestigationService:
             approvers=broker.approvers(),
             trace_link=trace_link,
         )
-        self._runs: dict[str, ActiveRun] = {}
-        self._accepting = True
 
     @property
     def active(self) -> dict[str, ActiveRun]:
         """Runs in flight in this process, by run id."""
-        return dict(self._runs)
-
-    @property
-    def has_room(self) -> bool:
-        """Whether this process may take over one more run: it never carries more than `[access]
-        max_concurrent_runs`, the cap of all replicas together (new runs are capped by the store's slots)."""
-        return self._accepting and len(self._runs) < self._gate.settings.max_concurrent_runs
+        return self.supervisor.active
 
     async def start(self, admitted: Admitted[Investigate]) -> ActiveRun | None:
         """Start the investigation the gate admitted, if the concurrency cap has a slot and the bot is not shutting
@@ -107,7 +102,7 @@ class InvestigationService:
         """
         request = admitted.request
         channel, thread_ts = request.place.channel, request.place.thread_ts
-        if not self._accepting:
+        if not self.supervisor.accepting:
             self._gate.withdraw(admitted)
             self._voice.reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
             return None
@@ -124,8 +119,8 @@ class InvestigationService:
             alert_labels=tuple(dict(alert) for alert in request.labels),
             mention_ts=request.place.message_ts,
             status=RunStatus.RUNNING,
-            owner=self.replica,
-            lease_until=now + timedelta(seconds=self.lease_ttl_s),
+            owner=self.supervisor.replica,
+            lease_until=now + timedelta(seconds=self.supervisor.lease_ttl_s),
             created_at=now,
             updated_at=now,
         )
@@ -151,7 +146,7 @@ class InvestigationService:
 
     def resume(self, record: RunRecord) -> ActiveRun | None:
         """Continue a saved run whose lease this replica has just taken (after a restart or a takeover)."""
-        if not self._accepting or record.run_id in self._runs:
+        if not self.supervisor.accepting or record.run_id in self.supervisor.active:
             return None
         return self._launch(record, asked=None)
 
@@ -163,12 +158,12 @@ class InvestigationService:
     async def stop(self, run_id: str, by: str) -> bool:
         """Stop a run wherever it runs and void its pending approvals, for `by` (a user id the gate let through, or
         `alertmanager` for a resolved alert); whether it stopped it (False: it had ended already)."""
-        run = self._runs.get(run_id)
+        run = self.supervisor.active.get(run_id)
         record = await self._store.get_run(run_id)
         if record is None or record.status is RunStatus.FINISHED:
             return False
         if run is not None:  # cancel before voiding: a woken run must find itself cancelled, not ask the model again
-            self.cancel(run_id, by=by)
+            self.supervisor.cancel(run_id, by=by)
         await self._store.request_stop(run_id, by)  # durable: whoever carries the run reads it
         await self._audit.record(AuditKind.STOP_REQUESTED, run_id=run_id, actor=by)
         self._voice.reply(
@@ -180,7 +175,7 @@ class InvestigationService:
         log.info("run_stop_requested", run_id=run_id, user=by)
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
             await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": by}))
-        elif run is None and run_id not in self._runs:
+        elif run is None and run_id not in self.supervisor.active:
             detail = f"{stopped_by(by)} while no replica was running it"
             await self._end_for_good(run_id, StopReason.CANCELLED, detail, stopped=by)
         return True
@@ -192,7 +187,8 @@ class InvestigationService:
         a Stop for a run nobody carries (its replica died; `stopped` says by whom), or a run that failed inside
         OpsAgent (`internal_error`). The trace is the last one saved: every step before the failing one."""
         record = await self._store.get_run(run_id)
-        if record is None or not await self._store.acquire_lease(run_id, self.replica, self.lease_ttl_s):
+        replica = self.supervisor.replica
+        if record is None or not await self._store.acquire_lease(run_id, replica, self.supervisor.lease_ttl_s):
             return  # a replica has just taken it over: it will see the voided approvals and the stop is lost
         await self._broker.void_run(run_id, detail)
         saved = readable_trace(record)
@@ -204,45 +200,22 @@ class InvestigationService:
             )
         )
         await self._store.checkpoint(
-            record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(indent=None), owner=self.replica
+            record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(indent=None), owner=replica
         )
-        await self._release(record.run_id)
+        await self.supervisor.release(record.run_id)
         await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason=str(reason), ok=False)
         (thread or self._voice.thread(record)).finished(ended, stopped_by=stopped)
         if self._memory is not None:
             await self._memory.remember_finished(record.run_id)
 
-    def cancel(self, run_id: str, *, by: str) -> None:
-        """Cancel a run of this process for a Stop by `by` (here, or relayed from another replica); it ends
-        `cancelled`."""
-        run = self._runs.get(run_id)
-        if run is not None:
-            run.stop(by)
-
-    def abandon(self, run_id: str) -> None:
-        """Drop a run another replica has taken over (this one lost its lease): no word in the thread."""
-        run = self._runs.get(run_id)
-        if run is not None and run.task is not None:
-            run.taken_over = True
-            run.task.cancel()
-
     async def shutdown(self, *, timeout_s: float = 10.0) -> None:
         """Stop taking work; the runs in flight are saved and say so in their threads, for the next process."""
-        self._accepting = False
-        tasks = [run.task for run in self._runs.values() if run.task is not None]
-        for task in tasks:
-            task.cancel()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout_s)
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        await self.supervisor.shutdown(timeout_s=timeout_s)
         await self._voice.drain(deadline)
 
     def _launch(self, record: RunRecord, *, asked: str | None) -> ActiveRun:
-        run = ActiveRun(record.run_id, record.channel, record.thread_ts, record.requested_by, RunControl())
-        self._runs[run.run_id] = run
-        run.task = asyncio.create_task(self._investigate(run, record, asked), name=f"run-{run.run_id}")
-        return run
+        return self.supervisor.launch(record, lambda run: self._investigate(run, record, asked))
 
     async def _investigate(self, run: ActiveRun, record: RunRecord, asked: str | None) -> None:
         """Carry one run to its end (`asked` set: a new run; None: resuming `record`'s checkpoint)."""
@@ -259,7 +232,7 @@ class InvestigationService:
                 await self._audit.record(AuditKind.RUN_STARTED, run_id=run.run_id, actor=run.requested_by, task=asked)
                 await thread.opened()
             else:
-                await self._audit.record(AuditKind.RUN_RESUMED, run_id=run.run_id, replica=self.replica)
+                await self._audit.record(AuditKind.RUN_RESUMED, run_id=run.run_id, replica=self.supervisor.replica)
                 await thread.resumed(checkpoint)
             hook = self._broker.confirm_hook(run.run_id, run.channel, run.thread_ts, run.requested_by)
             journey = DurableRun(
@@ -270,7 +243,7 @@ class InvestigationService:
                 thread,
                 self._audit,
                 self._observers,
-                self.replica,
+                self.supervisor.replica,
             )
             result = await journey.carry(record.task, record.task_data, checkpoint, resumed=asked is None)
             thread.finished(result, stopped_by=run.stopped_by)
@@ -282,7 +255,7 @@ class InvestigationService:
                 await self._memory.remember_finished(run.run_id)
         except asyncio.CancelledError:
             if run.taken_over:
-                log.warning("run_taken_over", replica=self.replica)
+                log.warning("run_taken_over", replica=self.supervisor.replica)
                 return
             try:
                 await self._interrupted(run, thread)
@@ -290,7 +263,7 @@ class InvestigationService:
                 log.warning("interruption_not_recorded", error=repr(exc)[:300])
             raise
         except RunTakenOver as exc:
-            log.warning("run_taken_over", replica=self.replica, error=str(exc)[:200])
+            log.warning("run_taken_over", replica=self.supervisor.replica, error=str(exc)[:200])
         except StoreUnavailableError as exc:  # it must not go on unrecorded; its lease runs out, then it resumes
             log.error("run_store_unavailable", error=str(exc)[:300])
             thread.reply(
@@ -307,9 +280,6 @@ class InvestigationService:
                 thread.reply(
                     f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details."
                 )
-        finally:
-            self._runs.pop(run.run_id, None)
-            await self._release(run.run_id)
 
     async def _interrupted(self, run: ActiveRun, thread: RunThread) -> None:
         """The process is stopping: the last checkpoint stands; the thread is told the run will continue."""
@@ -317,10 +287,5 @@ class InvestigationService:
         trace = readable_trace(saved) if saved is not None else None
         steps = len(trace.steps) if trace is not None else 0
         thread.interrupted(steps)
-        await self._audit.record(AuditKind.RUN_INTERRUPTED, run_id=run.run_id, replica=self.replica, steps=steps)
-
-    async def _release(self, run_id: str) -> None:
-        try:
-            await self._store.release_lease(run_id, self.replica)
-        except StoreUnavailableError as exc:  # the lease expires on its own; another replica then resumes the run
-            log.warning("lease_release_failed", run_id=run_id, error=str(exc)[:200])
+        replica = self.supervisor.replica
+        await self._audit.record(AuditKind.RUN_INTERRUPTED, run_id=run.run_id, replica=replica, steps=steps)

@@ -38,7 +38,8 @@ async def test_a_thumbs_down_and_its_reason_in_slack_become_a_scenario_that_eval
     names = catalogue_names()
     texts, skipped = await rated_scenarios(harness.services.store, names)
     assert skipped == []
-    [written] = write_scenarios(texts, tmp_path, names)
+    [written], failed = write_scenarios(texts, tmp_path, names)
+    assert failed == []
     assert written.name == f"feedback-{run_id}.toml"
     [scenario] = load_scenarios(tmp_path, names)
     report = await run_evaluation([scenario], scripted_model)

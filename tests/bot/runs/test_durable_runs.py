@@ -302,7 +302,7 @@ async def test_the_heartbeat_gives_up_a_lease_its_replica_holds_but_does_not_car
     run: the next heartbeat gives it up, so the run can be resumed."""
     incident = IncidentBot([[FINISH]])
     async with SlackFake(users=USERS) as slack, process(slack, run_store, incident, start=False) as live:
-        replica = live.services.investigations.replica
+        replica = live.services.investigations.supervisor.replica
         await save_run(
             run_store,
             RunResult(run_id="r-held", task="t", stop_reason=StopReason.INTERRUPTED),
