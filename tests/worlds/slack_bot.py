@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 
 from bot.app import SlackServices, create_app
-from bot.http_limits import HttpLimits
+from bot.http_limits.limits import HttpLimits
 from bot.serve import DEFAULT_LIMITS, start_http
 from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
