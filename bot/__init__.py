@@ -5,7 +5,7 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `cli/`        the `opsagent` command line: demo, investigate, replay, stats, eval, tools, memory, postmortem,
                 check, serve.
 - `serve.py`    running the Slack bot until SIGTERM: Socket Mode or HTTP, `/healthz`, `/metrics`, routes.
-- `http_limits.py` what one client may hold of the HTTP server: read timeouts, body sizes, a connection cap.
+- `http_limits/` what one client may hold of the HTTP server: read timeouts, body sizes, a share of connections.
 - `eval/`       scenarios with recorded tool outputs, run through the real kernel and scored.
 - `agent.py`    the one way to build an `Agent` (and its model) from the configuration.
 - `settings.py` the configuration file and environment, composed from each room's own settings.

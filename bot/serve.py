@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import AsyncIterator
 
@@ -24,7 +25,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.receiver import serve_alertmanager
 from bot.app import SlackServices, create_app
-from bot.http_limits import HttpLimits, LimitedSite, bounded_bodies
+from bot.http_limits.bodies import bounded_bodies
+from bot.http_limits.limits import ConnectionCaps, HttpLimits
+from bot.http_limits.open_files import open_file_limit, raise_open_file_limit
+from bot.http_limits.site import LimitedSite, admitted_requests
 from bot.runs.active import RunObserver
 from bot.runs.memory import RunMemory
 from bot.runs.service import AgentFactory
@@ -118,6 +122,8 @@ async def serve_slack(
         loop.add_signal_handler(sig, stop.set)
     if settings.alertmanager is not None:
         serve_alertmanager(settings.alertmanager, services)
+    files = raise_open_file_limit()
+    log.info("open_file_limit", soft=files.soft, hard=files.hard, raised_from=files.was, error=files.error)
     runner = await start_http(services, host, port, slack_events=http)
     await services.start()
     handler = None if http or secrets.app_token is None else socket_mode_handler(services, secrets.app_token)
@@ -154,16 +160,24 @@ async def start_http(
     """`GET /healthz` and the components' routes on aiohttp, plus `POST /slack/events` (events and
     interactivity) in HTTP mode; in Socket Mode the same server answers health checks and the rest.
 
-    Every request is held to `limits` (head and body read timeouts, body sizes, a connection cap)."""
+    Every request is held to `limits` (head and body read timeouts, body sizes, connection caps that fit the
+    process's open-file limit, a share for each client address apart from health probes and Slack's requests)."""
     biggest = max([limits.body_bytes, *services.body_limits.values()])
-    app = web.Application(client_max_size=biggest, middlewares=[bounded_bodies(limits, services.body_limits)])
+    middlewares = [
+        admitted_requests(SLACK_EVENTS_PATH if slack_events else None),
+        bounded_bodies(limits, services.body_limits),
+    ]
+    app = web.Application(client_max_size=biggest, middlewares=middlewares)
     if slack_events:
         app.router.add_post(SLACK_EVENTS_PATH, services.events.handle)
     app.router.add_get("/healthz", _healthz)
     app.add_routes(services.routes)
     runner = web.AppRunner(app, keepalive_timeout=limits.idle_timeout_s, lingering_time=limits.drain_s)
     await runner.setup()
-    await LimitedSite(runner, host, port, limits).start()
+    open_files = open_file_limit()
+    caps = ConnectionCaps.within(limits, open_files)
+    log.info("http_connection_caps", open_files=open_files, **dataclasses.asdict(caps))
+    await LimitedSite(runner, host, port, limits, caps).start()
     return runner
 
 

@@ -1,4 +1,5 @@
-"""`opsagent serve --http` as a real process for the black-box and fault tests: its environment, start, kill -9.
+"""`opsagent serve --http` as a real process for the black-box and fault tests: its environment, its open-file
+limit, start, kill -9.
 
 A `BotProcess` logs to a file (a chatty process never blocks on a full pipe, and a killed one leaves its log
 for the failure message), answers signed mentions and clicks on its own port, and dies by SIGKILL on demand.
@@ -44,10 +45,29 @@ def serve_env(config: Path, slack: SlackFake, model: FakeModelServer, **extra: s
     }
 
 
-async def serve(env: dict[str, str], port: int, *, output: Any = asyncio.subprocess.PIPE) -> asyncio.subprocess.Process:
-    """Start `opsagent serve --http` on 127.0.0.1:`port`; stdout and stderr go to `output`."""
+WITH_OPEN_FILES = (
+    "import resource, runpy; resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard})); "
+    "runpy.run_module('bot.cli.main', run_name='__main__')"
+)
+"""`python -c` code that runs the command line under a given open-file limit (soft, hard): as a process started
+by a system with those limits (`ulimit -n`), before anything of ours runs."""
+
+
+async def serve(
+    env: dict[str, str],
+    port: int,
+    *,
+    output: Any = asyncio.subprocess.PIPE,
+    open_files: tuple[int, int] | None = None,
+) -> asyncio.subprocess.Process:
+    """Start `opsagent serve --http` on 127.0.0.1:`port`; stdout and stderr go to `output`; `open_files`: the
+    process's open-file limit (soft, hard), else the caller's."""
+    if open_files is None:
+        program: tuple[str, ...] = ("-m", "bot.cli.main")
+    else:
+        program = ("-c", WITH_OPEN_FILES.format(soft=open_files[0], hard=open_files[1]))
     return await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "bot.cli.main", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)),
+        *(sys.executable, *program, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)),
         env=env,
         stdout=output,
         stderr=asyncio.subprocess.STDOUT,
@@ -58,9 +78,10 @@ async def serve(env: dict[str, str], port: int, *, output: Any = asyncio.subproc
 class BotProcess:
     """One life of the served bot: `async with` starts it and waits for /healthz; leaving kills what is left."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, *, open_files: tuple[int, int] | None = None) -> None:
         self.env = env
         self.log = log
+        self.open_files = open_files
         self.port = free_port()
         self.process: asyncio.subprocess.Process | None = None
         self.http = aiohttp.ClientSession()
@@ -71,7 +92,7 @@ class BotProcess:
 
     async def __aenter__(self) -> Self:
         with self.log.open("ab") as output:
-            self.process = await serve(self.env, self.port, output=output)
+            self.process = await serve(self.env, self.port, output=output, open_files=self.open_files)
         async with asyncio.timeout(STARTUP_TIMEOUT_S):
             while not await self._healthy():
                 if self.process.returncode is not None:

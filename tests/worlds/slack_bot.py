@@ -16,7 +16,7 @@ from bot.access.askers import Asker, Service
 from bot.app import SlackServices, create_app
 from bot.gate.gate import Admitted
 from bot.gate.requests import Investigate, Place
-from bot.http_limits import HttpLimits
+from bot.http_limits.limits import HttpLimits
 from bot.runs.active import ActiveRun
 from bot.serve import DEFAULT_LIMITS, start_http
 from bot.slack.action_ids import APPROVE

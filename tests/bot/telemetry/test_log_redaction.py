@@ -9,24 +9,10 @@ import logging
 import pytest
 import structlog
 
-from bot.telemetry.log_setup import configure_logging
 from samples.credentials import GHP, NEAR_MISSES, SLACK_HOOK_PATH, XOXB
 
 NEAR_MISS = next(text for text in NEAR_MISSES if "token_count" in text)
 SECRETS = (XOXB, GHP, SLACK_HOOK_PATH)
-
-
-@pytest.fixture
-def logging_as_configured():
-    """The CLI's logging for the test, and whatever was configured before (structlog's, the standard library's
-    root logger) restored after it."""
-    saved = structlog.get_config()
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield configure_logging
-    structlog.configure(**saved)
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def failing_slack_call() -> None:
