@@ -57,7 +57,7 @@ async def test_a_firing_group_opens_a_thread_and_starts_an_investigation(bot: Al
     assert trace["stop_reason"] == "finish"
     assert f"{ALERTNAME}" in trace["task_data"]
     assert "pod=order-service-abcde" in trace["task_data"]
-    summary = bot.thread(top.ts)[1]
+    summary = await bot.until(lambda: bot.verdict(top.ts), "the summary shows the verdict (its last update)")
     assert summary.edits[0]["text"] == f"🔎 Investigating: {ALERTNAME} firing (Alertmanager)", "the summary, first"
     first_request = bot.incident.models[0].requests[0]
     assert f"firing since {STARTED.replace('Z', '+00:00')}" in first_request.messages[0].content
