@@ -34,6 +34,7 @@ from bot.slack.run_thread import RunThread, TraceLink
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
+from bot.verdict import tool_steps
 from kernel import Agent, ConfirmHook, RunResult, StopReason, new_run_id
 from opsagent_tools.runbooks import RunbookLibrary, runbooks_note
 
@@ -250,7 +251,7 @@ class InvestigationService:
             await self._audit.record(
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )
-            log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=result.usage.steps)
+            log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=tool_steps(result.steps))
             if self._memory is not None:
                 await self._memory.remember_finished(run.run_id)
         except asyncio.CancelledError:

@@ -159,13 +159,13 @@ class RunThread:
         """The end: the summary becomes the verdict (no Stop button), the last reply carries the trace file, and
         ✅/❌ goes on the asking message. `stopped_by`: who stopped the run (a user id), shown as a mention."""
         self._ended = True
-        verdict = verdict_of(result)
-        summary = final_summary(verdict, step_url=self.step_url, trace_url=self._trace_url, stopped_by=stopped_by)
+        verdict = verdict_of(result, stopped_by=stopped_by)
+        summary = final_summary(verdict, step_url=self.step_url, trace_url=self._trace_url)
         if self._summary_ts or (self._summary_posting and not self._summary_failed):
             self._set_summary(summary, within_s=0.0)
         else:  # no summary reached Slack (or none was posted from here): the verdict is posted instead
             self._post(summary)
-        reply = final_reply(verdict, stopped_by=stopped_by)
+        reply = final_reply(verdict)
         trace_name = f"opsagent-trace-{result.run_id}.json"
         upload = self._outbox.enqueue(
             "files_upload_v2",
