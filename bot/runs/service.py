@@ -27,10 +27,9 @@ from bot.runs.saved import earlier_work, readable_trace
 from bot.runs.supervisor import RunSupervisor
 from bot.runs.topics import STOPS_TOPIC
 from bot.runs.voice import ServiceVoice
-from bot.slack.mrkdwn import user_ref
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
-from bot.slack.run_thread import RunThread, TraceLink
+from bot.slack.run_thread import RunThread, TraceLink, stop_notice
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
@@ -167,11 +166,7 @@ class InvestigationService:
             self.supervisor.cancel(run_id, by=by)
         await self._store.request_stop(run_id, by)  # durable: whoever carries the run reads it
         await self._audit.record(AuditKind.STOP_REQUESTED, run_id=run_id, actor=by)
-        self._voice.reply(
-            record.channel,
-            record.thread_ts,
-            f"⏹ {user_ref(by)} stopped this investigation; pending approvals are void.",
-        )
+        self._voice.reply(record.channel, record.thread_ts, stop_notice(by))
         await self._broker.void_run(run_id, "the run was stopped", by=by)
         log.info("run_stop_requested", run_id=run_id, user=by)
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
