@@ -130,7 +130,7 @@ async def create_app(
     )
     broker = ApprovalBroker(
         policy=policy,
-        ui=SlackApprovalUI(outbox, updates, approvers=approvers.mentions()),
+        ui=SlackApprovalUI(outbox, updates, approvers=approvers),
         store=store,
         announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
         audit=AuditTrail(store),

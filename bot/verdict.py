@@ -1,18 +1,21 @@
 """One model of a run's result for every surface: the verdict (summary, root cause, gated confidence, evidence with
 its steps, what was ruled out, next steps, the actions taken) and each step's line, built once from a `RunResult`.
 
-Plain facts, never mrkdwn nor HTML: Slack, the terminal and the trace viewer each escape, link and lay them out.
+Plain facts, never mrkdwn nor HTML: Slack, the terminal and the trace viewer each escape, link and lay them out. The
+facts several surfaces show are defined here once: a run's step count (`tool_steps`), its stop's title
+(`Verdict.stop`, from `bot.words.stop_title`) and a refused approval (`Refusal`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, assert_never
 
-from bot.words import duration, stop_reason_words
+from bot.words import StopTitle, duration, stop_title
 from kernel import (
     FINISH_TOOL,
     ApprovalRecord,
@@ -53,6 +56,62 @@ class StepStatus(StrEnum):
     """The model's reply held no usable action."""
 
 
+def counts_as_step(step: Step) -> bool:
+    """Whether `step` counts in a run's step count for people: a call of a tool other than `finish`, whatever came of
+    it (done, failed, refused, waiting for approval).
+
+    Not counted: a reply without a usable call (a format error), a prose reply the model was asked to confirm, the
+    `finish` call (the answer, not a step), and a call the kernel did not run because the run was ending (`not_run`).
+    The step budget (`Usage.steps`) counts otherwise, as it limits the model: it spends a step on an unusable reply
+    and on the `finish` too, and waits until a pending approval is decided."""
+    return step.call is not None and step.call.name != FINISH_TOOL and step.error is not ErrorKind.NOT_RUN
+
+
+def tool_steps(steps: Iterable[Step]) -> int:
+    """A run's step count, as every surface shows it (Slack, the terminal, the viewer, `stats`, eval reports, drafts,
+    logs): its steps that `counts_as_step`."""
+    return sum(1 for step in steps if counts_as_step(step))
+
+
+def _plain_moment(at: datetime) -> str:
+    return f"{at.astimezone(UTC):%H:%M} UTC"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A side effect that did not run because its approval was refused: who refused it, when, and why. One fact for
+    every surface (the approval's line in Slack, a step's line, the terminal, the viewer), each saying it its way.
+
+    The trace keeps an expiry and a Stop as denials (by OpsAgent, or by whoever stopped the run) with their reason."""
+
+    by: str
+    """Who refused it: the approver who denied it, whoever stopped the run, `opsagent` for an expiry; "" if unknown."""
+    at: datetime | None
+    reason: str
+    """Their reason ("not during peak traffic", "not approved within 15 min; treated as a denial"); may be ""."""
+
+    def said(
+        self,
+        *,
+        person: Callable[[str], str] = str,
+        moment: Callable[[datetime], str] = _plain_moment,
+        text: Callable[[str], str] = str,
+    ) -> str:
+        """The refusal in a line: "denied by alice at 20:25 UTC: not during peak traffic". Each surface passes how it
+        names a person (a Slack mention), says a moment (each reader's own time zone) and escapes the reason."""
+        who = person(self.by) if self.by else "someone"
+        at = f" at {moment(self.at)}" if self.at is not None else ""
+        reason = " ".join(self.reason.split())
+        return f"denied by {who}{at}" + (f": {text(reason)}" if reason else "")
+
+
+def refusal_of(approval: ApprovalRecord | None) -> Refusal | None:
+    """The refusal an approval record holds; None when it was approved, is pending, or there was none."""
+    if approval is None or approval.decision != "denied":
+        return None
+    return Refusal(approval.by, approval.at, approval.reason)
+
+
 @dataclass(frozen=True, slots=True)
 class StepLine:
     """One step in a line: its status, the call in a few words, the outcome, the thought, where to see it."""
@@ -69,6 +128,8 @@ class StepLine:
     """The thought in one line (its hypothesis line left out: surfaces show the hypothesis on its own)."""
     links: tuple[SourceLink, ...]
     approval: ApprovalRecord | None
+    refusal: Refusal | None
+    """Why a side effect did not run, when its approval was refused (its `outcome` says the same in plain words)."""
     ms: float
 
 
@@ -130,17 +191,23 @@ class Verdict:
     """A run that did not finish: the model's last word on what it knew. Not an answer."""
     steps: tuple[StepLine, ...]
     """Every step but the `finish` itself."""
+    tool_steps: int
+    """The run's step count (`tool_steps`): what every surface says the run took."""
+    stopped_by: str
+    """Who stopped the run, when the surface knows (a Slack user id); "" otherwise."""
     usage: Usage
+
+    @property
+    def stop(self) -> StopTitle:
+        """The title of the run's end ("Stopped: the deadline passed", "Stopped by" someone), for every surface."""
+        return stop_title(self.stop_reason, by=self.stopped_by if self.stop_reason is StopReason.CANCELLED else "")
 
     @property
     def title(self) -> str:
         """The verdict in a few words: "Root cause found", "Likely cause", "Stopped: the deadline passed", "Stopped by
-        a user"."""
+        a user" (naming nobody: a surface that can name who stopped the run says `stop` its way)."""
         if not self.ok:
-            words = stop_reason_words(self.stop_reason, steps=self.usage.steps)
-            if self.stop_reason is StopReason.AWAITING_APPROVAL:
-                return f"Paused: {words}"
-            return words[0].upper() + words[1:] if words.startswith("stopped") else f"Stopped: {words}"
+            return stop_title(self.stop_reason).said()
         match self.confidence:
             case Confidence.CONFIRMED:
                 return "Root cause found"
@@ -162,8 +229,9 @@ class Verdict:
         return self.lowered_because or self.confidence.value
 
 
-def verdict_of(result: RunResult) -> Verdict:
-    """The verdict of a run: the same facts for Slack, the terminal and the viewer."""
+def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
+    """The verdict of a run: the same facts for Slack, the terminal and the viewer. `stopped_by`: who stopped it, when
+    the surface knows (Slack does; the trace says it only in its `detail`)."""
     findings = result.findings if result.ok else None
     check = result.evidence_check if result.ok else None
     lines = {step.index: step_line(step) for step in result.steps}
@@ -198,14 +266,16 @@ def verdict_of(result: RunResult) -> Verdict:
         claimed_not_taken=tuple(f"“{a.sentence}”" for a in check.unbacked_actions) if check else (),
         partial_answer="" if result.ok else (result.partial_answer or "").strip(),
         steps=tuple(line for line in lines.values() if not _is_finish(line)),
+        tool_steps=tool_steps(result.steps),
+        stopped_by=stopped_by,
         usage=result.usage,
     )
 
 
 def usage_facts(verdict: Verdict, *, priced: bool = False) -> list[str]:
-    """What the run took: "6 steps" (its tool calls, not counting the `finish`), "12.7k tokens" (≈ when estimated),
-    "$0.0123" when priced, "41.0 s"."""
-    usage, steps = verdict.usage, len(verdict.steps)
+    """What the run took: "6 steps" (`tool_steps`), "12.7k tokens" (≈ when estimated), "$0.0123" when priced,
+    "41.0 s"."""
+    usage, steps = verdict.usage, verdict.tool_steps
     tokens = usage.prompt_tokens + usage.completion_tokens
     shown = f"{tokens / 1000:.1f}k" if tokens >= 1000 else f"{tokens}"
     facts = [
@@ -224,7 +294,7 @@ def step_line(step: Step) -> StepLine:
     if step.call is None:
         status = StepStatus.PROSE if step.prose else StepStatus.UNUSABLE
         what = "answered in prose; asked to confirm" if step.prose else "replied without a usable action"
-        return StepLine(step.index, status, "", what, "", thought, (), None, step.ms)
+        return StepLine(step.index, status, "", what, "", thought, (), None, None, step.ms)
     status = _status(step)
     outcome = step.headline if step.headline and status is StepStatus.OK else _excerpt(step)
     return StepLine(
@@ -236,6 +306,7 @@ def step_line(step: Step) -> StepLine:
         thought=thought,
         links=step.links,
         approval=step.approval,
+        refusal=refusal_of(step.approval),
         ms=step.ms,
     )
 
@@ -269,9 +340,8 @@ def _excerpt(step: Step) -> str:
     """The first line of the observation that says something (a step without a headline shows this)."""
     if step.pending:
         return "waiting for approval"
-    if step.approval is not None and step.approval.decision == "denied":
-        reason = step.approval.reason.strip()
-        return f"denied by {step.approval.by or 'someone'}" + (f": {reason}" if reason else "")
+    if (refusal := refusal_of(step.approval)) is not None:
+        return refusal.said()
     lines = (line.strip(" \t`#>-*") for line in step.observation.splitlines())
     return next((line for line in lines if line), "(no output)")
 

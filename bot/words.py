@@ -5,42 +5,63 @@ Kept apart from Block Kit and HTML so each surface words the same facts the same
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import assert_never
 
 from kernel import StopReason
 
 
-def stop_reason_words(reason: StopReason, *, steps: int | None = None) -> str:
-    """Why a run stopped, in words for a channel; `steps` is the step count, named for `MAX_STEPS`."""
+@dataclass(frozen=True, slots=True)
+class StopTitle:
+    """How a run's end is titled on every surface (Slack, the terminal, the viewer, `stats`): built once by
+    `stop_title`, said by each surface with its own way of naming a person."""
+
+    words: str
+    """The title in words: "Stopped: the deadline passed", "Paused: waiting for an approval", "Stopped by a user"; for
+    a run someone stopped, "Stopped by" (`by` follows)."""
+    by: str = ""
+    """Who stopped the run, when the surface knows (a Slack user id, `alertmanager`); "" otherwise."""
+
+    def said(self, *, person: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
+        """The title as a surface says it: `person` names who stopped the run (a Slack mention), `text` escapes our
+        words for the surface."""
+        return f"{text(self.words)} {person(self.by)}" if self.by else text(self.words)
+
+
+def stop_title(reason: StopReason, *, by: str = "") -> StopTitle:
+    """The title of a run's end for `reason`; `by`: who stopped a cancelled run, when known. The title names no
+    count: the step budget counts model turns, which is not the step count people see (`bot.verdict.tool_steps`)."""
     match reason:
         case StopReason.FINISH:
-            return "the agent finished with an answer"
-        case StopReason.MAX_STEPS:
-            return f"the step budget ({steps}) ran out" if steps else "the step budget ran out"
-        case StopReason.TOKEN_BUDGET:
-            return "the prompt-token budget ran out"
-        case StopReason.DEADLINE:
-            return "the deadline passed"
-        case StopReason.COST_BUDGET:
-            return "the cost budget ran out"
-        case StopReason.UNPARSABLE_EXHAUSTED:
-            return "the model kept replying without a usable action"
-        case StopReason.TOOL_ERROR_EXHAUSTED:
-            return "tool calls kept failing"
-        case StopReason.LOOP_DETECTED:
-            return "it kept repeating the same call"
-        case StopReason.LLM_ERROR:
-            return "the model endpoint failed"
-        case StopReason.CANCELLED:
-            return "stopped by a user"
-        case StopReason.INTERNAL_ERROR:
-            return "OpsAgent itself failed (not the model, a tool or a person)"
+            return StopTitle("Finished with an answer")
         case StopReason.AWAITING_APPROVAL:
-            return "waiting for an approval"
+            return StopTitle("Paused: waiting for an approval")
+        case StopReason.CANCELLED:
+            return StopTitle("Stopped by", by) if by else StopTitle("Stopped by a user")
+        case StopReason.MAX_STEPS:
+            why = "the step budget ran out"
+        case StopReason.TOKEN_BUDGET:
+            why = "the prompt-token budget ran out"
+        case StopReason.DEADLINE:
+            why = "the deadline passed"
+        case StopReason.COST_BUDGET:
+            why = "the cost budget ran out"
+        case StopReason.UNPARSABLE_EXHAUSTED:
+            why = "the model kept replying without a usable action"
+        case StopReason.TOOL_ERROR_EXHAUSTED:
+            why = "tool calls kept failing"
+        case StopReason.LOOP_DETECTED:
+            why = "it kept repeating the same call"
+        case StopReason.LLM_ERROR:
+            why = "the model endpoint failed"
+        case StopReason.INTERNAL_ERROR:
+            why = "OpsAgent itself failed (not the model, a tool or a person)"
         case StopReason.INTERRUPTED:
-            return "interrupted before it ended; it resumes from its last step"
+            why = "interrupted before it ended; it resumes from its last step"
         case _:
             assert_never(reason)
+    return StopTitle(f"Stopped: {why}")
 
 
 def duration(ms: float) -> str:

@@ -36,12 +36,9 @@ class Approvers:
     """Who may approve: listed users, or members of listed user groups (both of the installing workspace)."""
 
     users: frozenset[str] = frozenset()
+    """Slack user ids."""
     groups: frozenset[str] = frozenset()
-
-    def mentions(self) -> str:
-        """The approvers as Slack mentions (users, then user groups), which notify them: for messages."""
-        named = [f"<@{u}>" for u in sorted(self.users)] + [f"<!subteam^{g}>" for g in sorted(self.groups)]
-        return ", ".join(named) or "none are configured"
+    """Slack user group ids (`S…`). `bot.slack.approval_words` names both as mentions."""
 
 
 class Identities:

@@ -18,6 +18,7 @@ import structlog
 from aiohttp import web
 
 from bot.access.askers import Service
+from bot.access.identity import Approvers
 from bot.access.refusals import AccessRefused
 from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
 from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, InvalidAlertPayload, alert_data
@@ -179,7 +180,7 @@ class AlertReceiver:
         run = None
         match admission:
             case AccessRefused():
-                words = refusal_text(admission, now=self._gate.now(), approvers="")
+                words = refusal_text(admission, now=self._gate.now(), approvers=Approvers())
                 self._outbox.enqueue("chat_postMessage", self._channel, thread_ts=thread_ts, text=words)
             case Admitted():
                 opened = replace(request, place=Place(self._channel, thread_ts))

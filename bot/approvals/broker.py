@@ -229,8 +229,7 @@ class ApprovalBroker:
             decided = await self._settle(checked, state, by=user_id, reason=reason)
             if decided is not None:
                 log.info("approval_decided", **_audit(decided), user=user_id, decision=str(state), reason=reason)
-                verb, effect = ("Approved", "will run now") if approve else ("Denied", "will not run")
-                return Decided(decided, f"{verb}: `{decided.tool}` {effect}.")
+                return Decided(decided)
             checked = refused_as_settled(await self._current(checked))  # another click, a stop or the expiry won
         log.warning(
             "approval_refused",
@@ -261,20 +260,20 @@ class ApprovalBroker:
     ) -> ApprovalRefused | PendingApproval:
         """Why this click may not settle this approval, checked in order; or the approval, still pending."""
         if approval is None:
-            return ApprovalRefused.because(ApprovalRefusal.UNKNOWN_APPROVAL)
+            return ApprovalRefused(ApprovalRefusal.UNKNOWN_APPROVAL)
         if channel != approval.channel or not approval.message_ts or message_ts != approval.message_ts:
-            return ApprovalRefused.because(ApprovalRefusal.WRONG_MESSAGE, approval)
+            return ApprovalRefused(ApprovalRefusal.WRONG_MESSAGE, approval)
         if approval.state is ApprovalState.PENDING and self._clock() >= approval.expires_at:
             approval = await self._expire(approval) or await self._current(approval)
         if approval.state is not ApprovalState.PENDING:
             return refused_as_settled(approval)
         if approve and user_id == approval.requested_by and not self._policy.allow_self_approval:
-            return ApprovalRefused.because(ApprovalRefusal.SELF_APPROVAL, approval)
+            return ApprovalRefused(ApprovalRefusal.SELF_APPROVAL, approval)
         return approval
 
-    def approvers(self) -> str:
-        """The configured approvers as Slack mentions (users and user groups), for messages."""
-        return self._policy.approvers.mentions()
+    def approvers(self) -> Approvers:
+        """Who may approve (users and user groups): a fact; each surface names them its way."""
+        return self._policy.approvers
 
     async def void_run(
         self, run_id: str, reason: str, *, by: str = BROKER_USER, keep: frozenset[str] = frozenset()

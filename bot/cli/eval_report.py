@@ -8,6 +8,7 @@ from __future__ import annotations
 from bot.cli.tables import render_table
 from bot.eval.run import EVAL_POLICY, EvalReport
 from bot.eval.scoring import Level
+from bot.verdict import tool_steps
 
 PROBLEM_CHARS = 220
 """A failure's reason is cut to one readable line."""
@@ -21,7 +22,7 @@ def render_report(report: EvalReport) -> str:
             outcome.scenario.name,
             *(f"{score.score:.2f}" for score in outcome.scores.by_level().values()),
             "pass" if outcome.passed else "FAIL",
-            str(len(outcome.result.steps)),
+            str(tool_steps(outcome.result.steps)),
             f"{outcome.result.usage.prompt_tokens + outcome.result.usage.completion_tokens:,}",
             str(outcome.result.stop_reason),
         ]
@@ -40,7 +41,7 @@ def render_report(report: EvalReport) -> str:
     passed = len(report.outcomes) - len(report.failed)
     lines.append(
         f"total: {passed}/{len(report.outcomes)} passed (every level ≥ {report.min_score:g}) · mean {means} · "
-        f"{sum(len(o.result.steps) for o in report.outcomes)} steps · {tokens:,} tokens"
+        f"{sum(tool_steps(o.result.steps) for o in report.outcomes)} steps · {tokens:,} tokens"
     )
     return "\n".join(lines)
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.tables import render_table
-from kernel import FinishedBy, RunResult, load_trace
+from bot.verdict import tool_steps
+from bot.words import stop_title
+from kernel import FinishedBy, RunResult, StopReason, load_trace
 
 NO_ACTION = "(no usable action)"
 """The row for model turns that held no call (format errors): not a tool, but a failed step."""
@@ -50,7 +52,7 @@ class TraceStats:
     """Finished runs by how they finished: a `finish` call, or a prose answer the model confirmed."""
     stop_reasons: dict[str, int]
     steps: list[int]
-    """Recorded steps per run (every step in the trace, failed ones included)."""
+    """Steps per run, counted as every surface counts them (`bot.verdict.tool_steps`)."""
     prompt_tokens: list[int]
     cost_usd: float
     durations_s: list[float]
@@ -129,7 +131,7 @@ def summarise(traces: Sequence[RunResult], *, skipped: Sequence[str] = ()) -> Tr
         ok=sum(t.ok for t in traces),
         finished_by=finished_by,
         stop_reasons=dict(sorted(stops.items(), key=lambda kv: (-kv[1], kv[0]))),
-        steps=[len(t.steps) for t in traces],
+        steps=[tool_steps(t.steps) for t in traces],
         prompt_tokens=[t.usage.prompt_tokens for t in traces],
         cost_usd=sum(t.usage.cost_usd for t in traces),
         durations_s=[t.usage.elapsed_s for t in traces],
@@ -161,7 +163,10 @@ def render_stats(stats: TraceStats) -> str:
         f"runs: {stats.runs}{skipped}",
         f"success: {stats.ok}/{stats.runs} ({stats.ok / stats.runs:.1%})",
         "finished by: " + " · ".join(f"{how} {count}" for how, count in stats.finished_by.items()),
-        "stop reasons: " + " · ".join(f"{reason} {count}" for reason, count in stats.stop_reasons.items()),
+        "stops: "
+        + " · ".join(
+            f"{stop_title(StopReason(reason)).said()} ({count})" for reason, count in stats.stop_reasons.items()
+        ),
         f"steps: mean {steps['mean']:.1f} · p50 {steps['p50']} · p95 {steps['p95']}",
         f"prompt tokens: total {tokens['total']:,} · mean {tokens['mean']:,.0f}",
         *([f"cost: ${stats.cost_usd:.4f} total"] if stats.cost_usd else []),  # no price configured: no cost line

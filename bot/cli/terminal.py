@@ -20,7 +20,7 @@ from rich.padding import Padding
 from rich.spinner import Spinner
 from rich.text import Text
 
-from bot.verdict import Verdict, usage_facts, verdict_of
+from bot.verdict import Verdict, refusal_of, usage_facts, verdict_of
 from bot.words import parallel_group
 from kernel import FINISH_TOOL, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
 
@@ -83,7 +83,9 @@ def render_step(step: Step) -> RenderableType:
     if step.thought:
         lines.append(labelled("thought", step.thought, "italic dim"))
     if step.approval:
-        lines.append(labelled("approval", f"{step.approval.decision} by {step.approval.by or '-'}", "yellow"))
+        refusal = refusal_of(step.approval)
+        said = refusal.said() if refusal else f"{step.approval.decision} by {step.approval.by or '-'}"
+        lines.append(labelled("approval", said, "yellow"))
     if step.headline:
         lines.append(labelled("outcome", step.headline, "bold"))
     if step.links:
@@ -104,7 +106,7 @@ def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
     footer = Text(" · ".join([*usage_facts(verdict, priced=priced), f"stop: {result.stop_reason}"]), style="dim")
     if not verdict.ok:
         detail = f" ({printable(result.detail)})" if result.detail else ""
-        lines: list[RenderableType] = [Text(f"■ FAILED: {result.stop_reason}{detail}", style="bold red")]
+        lines: list[RenderableType] = [Text(f"■ {verdict.stop.said()}{detail}", style="bold red")]
         if verdict.partial_answer:
             lines.append(Text("  Not a final answer. What the agent knew when it stopped:", style="yellow"))
             lines.append(Padding(markdown(verdict.partial_answer), (0, 0, 0, 4)))

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from bot.drafts.facts import IncidentFacts, TimelineEntry
 from bot.drafts.markdown import escaped, escaped_prose
 from bot.drafts.narrative import Narrative, narrate
+from bot.words import stop_title
 from kernel import LLM, StopReason
 
 KEYS = ("summary", "impact", "root_cause", "trigger", "detection", "resolution", "follow_ups")
@@ -117,7 +118,8 @@ def _verdict_summary(facts: IncidentFacts) -> list[str]:
     if trace.findings is not None:
         return [f"**The investigation concluded:** {escaped(trace.findings.summary)}"]
     last = f" Its last word, unchecked: {escaped(trace.partial_answer)}" if trace.partial_answer else ""
-    return [f"**The investigation ended without an answer** ({trace.stop_reason.value}).{last}"]
+    title = stop_title(trace.stop_reason).said()
+    return [f"**The investigation ended without an answer:** {title} ({trace.stop_reason.value}).{last}"]
 
 
 def _impact_window(facts: IncidentFacts) -> list[str]:
@@ -190,7 +192,7 @@ def _sources(facts: IncidentFacts, thread_url: str) -> list[str]:
     lines = [f"- Thread: {thread_url}" if thread_url else f"- Thread: channel {record.channel}, ts {record.thread_ts}"]
     lines.append(f"- Run `{record.run_id}` (its trace is the file opsagent-trace-{record.run_id}.json in the thread)")
     if trace is not None and trace.stop_reason is not StopReason.FINISH:
-        lines.append(f"- The investigation stopped: {trace.stop_reason.value}")
+        lines.append(f"- The investigation's end: {stop_title(trace.stop_reason).said()} ({trace.stop_reason.value})")
     up = sum(1 for f in facts.feedback if f.rating == "up")
     down = [f for f in facts.feedback if f.rating == "down"]
     said = "; ".join(escaped(f.reason) for f in down if f.reason)

@@ -13,6 +13,7 @@ from bot.drafts.facts import IncidentFacts
 from bot.drafts.narrative import Narrative, narrate
 from bot.drafts.postmortem import FACTS_CHARS, facts_text, incident_title
 from bot.store.records import RunStatus
+from bot.verdict import tool_steps
 from kernel import LLM
 
 KEYS = ("affected", "known", "doing", "next_update")
@@ -58,7 +59,7 @@ def _from_facts(facts: IncidentFacts) -> dict[str, str]:
         known = "The cause is not known yet."
     actions = trace.actions_taken() if trace is not None else ()
     done = "; ".join(f"{action.call.name} ({'done' if action.ok else 'failed'})" for action in actions)
-    steps = len(trace.steps) if trace is not None else 0
+    steps = tool_steps(trace.steps) if trace is not None else 0
     match record.status:
         case RunStatus.RUNNING:
             doing = f"OpsAgent is investigating ({steps} checks so far)."

@@ -18,6 +18,7 @@ from bot.eval.scoring import Level, Scores, score_run
 from bot.eval.tools import recorded_registry
 from bot.settings import Settings
 from bot.store.records import utc_now
+from bot.verdict import tool_steps
 from kernel import (
     LLM,
     LLMError,
@@ -67,7 +68,7 @@ class ScenarioOutcome:
             "passed": self.passed,
             "scores": {str(level): score.score for level, score in self.scores.by_level().items()},
             "problems": self.scores.problems(),
-            "steps": len(self.result.steps),
+            "steps": tool_steps(self.result.steps),
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "cost_usd": usage.cost_usd,

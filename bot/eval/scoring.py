@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.eval.scenarios import Expectations, ExpectedCall, ExpectedFact
+from bot.verdict import tool_steps
 from kernel import FINISH_TOOL, RunResult, StopReason, ToolCall
 
 
@@ -113,11 +114,15 @@ def score_path(result: RunResult, expected: Sequence[ExpectedCall]) -> LevelScor
     numbered = calls_of(result)
     if result.stop_reason is not StopReason.FINISH:
         detail = f" ({result.detail})" if result.detail else ""
-        return LevelScore(0.0, (f"gave up: stopped with {result.stop_reason}{detail} after {len(result.steps)} steps",))
+        return LevelScore(
+            0.0, (f"gave up: stopped with {result.stop_reason}{detail} after {tool_steps(result.steps)} steps",)
+        )
     missing = _unmatched_any_order([call for _, call in numbered], expected)
     if missing:
         names = ", ".join(_render(e) for e in missing)
-        return LevelScore(0.0, (f"gave up early: finished after {len(result.steps)} steps without calling {names}",))
+        return LevelScore(
+            0.0, (f"gave up early: finished after {tool_steps(result.steps)} steps without calling {names}",)
+        )
     problems, wasted = [], set()
     first_seen: dict[str, int] = {}
     for step, call in numbered:

@@ -7,7 +7,6 @@ request is about (or finds there is none), drops Slack's retries, and redacts ev
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -28,11 +27,10 @@ from bot.gate.requests import (
 )
 from bot.slack.action_ids import APPROVE, DENY, FEEDBACK, STOP
 from bot.slack.feedback import feedback_click, submitted_reason
+from bot.slack.mrkdwn import without_mentions
 from bot.store.records import Rating, RunRecord, RunStatus
 from kernel import Redactor
 
-MENTION = re.compile(r"<@[A-Z0-9]{1,40}(?:\|[^>]{0,200})?>")
-"""A user mention in message text (`<@U123>` or `<@U123|name>`): bounded, so it scans in linear time."""
 DEDUPE_TTL_S = 3600.0
 """How long event ids and message keys are remembered (Slack retries within about 6 minutes)."""
 STOP_WORDS = frozenset({"stop", "cancel", "abort"})
@@ -72,11 +70,6 @@ def draft_asked(text: str) -> DraftKind | None:
     return DRAFT_WORDS.get(" ".join(text.lower().split()).rstrip(".!"))
 
 
-def mention_text(text: str) -> str:
-    """A mention's words without the @-mentions in it, on one line."""
-    return " ".join(MENTION.sub(" ", text).split())
-
-
 class SlackDoor:
     """Reads Slack's payloads into requests."""
 
@@ -95,7 +88,7 @@ class SlackDoor:
             return None
         asker = message_author(event)
         place = Place(channel, str(event.get("thread_ts") or ts), ts)
-        text = self._redactor.redact(mention_text(str(event.get("text") or "")))
+        text = self._redactor.redact(without_mentions(str(event.get("text") or "")))
         latest = await self._runs.run_in_thread(channel, place.thread_ts)
         running = latest if latest is not None and latest.status is not RunStatus.FINISHED else None
         if text.lower() in STOP_WORDS:

@@ -30,6 +30,7 @@ from bot.gate.requests import (
 )
 from bot.runs.feedback import FeedbackService
 from bot.runs.service import STILL_RUNNING, InvestigationService
+from bot.slack.approval_words import click_refused_text
 from bot.slack.blocks import ephemeral
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
@@ -152,7 +153,7 @@ class Router:
         )
         match outcome:
             case ApprovalRefused():
-                await answer.privately(outcome.message)
+                await answer.privately(click_refused_text(outcome))
             case Decided():
                 pass
             case _:

@@ -27,13 +27,13 @@ from bot.runs.saved import earlier_work, readable_trace
 from bot.runs.supervisor import RunSupervisor
 from bot.runs.topics import STOPS_TOPIC
 from bot.runs.voice import ServiceVoice
-from bot.slack.mrkdwn import user_ref
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
-from bot.slack.run_thread import RunThread, TraceLink
+from bot.slack.run_thread import RunThread, TraceLink, stop_notice
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
+from bot.verdict import tool_steps
 from kernel import Agent, ConfirmHook, RunResult, StopReason, new_run_id
 from opsagent_tools.runbooks import RunbookLibrary, runbooks_note
 
@@ -166,11 +166,7 @@ class InvestigationService:
             self.supervisor.cancel(run_id, by=by)
         await self._store.request_stop(run_id, by)  # durable: whoever carries the run reads it
         await self._audit.record(AuditKind.STOP_REQUESTED, run_id=run_id, actor=by)
-        self._voice.reply(
-            record.channel,
-            record.thread_ts,
-            f"⏹ {user_ref(by)} stopped this investigation; pending approvals are void.",
-        )
+        self._voice.reply(record.channel, record.thread_ts, stop_notice(by))
         await self._broker.void_run(run_id, "the run was stopped", by=by)
         log.info("run_stop_requested", run_id=run_id, user=by)
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
@@ -250,7 +246,7 @@ class InvestigationService:
             await self._audit.record(
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )
-            log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=result.usage.steps)
+            log.info("run_finished", ok=result.ok, stop_reason=str(result.stop_reason), steps=tool_steps(result.steps))
             if self._memory is not None:
                 await self._memory.remember_finished(run.run_id)
         except asyncio.CancelledError:

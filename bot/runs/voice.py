@@ -12,6 +12,7 @@ import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access.askers import Asker, Person
+from bot.access.identity import Approvers
 from bot.gate.requests import Place
 from bot.slack.blocks import ephemeral
 from bot.slack.outbox import Outbox
@@ -33,7 +34,7 @@ class ServiceVoice:
         outbox: Outbox,
         updates: MessageUpdates,
         store: RunStore,
-        approvers: str,
+        approvers: Approvers,
         trace_link: TraceLink | None,
     ) -> None:
         self._client, self._outbox, self._updates, self._store = client, outbox, updates, store

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Literal, assert_never
 
 from bot.slack.action_ids import APPROVE, DENY
+from bot.slack.approval_words import REASON_CHARS, refusal_line
 from bot.slack.blocks import (
     Message,
     StepUrl,
@@ -37,7 +38,7 @@ from bot.slack.mrkdwn import (
     slack_date,
     user_ref,
 )
-from bot.verdict import StepLine, StepStatus, call_words
+from bot.verdict import Refusal, StepLine, StepStatus, call_words
 from kernel import ApprovalRequest, ToolCall
 
 Decision = Literal["approved", "denied", "expired", "voided"]
@@ -94,21 +95,21 @@ def approval_decided(
     approval_id: str = "",
     expired_after: timedelta = timedelta(minutes=15),
 ) -> Message:
-    """The approval message once decided: one line, no buttons (new block ids); the outcome follows once it ran."""
+    """The approval message once decided: one line, no buttons (new block ids); the outcome follows once it ran.
+    A denial reads as the step's line will once the run takes it up (`refusal_line`)."""
     when = slack_date(at, "{time}")
     match decision:
         case "approved":
             icon, said = "✅", f"approved by {user_ref(by)} at {when} · running…"
         case "denied":
-            icon, said = "🚫", f"denied by {user_ref(by)} at {when}"
+            icon, said = "🚫", refusal_line(Refusal(by or "", at, reason))
         case "expired":
             icon, said = "⌛", f"expired: not approved within {expired_after.total_seconds() / 60:g} min (a denial)"
         case "voided":
-            icon, said = "⏹", f"void: the run was stopped · {when}"
+            why = " ".join(reason.split()) or "the run was stopped"
+            icon, said = "⏹", f"void: {clip_literal(why, REASON_CHARS)} · {when}"
         case _:
             assert_never(decision)
-    if reason.strip() and decision in ("denied", "voided"):
-        said += f": {clip_literal(' '.join(reason.split()), 300)}"
     line = f"{icon} *{step}* {short_code(call_words(call), 120)} · {said}"
     key = id_part(approval_id) if approval_id else id_part(call.render() + "\x00" + at.isoformat())
     return build_message(
@@ -136,8 +137,7 @@ def action_text(line: StepLine, step_url: StepUrl) -> str:
         case StepStatus.FAILED:
             icon, said = "❌", f"approved by {who}{when} · failed: {literal(line.outcome)}"
         case StepStatus.DENIED:
-            reason = " ".join(approval.reason.split()) if approval is not None else ""
-            icon, said = "🚫", f"denied by {who}{when}" + (f": {clip_literal(reason, 300)}" if reason else "")
+            icon, said = "🚫", refusal_line(line.refusal) if line.refusal else literal(line.outcome)
         case StepStatus.WAITING | StepStatus.PROSE | StepStatus.UNUSABLE:
             icon, said = "⏳", "waiting for approval"
         case _:

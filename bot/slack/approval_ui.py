@@ -8,8 +8,10 @@ from __future__ import annotations
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access.directory import SlackUser
+from bot.access.identity import Approvers
 from bot.approvals.store import ApprovalState, PendingApproval
 from bot.slack.approval_blocks import Decision, approval_decided, approval_request
+from bot.slack.approval_words import approver_mentions
 from bot.slack.outbox import Outbox
 from bot.slack.updates import MessageUpdates
 from kernel import ApprovalRequest, ToolCall
@@ -26,10 +28,10 @@ class SlackApprovalUI:
     """Approval messages in the run's thread, posted through the channel's outbox to keep their order, and
     updated through the message's one writer (which the run's thread shares, to add the outcome)."""
 
-    def __init__(self, outbox: Outbox, updates: MessageUpdates, *, approvers: str) -> None:
+    def __init__(self, outbox: Outbox, updates: MessageUpdates, *, approvers: Approvers) -> None:
         self._outbox = outbox
         self._updates = updates
-        self._approvers = approvers
+        self._approvers = approver_mentions(approvers)
         """Who may approve, as Slack mentions: the request names them, so they are notified."""
 
     async def post_request(self, approval: PendingApproval) -> str:

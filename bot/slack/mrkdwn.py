@@ -33,6 +33,8 @@ _TICK_RUN = re.compile("`{3,}")
 _TOKEN = re.compile("\x00(\\d+)\x00")
 _SLACK_USER = re.compile(r"[UW](?=[A-Z]*\d)[A-Z0-9]{5,30}")
 _SLACK_MENTION = re.compile(r"<@([UW][A-Z0-9]{5,30})>")
+_ANY_MENTION = re.compile(r"<@[A-Z0-9]{1,40}(?:\|[^>]{0,200})?>")
+"""A user mention in message text (`<@U123>` or `<@U123|name>`): bounded, so it scans in linear time."""
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 _ADDRESS = re.compile(
     r"[a-z][a-z0-9+.\-]*:/|[\w\-]+(?:\.[\w\-]+)+|\bwww\b|\blocalhost\b|@[\w\-]|[0-9a-f]*(?::[0-9a-f]*){2,}", re.I
@@ -131,6 +133,11 @@ def user_ref(user: str | None) -> str:
     if (mention := _SLACK_MENTION.fullmatch(user)) is not None:
         user = mention.group(1)
     return f"<@{user}>" if _SLACK_USER.fullmatch(user) else clip_literal(" ".join(user.split()), 100)
+
+
+def without_mentions(text: str) -> str:
+    """A message's words without the @-mentions in it (`<@U123>`, `<@U123|name>`), on one line."""
+    return " ".join(_ANY_MENTION.sub(" ", text).split())
 
 
 def slack_date(at: datetime, token: str = "{date_short_pretty} {time}") -> str:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import assert_never
 
+from bot.access.identity import Approvers
 from bot.access.refusals import AccessRefused, Action, RefusalReason
+from bot.slack.approval_words import approver_mentions
 from bot.slack.mrkdwn import slack_date, user_ref
 from bot.words import duration
 
@@ -33,10 +35,11 @@ NOT_DONE: dict[Action, str] = {
 """How a refusal begins, by what did not happen."""
 
 
-def refusal_text(refused: AccessRefused, *, now: datetime, approvers: str, requested_by: str = "") -> str:
+def refusal_text(refused: AccessRefused, *, now: datetime, approvers: Approvers, requested_by: str = "") -> str:
     """What to tell the person (or an alert's thread) whose request was refused, and what they can do instead.
 
-    `approvers`: the approvers as mentions; `requested_by`: the requester of the run a Stop was refused for."""
+    `approvers`: who may approve (named as mentions); `requested_by`: the requester of the run a Stop was refused
+    for."""
     action = refused.action
     match refused.reason:
         case (
@@ -48,7 +51,7 @@ def refusal_text(refused: AccessRefused, *, now: datetime, approvers: str, reque
             | RefusalReason.DIRECTORY_UNAVAILABLE
             | RefusalReason.NOT_THEIR_MODAL
         ):
-            return _who_words(refused.reason, action, approvers=approvers, requested_by=requested_by)
+            return _who_words(refused.reason, action, approvers=approver_mentions(approvers), requested_by=requested_by)
         case (
             RefusalReason.CHANNEL
             | RefusalReason.CONCURRENT_RUNS

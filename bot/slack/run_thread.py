@@ -14,8 +14,11 @@ from typing import Any
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access.identity import Approvers
 from bot.slack.approval_blocks import action_done
+from bot.slack.approval_words import approver_mentions
 from bot.slack.blocks import Message
+from bot.slack.mrkdwn import user_ref
 from bot.slack.outbox import Outbox
 from bot.slack.steps import step_message
 from bot.slack.summary import (
@@ -46,6 +49,11 @@ SummaryPosted = Callable[[str], Awaitable[None]]
 """What to do with the summary message's ts once Slack has it (the run store keeps it, for a resumed run)."""
 
 
+def stop_notice(by: str) -> str:
+    """What a run's thread is told when someone stops the run (`by`: a user id, or `alertmanager`), a real mention."""
+    return f"⏹ {user_ref(by)} stopped this investigation; pending approvals are void."
+
+
 class RunThread:
     """One run's messages in its thread; `mention_ts` (the asking message) gets the reactions, `summary_ts` is the
     summary message when a process before this one posted it."""
@@ -61,7 +69,7 @@ class RunThread:
         thread_ts: str,
         task: str,
         requested_by: str,
-        approvers: str,
+        approvers: Approvers,
         mention_ts: str = "",
         summary_ts: str = "",
         trace_link: TraceLink | None = None,
@@ -69,7 +77,7 @@ class RunThread:
     ) -> None:
         self._outbox, self._updates, self._client = outbox, updates, client
         self.run_id, self.channel, self.thread_ts, self.mention_ts = run_id, channel, thread_ts, mention_ts
-        self._task, self._requested_by, self._approvers = task, requested_by, approvers
+        self._task, self._requested_by, self._approvers = task, requested_by, approver_mentions(approvers)
         self._trace_url = trace_link(run_id) if trace_link is not None else None
         self._summary_ts, self._summary_posted = summary_ts, summary_posted
         self._summary_failed = False
@@ -159,13 +167,13 @@ class RunThread:
         """The end: the summary becomes the verdict (no Stop button), the last reply carries the trace file, and
         ✅/❌ goes on the asking message. `stopped_by`: who stopped the run (a user id), shown as a mention."""
         self._ended = True
-        verdict = verdict_of(result)
-        summary = final_summary(verdict, step_url=self.step_url, trace_url=self._trace_url, stopped_by=stopped_by)
+        verdict = verdict_of(result, stopped_by=stopped_by)
+        summary = final_summary(verdict, step_url=self.step_url, trace_url=self._trace_url)
         if self._summary_ts or (self._summary_posting and not self._summary_failed):
             self._set_summary(summary, within_s=0.0)
         else:  # no summary reached Slack (or none was posted from here): the verdict is posted instead
             self._post(summary)
-        reply = final_reply(verdict, stopped_by=stopped_by)
+        reply = final_reply(verdict)
         trace_name = f"opsagent-trace-{result.run_id}.json"
         upload = self._outbox.enqueue(
             "files_upload_v2",

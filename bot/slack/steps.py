@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from bot.slack.approval_words import refusal_line
 from bot.slack.blocks import Message, StepUrl, build_message, context_block, section_blocks, source_links, step_ref
 from bot.slack.mrkdwn import clip, inline_code, literal
 from bot.verdict import StepLine, StepStatus
@@ -41,7 +42,8 @@ def step_text(line: StepLine) -> str:
     head = f"{status_icon(line.status)} *{line.index}*"
     if not line.tool:
         return f"{head} _{literal(line.call)}_"
-    outcome = f" — {literal(line.outcome)}" if line.outcome else ""
+    said = refusal_line(line.refusal) if line.refusal is not None else literal(line.outcome)
+    outcome = f" — {said}" if said else ""
     return f"{head} {inline_code(line.call)}{outcome}"
 
 

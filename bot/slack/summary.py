@@ -110,11 +110,11 @@ def live_summary(run: LiveRun) -> Message:
 
 
 def final_summary(
-    verdict: Verdict, *, step_url: StepUrl, trace_url: str | None = None, stopped_by: str = "", priced: bool = False
+    verdict: Verdict, *, step_url: StepUrl, trace_url: str | None = None, priced: bool = False
 ) -> Message:
-    """The summary once the run ended: the verdict, 👍/👎, what the run took; no Stop button any more.
-    `stopped_by`: who stopped a cancelled run (a user id), shown as a real mention."""
-    blocks = section_blocks(_verdict_text(verdict, step_url, stopped_by))
+    """The summary once the run ended: the verdict, 👍/👎, what the run took; no Stop button any more. Who stopped
+    a cancelled run (`Verdict.stopped_by`) is shown as a real mention."""
+    blocks = section_blocks(_verdict_text(verdict, step_url))
     for title, items in (
         ("Evidence", [_claim_text(c, step_url) for c in verdict.evidence[:MAX_EVIDENCE]]),
         ("Ruled out", [_claim_text(c, step_url) for c in verdict.ruled_out[:MAX_RULED_OUT]]),
@@ -137,23 +137,28 @@ def final_summary(
     if trace_url:
         facts.append(link(trace_url, "View trace"))
     blocks.append(context_block(" · ".join(facts)))
-    said = verdict.summary if verdict.ok else verdict.detail if not stopped_by else ""
+    said = verdict.summary if verdict.ok else verdict.detail if not verdict.stop.by else ""
     fallback = f"{_icon(verdict)} {verdict.title}" + (f": {said}" if said else "")
     return build_message(clip(fallback, 600), blocks, content_id(f"summary.{id_part(verdict.run_id)}.end", blocks))
 
 
-def final_reply(verdict: Verdict, *, stopped_by: str = "") -> str:
+def final_reply(verdict: Verdict) -> str:
     """The run's last reply (with the trace file), which notifies the thread: one line, the verdict being above."""
     if verdict.ok:
         level = f" ({literal(verdict.confidence.value)})" if verdict.confidence is not None else ""
         return f"{_icon(verdict)} *{verdict.title}*{level} · the verdict is at the top of this thread."
-    return f"{_icon(verdict)} *{_stopped(verdict, stopped_by)}* · the top of this thread says what is known."
+    return f"{_icon(verdict)} *{_stop_text(verdict)}* · the top of this thread says what is known."
 
 
-def _verdict_text(verdict: Verdict, step_url: StepUrl, stopped_by: str) -> str:
+def _stop_text(verdict: Verdict) -> str:
+    """The title of the run's end in mrkdwn (`Verdict.stop`): "Stopped by <@U…>" when someone stopped it."""
+    return verdict.stop.said(person=user_ref, text=literal)
+
+
+def _verdict_text(verdict: Verdict, step_url: StepUrl) -> str:
     if not verdict.ok:
-        title = _stopped(verdict, stopped_by)
-        if verdict.detail and not (stopped_by and verdict.stop_reason is StopReason.CANCELLED):
+        title = _stop_text(verdict)
+        if verdict.detail and not verdict.stop.by:  # "stopped by U…" only repeats the title
             title += f" — {literal(clip(one_line(verdict.detail, 600), 600))}"
         lines = [f"{_icon(verdict)} *{title}*"]
         if verdict.partial_answer:
@@ -168,13 +173,6 @@ def _verdict_text(verdict: Verdict, step_url: StepUrl, stopped_by: str) -> str:
     if verdict.root_cause:
         lines.append(f"*Root cause:* {_inline(verdict.root_cause)}")
     return "\n".join(lines)
-
-
-def _stopped(verdict: Verdict, stopped_by: str) -> str:
-    """Why a run did not finish, in mrkdwn: "Stopped by <@U…>" when someone stopped it, else its title."""
-    if stopped_by and verdict.stop_reason is StopReason.CANCELLED:
-        return f"Stopped by {user_ref(stopped_by)}"
-    return literal(verdict.title)
 
 
 def _claim_text(claim: Claim, step_url: StepUrl) -> str:

@@ -11,8 +11,8 @@ import json
 import re
 from datetime import datetime
 
-from bot.verdict import Claim, Verdict, verdict_of
-from bot.words import duration, stop_reason_words
+from bot.verdict import Claim, Verdict, refusal_of, tool_steps, verdict_of
+from bot.words import duration
 from kernel import DEFAULT_REDACTOR, FINISH_TOOL, Redactor, RunResult, SourceLink, Step
 
 STYLE = """
@@ -50,7 +50,7 @@ def run_page(result: RunResult, *, redactor: Redactor = DEFAULT_REDACTOR) -> str
         f" · started {text(_when(result.started_at))}</p>",
         _task_data(result, text),
         _outcome(result, text),
-        f'<h2>Steps <span class="meta">({len(result.steps)})</span></h2>',
+        f'<h2>Steps <span class="meta">({_step_count(result)})</span></h2>',
         '<ol class="steps">' + "".join(_step(result, step, text) for step in result.steps) + "</ol>"
         if result.steps
         else '<p class="meta">The run took no steps.</p>',
@@ -109,8 +109,7 @@ def _outcome(result: RunResult, text: _Text) -> str:
     verdict = verdict_of(result)
     detail = f'<p class="meta">{text(verdict.detail)}</p>' if verdict.detail else ""
     if not verdict.ok:
-        words = stop_reason_words(result.stop_reason, steps=result.usage.steps)
-        head = f'<p class="label">Stopped: {text(words)} <code>({text(result.stop_reason.value)})</code></p>'
+        head = f'<p class="label">{text(verdict.stop.said())} <code>({text(result.stop_reason.value)})</code></p>'
         partial = ""
         if verdict.partial_answer:
             partial = (
@@ -119,7 +118,7 @@ def _outcome(result: RunResult, text: _Text) -> str:
             )
         return f'<section class="box failed" id="outcome">{head}{detail}{partial}{_actions(verdict, text)}</section>'
     level = f" · confidence <b>{text(verdict.confidence_words)}</b>" if verdict.confidence_words else ""
-    parts = [f'<p class="label">Finished with an answer: {text(verdict.title)}{level}</p>', detail]
+    parts = [f'<p class="label">{text(verdict.stop.said())}: {text(verdict.title)}{level}</p>', detail]
     if verdict.prose:
         parts.append(f"<pre>{text(verdict.prose)}</pre>")
     else:
@@ -201,6 +200,8 @@ def _step(result: RunResult, step: Step, text: _Text) -> str:
 def _approval_line(step: Step, text: _Text) -> str:
     approval = step.approval
     assert approval is not None
+    if (refusal := refusal_of(approval)) is not None:
+        return "Approval " + refusal.said(person=text, moment=lambda at: text(_when(at)), text=text)
     by = f" by {text(approval.by)}" if approval.by else ""
     at = f" at {text(_when(approval.at))}" if approval.at else ""
     reason = f": {text(approval.reason)}" if approval.reason else ""
@@ -223,11 +224,19 @@ def _approvals(result: RunResult, text: _Text) -> str:
     return f'<h2>Approvals</h2><table id="approvals"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
+def _step_count(result: RunResult) -> str:
+    """The run's step count (`bot.verdict.tool_steps`, as Slack and the terminal say it), and how many entries of the
+    timeline it leaves out (the `finish`, replies without a tool call, calls not run)."""
+    count = tool_steps(result.steps)
+    others = len(result.steps) - count
+    return f"{count}" + (f" · {others} more not counted" if others else "")
+
+
 def _usage(result: RunResult) -> str:
     usage = result.usage
     estimated = f" (≈, {usage.estimated_turns} turns estimated)" if usage.estimated_turns else ""
     rows = [
-        ("Steps", f"{usage.steps}"),
+        ("Steps", f"{tool_steps(result.steps)}"),
         ("Model turns", f"{usage.turns}"),
         ("Prompt tokens", f"{usage.prompt_tokens:,}{estimated}"),
         ("Completion tokens", f"{usage.completion_tokens:,}"),

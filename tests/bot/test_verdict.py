@@ -6,7 +6,17 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from bot.verdict import StepStatus, call_words, step_line, usage_facts, verdict_of
+from bot.verdict import (
+    Refusal,
+    StepStatus,
+    call_words,
+    counts_as_step,
+    refusal_of,
+    step_line,
+    tool_steps,
+    usage_facts,
+    verdict_of,
+)
 from kernel import (
     ApprovalRecord,
     Confidence,
@@ -153,13 +163,60 @@ def test_a_stopped_run_has_no_verdict_only_what_it_knew():
         usage=Usage(steps=20),
     )
     verdict = verdict_of(result)
-    assert verdict.title == "Stopped: the step budget (20) ran out"
+    assert verdict.title == "Stopped: the step budget ran out", "the budget's count is not the step count people see"
+    assert verdict.tool_steps == 3
     assert (verdict.summary, verdict.evidence, verdict.confidence) == ("", (), None)
     assert verdict.partial_answer == "probably the deploy"
     assert verdict.detail == "20 of 20 steps used"
     assert len(verdict.actions) == 1, "what was done is said even when the run failed"
     paused = verdict_of(result.model_copy(update={"stop_reason": StopReason.AWAITING_APPROVAL}))
     assert paused.title == "Paused: waiting for an approval"
+
+
+def test_a_stop_is_titled_once_and_names_who_stopped_it_only_where_known():
+    cancelled = RunResult(run_id="r1", task="t", stop_reason=StopReason.CANCELLED, detail="stopped by U0ALICE1")
+    anonymous = verdict_of(cancelled)
+    assert (anonymous.title, anonymous.stop.said()) == ("Stopped by a user", "Stopped by a user")
+    known = verdict_of(cancelled, stopped_by="U0ALICE1")
+    assert known.title == "Stopped by a user", "the plain title names nobody"
+    assert known.stop.said(person=lambda who: f"@{who}") == "Stopped by @U0ALICE1"
+    deadline = verdict_of(cancelled.model_copy(update={"stop_reason": StopReason.DEADLINE}), stopped_by="U0ALICE1")
+    assert deadline.stop.said(person=lambda who: f"@{who}") == "Stopped: the deadline passed", "only a Stop has a who"
+
+
+def test_a_runs_step_count_is_its_tool_calls_whatever_came_of_them():
+    call = ToolCall(name="search_logs", args={"service": "gateway"})
+    pending = ApprovalRecord(decision="pending", approval_id="a1")
+    denied = ApprovalRecord(decision="denied", by="U0BOB42", reason="not now")
+    steps = [
+        Step(index=1, turn=0, call=call),  # done
+        Step(index=2, turn=0, call=call, error=ErrorKind.TIMEOUT),  # failed
+        Step(index=3, turn=1, call=call, error=ErrorKind.LOOP_GUARD),  # refused by the loop guard
+        Step(index=4, turn=1, call=call, error=ErrorKind.DENIED, approval=denied),  # refused by a person
+        Step(index=5, turn=2, call=call, approval=pending),  # waiting for a person
+        Step(index=6, turn=3, error=ErrorKind.FORMAT, observation="[FormatError] no action"),  # no call
+        Step(index=7, turn=4, observation="Is this your answer?"),  # prose, asked to confirm
+        Step(index=8, turn=5, call=call, error=ErrorKind.NOT_RUN),  # the budget ran out inside the turn
+        Step(index=9, turn=6, call=ToolCall(name="finish", args={"summary": "x"})),  # the answer, not a step
+    ]
+    assert [counts_as_step(s) for s in steps] == [True] * 5 + [False] * 4
+    assert tool_steps(steps) == 5
+    result = RunResult(run_id="r", task="t", stop_reason=StopReason.FINISH, steps=steps, usage=Usage(steps=7))
+    verdict = verdict_of(result)
+    assert verdict.tool_steps == 5, "not the budget's 7"
+    assert usage_facts(verdict)[0] == "5 steps"
+
+
+def test_a_refusal_is_one_fact_said_by_each_surface_its_way():
+    record = ApprovalRecord(decision="denied", by="U0BOB42", at=AT, reason="not\n during  peak traffic")
+    refusal = refusal_of(record)
+    assert refusal == Refusal("U0BOB42", AT, "not\n during  peak traffic")
+    assert refusal.said() == "denied by U0BOB42 at 20:25 UTC: not during peak traffic"
+    said = refusal.said(person=lambda who: f"<{who}>", moment=lambda at: at.isoformat(), text=str.upper)
+    assert said == "denied by <U0BOB42> at 2026-11-30T20:25:00+00:00: NOT DURING PEAK TRAFFIC"
+    assert Refusal("", None, "").said() == "denied by someone"
+    assert refusal_of(ApprovalRecord(decision="approved", by="U0BOB42", at=AT)) is None
+    assert refusal_of(None) is None
 
 
 def test_a_step_line_has_the_headline_else_the_first_line_that_says_something():

@@ -11,6 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from bot.access.askers import author_teams
+from bot.access.identity import Approvers
 from bot.access.ledger import InMemoryRunLedger
 from bot.access.policy import Allowed, RecentUse, RunRequest, decide
 from bot.access.refusals import AccessRefused, RefusalReason
@@ -46,7 +47,7 @@ def decision(request: RunRequest, recent: RecentUse | None = None, **settings) -
 
 
 def words(refused: AccessRefused) -> str:
-    return refusal_text(refused, now=T0, approvers="<@U0ALICE>")
+    return refusal_text(refused, now=T0, approvers=Approvers(frozenset({"U0ALICE"})))
 
 
 def test_work_within_every_limit_may_start():

@@ -83,7 +83,7 @@ async def test_an_approved_action_runs_exactly_once(harness, script):
     )
     assert await harness.click(APPROVE, approval_id, message.ts, ts) == 200
     await harness.until(lambda: harness.slack.responses, "an ephemeral answer to the second click")
-    assert "Already approved" in json.dumps([r.body for r in harness.slack.responses])
+    assert f"Already approved by <@{ALICE}> at <!date^" in json.dumps([r.body for r in harness.slack.responses])
     assert harness.executed == [("order-service", "v2.13.2")]
 
 

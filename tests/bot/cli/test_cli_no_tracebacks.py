@@ -42,7 +42,8 @@ async def test_ctrl_c_in_investigate_cancels_the_run_and_saves_its_partial_trace
     assert "Traceback" not in err.decode()
     text = out.decode()
     assert "■ Ctrl-C: stopping the run" in text
-    assert "■ FAILED: cancelled (cancelled at the terminal (Ctrl-C))" in text
+    assert "■ Stopped by a user (cancelled at the terminal (Ctrl-C))" in text
+    assert "1 step · " in text, "the query it made; the cancelled model turn is no step"
     saved = json.loads((tmp_path / "t.json").read_text())
     assert saved["stop_reason"] == "cancelled"
     assert [step["call"]["name"] for step in saved["steps"]] == ["query_metrics"]

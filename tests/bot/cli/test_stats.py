@@ -110,7 +110,9 @@ def test_stats_json_counts_everything_exactly(capsys, traces_dir):
     assert stats["success_rate"] == 0.5
     assert stats["finished_by"] == {"finish": 1, "prose": 1}
     assert stats["stop_reasons"] == {"finish": 2, "awaiting_approval": 1, "max_steps": 1}
-    assert stats["steps"] == {"mean": 2.5, "p50": 3, "p95": 3}
+    assert stats["steps"] == {"mean": 1.75, "p50": 2, "p95": 2}, (
+        "tool steps: not the finish, not a reply without a call"
+    )
     assert stats["prompt_tokens"] == {"total": 6000, "mean": 1500}
     assert stats["cost_usd"]["total"] == pytest.approx(0.06)
     assert stats["duration_s"] == {"mean": 4.25, "p95": 10.0}
@@ -138,8 +140,8 @@ def test_stats_table_is_readable(capsys, traces_dir):
         "runs: 4 (3 files skipped)",
         "success: 2/4 (50.0%)",
         "finished by: finish 1 · prose 1",
-        "stop reasons: finish 2 · awaiting_approval 1 · max_steps 1",
-        "steps: mean 2.5 · p50 3 · p95 3",
+        "stops: Finished with an answer (2) · Paused: waiting for an approval (1) · Stopped: the step budget ran out (1)",
+        "steps: mean 1.8 · p50 2 · p95 2",
         "prompt tokens: total 6,000 · mean 1,500",
         "cost: $0.0600 total",
         "duration: mean 4.2 s · p95 10.0 s",
@@ -160,7 +162,7 @@ def test_stats_reads_the_trace_corpus_of_every_version(capsys, tmp_path):
     assert stats["stop_reasons"] == {"finish": 2, "awaiting_approval": 1}
     assert stats["finished_by"] == {"finish": 2, "prose": 0}, "a v1 run finished by a finish call"
     assert stats["approvals"] == {"approved": 1, "denied": 0, "pending": 1}
-    assert stats["steps"] == {"mean": 5.0, "p50": 6, "p95": 6}
+    assert stats["steps"] == {"mean": 4.0, "p50": 4, "p95": 5}, "5, 3 and 4 tool calls besides the finish"
 
 
 def test_an_empty_directory_says_so(capsys, tmp_path):

@@ -134,7 +134,8 @@ async def test_a_missing_call_fails_the_tools_and_path_levels():
         'never called: rollback_deployment(service="session-service", to_version="v1.9.0")',
     )
     assert outcome.scores.path.score == 0.0
-    assert outcome.scores.path.problems[0].startswith("gave up early: finished after 5 steps without calling")
+    assert outcome.scores.path.problems[0].startswith("gave up early: finished after 4 steps without calling")
+    assert len(outcome.result.steps) == 5, "4 tool calls, then the finish: not a step"
 
 
 async def test_a_misordered_call_fails_the_tools_level_when_order_matters():

@@ -93,7 +93,13 @@ def approval_request_with(**changes: Any) -> Any:
             "voided",
             "U0BOB42",
             "the run was stopped",
-            "⏹ *5* `rollback_deployment checkout v3.7.2` · void: the run was stopped · {at}: the run was stopped",
+            "⏹ *5* `rollback_deployment checkout v3.7.2` · void: the run was stopped · {at}",
+        ),
+        (
+            "voided",
+            "opsagent",
+            "stopped by U0BOB42 while no replica was running it",
+            "⏹ *5* `rollback_deployment checkout v3.7.2` · void: stopped by U0BOB42 while no replica was running it · {at}",
         ),
     ],
 )
@@ -122,6 +128,13 @@ def test_once_the_action_ran_its_line_carries_who_approved_and_what_came_of_it()
         f"🚫 *5* `rollback_deployment checkout v3.7.2` · denied by <@U0BOB42> at <!date^{UNIX}^{{time}}|20:25 UTC>"
         ": not during the freeze"
     ]
+    decided = approval_decided(5, ROLLBACK, "denied", "U0BOB42", AT, "not during the freeze", approval_id="a1")
+    assert texts_of(decided) == texts_of(action_done(step_line(refused), no_step_urls)), "one refusal, one wording"
+    mismatch = "'rollback_deployment' was not run: it was approved with other arguments"
+    other = Step(index=5, turn=4, call=ROLLBACK, approval=approved, error=ErrorKind.DENIED, observation=mismatch)
+    assert texts_of(action_done(step_line(other), no_step_urls)) == [
+        f"🚫 *5* `rollback_deployment checkout v3.7.2` · {mismatch}"
+    ], "approved, yet not run: the kernel's reason, not an approver's"
 
 
 def test_hostile_arguments_reasons_and_outcomes_are_escaped_in_every_approval_message():

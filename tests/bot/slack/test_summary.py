@@ -204,7 +204,7 @@ def test_a_stopped_run_says_so_first_with_who_stopped_it_and_what_it_knew():
         partial_answer="Probably **v3.8.0**.",
         steps=steps()[:1],
     )
-    text = "\n".join(texts_of(final_summary(verdict_of(stopped), step_url=no_step_urls, stopped_by="U0ALICE1")))
+    text = "\n".join(texts_of(final_summary(verdict_of(stopped, stopped_by="U0ALICE1"), step_url=no_step_urls)))
     assert text.startswith(
         "❌ *Stopped by <@U0ALICE1>*\n⚠️ *Not a final answer.* What the agent knew when it stopped:\nProbably *v3.8.0*."
     )
@@ -212,7 +212,7 @@ def test_a_stopped_run_says_so_first_with_who_stopped_it_and_what_it_knew():
     assert texts_of(final_summary(verdict_of(budget), step_url=no_step_urls))[0].startswith(
         "❌ *Stopped: the step budget ran out — 20 of 20 &lt;b&gt;*"
     )
-    assert final_reply(verdict_of(stopped), stopped_by="U0ALICE1") == (
+    assert final_reply(verdict_of(stopped, stopped_by="U0ALICE1")) == (
         "❌ *Stopped by <@U0ALICE1>* · the top of this thread says what is known."
     )
 
@@ -297,7 +297,9 @@ def test_summaries_stay_within_limits(text: str, detail: str, partial: str) -> N
         detail=detail,
         partial_answer=partial,
     )
-    assert_within_limits(final_summary(verdict_of(failed), step_url=no_step_urls, stopped_by=detail))
+    assert_within_limits(final_summary(verdict_of(failed, stopped_by=detail), step_url=no_step_urls))
+    cancelled = failed.model_copy(update={"stop_reason": StopReason.CANCELLED})
+    assert_within_limits(final_summary(verdict_of(cancelled, stopped_by=detail), step_url=no_step_urls))
     assert_within_limits(
         live_summary(live(task=text, steps=tuple(step_line(s) for s in trace), hypothesis=Hypothesis(text or "h")))
     )

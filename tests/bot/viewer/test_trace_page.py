@@ -7,6 +7,7 @@ import html
 import re
 from html.parser import HTMLParser
 
+from bot.verdict import tool_steps
 from bot.viewer.page import notice_page, run_page
 from kernel import Confidence, ErrorKind, Findings, StopReason
 from samples.trace_runs import HOSTILE, TASK, failed_run, incident_run
@@ -74,7 +75,9 @@ async def test_the_header_approvals_and_usage_are_shown(tools):
     assert "U0ALICE" in approvals[1]
     usage = re.search(r'<table id="usage">(.*?)</table>', page, re.S)
     assert usage is not None
-    assert f"<th>Steps</th><td>{result.usage.steps}</td>" in usage[1]
+    assert f"<th>Steps</th><td>{tool_steps(result.steps)}</td>" in usage[1], "the step count every surface shows"
+    assert (tool_steps(result.steps), result.usage.steps) == (5, 6), "the finish spends a step of the budget"
+    assert '<h2>Steps <span class="meta">(5 · 1 more not counted)</span></h2>' in page
     assert f"{result.usage.prompt_tokens:,}" in usage[1]
     assert "$0.0000" in usage[1]
 
@@ -84,7 +87,7 @@ async def test_a_failure_stop_is_plain_and_its_partial_answer_is_not_an_answer(t
     assert result.stop_reason is StopReason.MAX_STEPS
     assert result.partial_answer
     page = run_page(result.model_copy(update={"detail": "2 of 2 steps used <b>"}))
-    assert "Stopped: the step budget (2) ran out" in page
+    assert "Stopped: the step budget ran out" in page
     assert "(max_steps)" in page
     assert "2 of 2 steps used &lt;b&gt;" in page
     partial = re.search(r'<div class="box partial" id="partial-answer">(.*?)</div>', page, re.S)
