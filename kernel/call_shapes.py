@@ -213,9 +213,17 @@ def _jsonable(value: Any) -> Any:
     raise TypeError("not JSON data")
 
 
-_FENCE_EDGES = re.compile(r"^\s*```[\w+.\-]*[ \t]*\n?|\n?[ \t]*```\s*$")
+_OPENING_FENCE = re.compile(r"\s*+```[\w+.\-]*[ \t]*\n?")
 
 
 def strip_fence(text: str) -> str:
-    """The text without a Markdown code fence around it."""
-    return _FENCE_EDGES.sub("", text)
+    """The text without a Markdown code fence around it: the opening fence's line at the start, and a closing
+    fence at the end with the blanks and the newline before it (cut with string methods: a regex searching for the
+    closing fence rescanned a run of tabs from each of them)."""
+    opening = _OPENING_FENCE.match(text)
+    body = text[opening.end() :] if opening else text
+    end = len(body.rstrip())
+    if not body.endswith("```", 0, end):
+        return body
+    cut = len(body[: end - 3].rstrip(" \t"))
+    return body[: cut - 1 if body.endswith("\n", 0, cut) else cut]

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 _STEP_REF = re.compile(r"\bsteps?\s*#?(\d{1,9})((?:\s*(?:,|&|and|to|-|–|—)\s*#?\d{1,9})*)", re.IGNORECASE)
 _REF_TAIL = re.compile(r"(,|&|and|to|-|–|—)\s*#?(\d{1,9})", re.IGNORECASE)
-_PARENTHESISED = re.compile(r"\s*[(\[]\s*(?:see\s+)?steps?\s*#?\d[^()\[\]]{0,80}[)\]]\s*$", re.IGNORECASE)
+_PARENTHESISED = re.compile(r"(?<!\s)\s*+[(\[]\s*+(?:see\s++)?steps?\s*+#?\d[^()\[\]]{0,80}[)\]]\s*+$", re.IGNORECASE)
+"""A trailing "(see step 3)". It starts only where a whitespace run starts (the leftmost place it could), and its
+runs are possessive: otherwise every position of a long run of spaces would rescan the run to its end."""
 MAX_RANGE = 100
 """A range wider than this ("steps 1-100000") is read as its two ends, not expanded."""
 

@@ -50,6 +50,12 @@ _TOKEN = re.compile(
 )
 """`curly`: typographic and full-width quotes; a `’` inside `‘...’` is an apostrophe unless structure follows it.
 `escaped`: FunctionGemma's `<escape>` string delimiters."""
+_OPENER_KIND = {'"': "dq", "'": "sq", "“": "curly", "”": "curly", "„": "curly", "＂": "curly", "/": "block"}
+_UNCLOSED_UNTIL_NEWLINE = {
+    "sq": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),
+    "curly": re.compile(r"(?:[^“”＂\\\n]++|\\.)*+", re.S),
+}
+"""The content of a single-quoted or curly-quoted string: where a scan of one that never closed stopped."""
 _FULL_WIDTH = {"：": ":", "，": ",", "｛": "{", "｝": "}", "［": "[", "］": "]"}
 _OPENERS = {"{": "}", "[": "]"}
 _ESCAPED_START = re.compile(r'\s*[\[{]\s*\\+"')
@@ -248,8 +254,7 @@ def _as_strict_json(text: str, close_open: bool = False) -> str | None:
     `close_open` would have to close a string."""
     out: list[str] = []
     open_brackets: list[str] = []
-    for token in _TOKEN.finditer(text):
-        kind, value = token.lastgroup, token.group()
+    for kind, value in _tokens(text):
         if kind == "dq" and "\\" in value:
             converted = value if _is_json_string(value) else _requote(value)
         elif kind == "sq":
@@ -281,6 +286,31 @@ def _as_strict_json(text: str, close_open: bool = False) -> str | None:
         _drop_trailing_comma(out)
         out.extend(reversed(open_brackets))
     return "".join(out)
+
+
+def _tokens(text: str) -> Iterator[tuple[str, str]]:
+    """`_TOKEN`'s tokens of `text`, as (kind, text), in linear time. A string or block comment that never closes
+    leaves its opener an `other` token; every later opener of its kind, up to where that scan stopped, cannot close
+    either (its escapes pair the same way), so it is not scanned again: a text of unclosed quotes was quadratic."""
+    unclosed: dict[str, int] = {}
+    pos, size = 0, len(text)
+    while pos < size:
+        kind = _OPENER_KIND.get(text[pos])
+        if kind == "block" and not text.startswith("/*", pos):
+            kind = None
+        if kind is not None and pos < unclosed.get(kind, 0):
+            yield "other", text[pos]
+            pos += 1
+            continue
+        token = _TOKEN.match(text, pos)
+        assert token is not None  # `other` takes any character
+        group = str(token.lastgroup)
+        if kind is not None and group == "other":
+            content = _UNCLOSED_UNTIL_NEWLINE.get(kind)
+            stop = content.match(text, pos + 1) if content is not None else None
+            unclosed[kind] = size if stop is None else stop.end()
+        yield group, token.group()
+        pos = token.end()
 
 
 def _is_json_string(literal: str) -> bool:

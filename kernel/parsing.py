@@ -49,24 +49,27 @@ _FUNCTIONARY_CONTENT = re.compile(r">>>all[ \t]*\n")
 _LEADING_CONTENT = re.compile(r"\s*all[ \t]*\n")
 """The same recipient at the very start, where the generation prompt wrote the `>>>`."""
 _MARKUP_TAG = re.compile(r"</?(?:tool_calls?|function_calls?|toolcall|tool_use)>", re.I)
-_LINE_HEAD = r"^[ \t>*#_\-]*"
-_LABEL_END = r"(?:[ \t]*\d{1,3})?[ \t]*\**[ \t]*:"  # `Action 3:` (numbered ReAct), `**Action:**`
-_ACTION_LINE = re.compile(_LINE_HEAD + r"Action(?![ \t_]*Input)" + _LABEL_END + r"[ \t]*(?P<rest>[^\n]*)", re.M | re.I)
+# Possessive runs (`*+`) keep these linear on a model's reply: each run is followed by a character it cannot
+# hold, so giving some back could never help, and `[ \t]*[ \t]*` would otherwise try every split of a long run.
+_LINE_HEAD = r"^[ \t>*#_\-]*+"
+_LABEL_END = r"(?:[ \t]*+\d{1,3})?[ \t]*+\**+[ \t]*+:"  # `Action 3:` (numbered ReAct), `**Action:**`
+_ACTION_LINE = re.compile(_LINE_HEAD + r"Action(?![ \t_]*+Input)" + _LABEL_END + r"[ \t]*(?P<rest>[^\n]*)", re.M | re.I)
 _ACTION_HEAD = re.compile(r"(?P<name>final[ \t_\-]*answer|[^\s\[({]+)[ \t]*(?P<tail>.*)", re.I | re.S)
 _ACTION_INPUT = re.compile(
-    r"\s*[ \t>*#_\-]*(?:Action[ \t_]*(?:Input|Args)|Arguments|Args|Parameters|Input)" + _LABEL_END + r"[ \t]*\**", re.I
+    r"\s*+[ \t>*#_\-]*+(?:Action[ \t_]*+(?:Input|Args)|Arguments|Args|Parameters|Input)" + _LABEL_END + r"[ \t]*\**",
+    re.I,
 )
-_FINAL_ANSWER = re.compile(_LINE_HEAD + r"Final[ \t_\-]*Answer" + _LABEL_END + r"[ \t]*\**", re.M | re.I)
+_FINAL_ANSWER = re.compile(_LINE_HEAD + r"Final[ \t_\-]*+Answer" + _LABEL_END + r"[ \t]*\**", re.M | re.I)
 _OBSERVATION = re.compile(_LINE_HEAD + r"Observation" + _LABEL_END, re.M | re.I)
-_PROTOCOL_LABELS = r"Observation|Action(?:[ \t_]*Input)?|Final[ \t_\-]*Answer"
+_PROTOCOL_LABELS = r"Observation|Action(?:[ \t_]*+Input)?|Final[ \t_\-]*+Answer"
 """The ReAct labels that change what a reply asks for; a `Thought:` label only names the thought."""
 _REACT_LABEL = re.compile(_LINE_HEAD + rf"(?:{_PROTOCOL_LABELS}|Thought)" + _LABEL_END, re.M | re.I)
 _PROTOCOL_LABEL = re.compile(_LINE_HEAD + rf"(?:{_PROTOCOL_LABELS})" + _LABEL_END, re.M | re.I)
 _THOUGHT_LABEL = re.compile(
-    _LINE_HEAD + r"(?:Thought|Final[ \t_\-]*Answer)" + _LABEL_END + r"[ \t]*\**[ \t]*", re.M | re.I
+    _LINE_HEAD + r"(?:Thought|Final[ \t_\-]*+Answer)" + _LABEL_END + r"[ \t]*\**[ \t]*", re.M | re.I
 )
 _DANGLING_LABEL = re.compile(
-    r"[>*#_\-\s]*(?:action|action[ _]?input|final[ _]?answer|tool[ _]?calls?|function[ _]?calls?|calls?|json|```[\w+.\-]*)[ \t*]*:?[ \t*]*",
+    r"[>*#_\-\s]*+(?:action|action[ _]?input|final[ _]?answer|tool[ _]?calls?|function[ _]?calls?|calls?|json|```[\w+.\-]*)[ \t*]*+:?[ \t*]*+",
     re.I,
 )
 _HTML_ESCAPED = re.compile(r"&(?:quot|lt|gt|#0*34|#x0*22);", re.I)

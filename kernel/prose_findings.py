@@ -5,6 +5,7 @@ A model that answers in prose, or calls `finish` with only `answer`, still gets 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from enum import StrEnum
@@ -35,9 +36,11 @@ _LABELS = (
 )
 _LABEL = re.compile(
     r"^(?:" + "|".join(f"(?P<{section.value}>{words})" for section, words in _LABELS) + r")"
-    r"\s*(?:\([^)]{0,40}\))?\s*(?:[:：]|\s[-–—]\s|$)\s*(?P<rest>.*)$",
+    r"\s*+(?:\([^)]{0,40}\)\s*+)?(?:[:：]|(?<=\s)[-–—]\s|$)\s*+(?P<rest>.*)$",
     re.IGNORECASE,
 )
+"""A label line: the whitespace runs are possessive (a run of spaces is never split between two of them), and a
+dash after the label needs the space before it, which the run ends with."""
 _HEADING = re.compile(r"^#{1,6}\s+")
 _BULLET = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
 _EMPHASIS = re.compile(r"\*\*|__")
@@ -53,7 +56,7 @@ _LEVEL_PHRASE = re.compile(
     r"\b(high|medium|moderate|low)\s+confidence\b|\((confirmed|likely|inconclusive)\)", re.IGNORECASE
 )
 _RULED_OUT_WORDS = re.compile(r"\bruled? out\b|\bruling out\b|\bnot the cause\b|\bexcluded\b", re.IGNORECASE)
-_TOP_LEVEL_SEMICOLON = re.compile(r";(?![^()]*\))")
+_SEMICOLON_OR_PARENTHESIS = re.compile(r"[;()]")
 _MARKS = frozenset("#-*+•0123456789")
 """The first characters of a heading or a bullet line: other lines skip those regexes."""
 _LIST_SECTIONS = frozenset({_Section.EVIDENCE, _Section.RULED_OUT, _Section.NEXT_STEPS})
@@ -120,13 +123,27 @@ def _logical_lines(text: str) -> Iterator[tuple[str, bool, bool]]:
         yield head, heading, bullet
 
 
+def _top_level_parts(text: str) -> list[str]:
+    """`text` split at its semicolons outside parentheses: a semicolon is inside when the next parenthesis after
+    it closes one. One pass from the end, where a lookahead for that parenthesis rescanned the text per semicolon."""
+    cuts: list[int] = []
+    next_parenthesis = ""
+    for mark in reversed(list(_SEMICOLON_OR_PARENTHESIS.finditer(text))):
+        if mark.group() != ";":
+            next_parenthesis = mark.group()
+        elif next_parenthesis != ")":
+            cuts.append(mark.start())
+    bounds = [-1, *reversed(cuts), len(text)]
+    return [text[start + 1 : end] for start, end in itertools.pairwise(bounds)]
+
+
 def _take(
     section: _Section, rest: str, found: dict[_Section, str], items: dict[_Section, list[str]], body: list[str]
 ) -> None:
     """What a label line says after its label: for a list, items separated by semicolons (outside
     parentheses); else its first sentence is the value and the sentences after it are body text."""
     if section in _LIST_SECTIONS:
-        items[section].extend(part.strip() for part in _TOP_LEVEL_SEMICOLON.split(rest) if part.strip())
+        items[section].extend(part.strip() for part in _top_level_parts(rest) if part.strip())
     elif section not in found:
         first, *more = _sentences(rest, 1)
         found[section] = first

@@ -29,8 +29,9 @@ from bot.store.records import FeedbackRecord, Rating, RunRecord
 from kernel import FINISH_TOOL, READ_OUTPUT_TOOL, RunResult
 
 MAX_FACTS = 3
-_DISTINCTIVE = re.compile(r"`([^`\n]{2,60})`|\b(?=[\w.-]*\d|[\w.]*[-_][\w.])[A-Za-z][\w.-]*[\w]\b")
-"""A term worth expecting: code in backticks, or a name with a digit, a dash or an underscore (v2.14.0, orders-db)."""
+_DISTINCTIVE = re.compile(r"`([^`\n]{2,60})`|\b(?=[\w.-]{0,59}?\d|[\w.]{0,58}?[-_][\w.])[A-Za-z][\w.-]{0,58}\w\b")
+"""A term worth expecting: code in backticks, or a name with a digit, a dash or an underscore (v2.14.0, orders-db),
+each at most 60 characters: the bound keeps the search linear (a long word was rescanned from each letter)."""
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 """A run id that can name a file as it is (the kernel's are hex)."""
 _BASIC_STRING = {

@@ -37,9 +37,15 @@ _ANY_MENTION = re.compile(r"<@[A-Z0-9]{1,40}(?:\|[^>]{0,200})?>")
 """A user mention in message text (`<@U123>` or `<@U123|name>`): bounded, so it scans in linear time."""
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 _ADDRESS = re.compile(
-    r"[a-z][a-z0-9+.\-]*:/|[\w\-]+(?:\.[\w\-]+)+|\bwww\b|\blocalhost\b|@[\w\-]|[0-9a-f]*(?::[0-9a-f]*){2,}", re.I
+    r"(?<![a-z0-9+.\-])[0-9+.\-]*+[a-z][a-z0-9+.\-]*+:/|[\w\-]\.[\w\-]|\bwww\b|\blocalhost\b|@[\w\-]|:[0-9a-f]*+:",
+    re.I,
 )
-"""A scheme, a dotted name (a host, an IPv4 address, `name.tld/path`), `www`, `localhost`, an `@host`, an IPv6 address."""
+"""A scheme, a dotted name (a host, an IPv4 address, `name.tld/path`), `www`, `localhost`, an `@host`, an IPv6 address.
+
+Only searched for (whether there is one), so each part is the least that shows it, and linear: a scheme is read
+from the start of its run of scheme characters, a dot between name characters is a dotted name, two colons with
+only hex digits between them an IPv6 address. (The whole forms, a run of name characters then dotted runs and the
+like, rescanned a long word from each of its letters.)"""
 _DOTS = str.maketrans(dict.fromkeys("\u3002\uff61\uff0e\u2024\ufe52\u00b7\u2219\u30fb\uff65", "."))
 """Full stops browsers take as dots (ideographic, fullwidth, halfwidth) and the middle dots that read as one."""
 _BOLD_MARK = "\x01"

@@ -111,7 +111,10 @@ def record_from_document(
     )
 
 
-_LOGFMT_PAIR = re.compile(r'([A-Za-z_][\w.\-]*)=("(?:[^"\\]|\\.)*"|[^\s"]*)')
+_LOGFMT_PAIR = re.compile(r'([A-Za-z_][\w.\-]*+)=("(?:[^"\\]++|\\.)*+"|[^\s"]*+)')
+"""One `key=value` pair, matched where the previous one ended (after blanks): searched for instead, a long word
+with no `=` was rescanned from each of its letters."""
+_BLANKS = re.compile(r"\s*+")
 
 
 def structured_fields(line: str) -> dict[str, Any] | None:
@@ -124,12 +127,13 @@ def structured_fields(line: str) -> dict[str, Any] | None:
             return None
         return document if isinstance(document, dict) else None
     pairs, position = [], 0
-    for match in _LOGFMT_PAIR.finditer(text):
-        if text[position : match.start()].strip():
+    while (start := _BLANKS.match(text, position).end()) < len(text):  # type: ignore[union-attr]
+        match = _LOGFMT_PAIR.match(text, start)
+        if match is None:
             return None  # free text between pairs: not logfmt, keep the line whole
         pairs.append((match[1], _unquote(match[2])))
         position = match.end()
-    if text[position:].strip() or len(pairs) < 2 or not {key for key, _ in pairs} & set(FieldNames.message):
+    if len(pairs) < 2 or not {key for key, _ in pairs} & set(FieldNames.message):
         return None
     return dict(pairs)
 

@@ -132,7 +132,7 @@ def level_words(minimum: str) -> list[str]:
 # --- time -----------------------------------------------------------------------------------
 
 _RELATIVE = re.compile(r"(?:t-|now-|-)?(?P<parts>(?:\d+[smhdw])+)")
-_PART = re.compile(r"(\d+)([smhdw])")
+_PART = re.compile(r"(?<!\d)(\d++)([smhdw])")  # from a number's first digit: one scan per number
 _UNIT = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 TIME_FORMATS = (
     "a relative time such as '15m', '2h', '1d' or 't-12m' (that long before now), 'now', "

@@ -36,7 +36,7 @@ PLACEHOLDERS = ("service", "service_label", "container_label", "rate_window", "w
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _UNKNOWN_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _DURATION = re.compile(r"(?:\d+[wdhms])+")
-_DURATION_PART = re.compile(r"(\d+)([wdhms])")
+_DURATION_PART = re.compile(r"(?<!\d)(\d++)([wdhms])")  # from a number's first digit: one scan per number
 METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 """A metric name as PromQL spells one (anything else is taken as a query or a pattern)."""
 _SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}

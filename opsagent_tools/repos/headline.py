@@ -10,10 +10,13 @@ from opsagent_tools.repos.shapes import Diff, DirListing, FileContent, change_pr
 
 VALUE_CHARS = 32
 HEADLINE_CHARS = 120
-_SETTING = re.compile(r"""^\s*(?:-\s+)?["']?(?P<key>[A-Za-z_][\w.\-]*)["']?\s*[:=]\s*(?P<value>.*?)\s*,?\s*$""")
-"""A `key: value` or `key = value` line (YAML, TOML, .properties, .env, JSON), the value as written."""
-_COMMENT = re.compile(r"\s+#.*$")
-"""A trailing comment after an unquoted value (YAML, TOML, .env)."""
+_SETTING = re.compile(r"""\s*+(?:-\s++)?["']?(?P<key>[A-Za-z_][\w.\-]*+)["']?\s*+[:=]\s*+(?P<value>.*)""")
+"""A `key: value` or `key = value` line (YAML, TOML, .properties, .env, JSON), then the rest of the line. Its runs
+are possessive (each is followed by a character it cannot hold) and the value's end is trimmed in `_value`: a lazy
+value before optional blanks, a comma and blanks tried every split of a line's trailing blanks."""
+_COMMENT = re.compile(r"(?<!\s)\s++#.*$")
+"""A trailing comment after an unquoted value (YAML, TOML, .env), from where its blanks start: the leftmost place
+it matches, and the only one tried, so a run of blanks is scanned once."""
 
 
 def file_headline(content: FileContent) -> str:
@@ -85,6 +88,8 @@ def _cut(value: str) -> str:
 
 
 def _value(setting: re.Match[str]) -> str:
-    """The value a setting line gives, its trailing comment dropped unless the value is quoted."""
-    value = setting["value"]
+    """The value a setting line gives, without a trailing comma, and its trailing comment dropped unless the value
+    is quoted."""
+    value = setting["value"].rstrip()
+    value = value.removesuffix(",").rstrip()
     return value if value.startswith(("'", '"')) else _COMMENT.sub("", value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from typing import assert_never
 
 import structlog
 
-from opsagent_tools.runbooks.documents import FrontMatterError, Runbook, parse_runbook
+from opsagent_tools.runbooks.documents import MAX_FILE_BYTES, FrontMatterError, Runbook, parse_runbook
 from opsagent_tools.runbooks.index import RunbookIndex
 from opsagent_tools.runbooks.settings import RunbookSettings
 from opsagent_tools.runbooks.sync import GitMirror, SyncFailed, mirror_directory, shown_url
@@ -103,7 +104,7 @@ class RunbookLibrary:
         source: Source,
         *,
         interval_s: float = 300.0,
-        max_bytes: int = 256 * 1024,
+        max_bytes: int = MAX_FILE_BYTES,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._source, self._interval_s, self._max_bytes, self._clock = source, interval_s, max_bytes, clock
@@ -238,18 +239,29 @@ def _read_directory(root: Path, max_bytes: int) -> tuple[RunbookIndex, list[Skip
     texts: dict[str, str] = {}
     skipped: list[Skipped] = []
     for name, path in _runbook_files(root):
-        size = path.stat().st_size
-        if size > max_bytes:
-            skipped.append(Skipped(name, f"{size:,} bytes, over knowledge.max_runbook_bytes ({max_bytes:,})"))
-            continue
-        try:
-            texts[name] = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            skipped.append(Skipped(name, "not UTF-8 text"))
-        except OSError as exc:
-            skipped.append(Skipped(name, f"cannot be read ({exc.strerror or exc})"))
+        match _read_file(name, path, max_bytes):
+            case Skipped() as problem:
+                skipped.append(problem)
+            case text:
+                texts[name] = text
     index, broken = _parse_all(texts)
     return index, sorted(skipped + broken, key=lambda s: s.path)
+
+
+def _read_file(name: str, path: Path, max_bytes: int) -> str | Skipped:
+    """The file's text, or why it is skipped; never more than `max_bytes` + 1 bytes are read, so a file that grew
+    after it was listed is refused too, not read whole."""
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            data = file.read(max_bytes + 1) if size <= max_bytes else b""
+        if size > max_bytes or len(data) > max_bytes:
+            return Skipped(name, f"{max(size, len(data)):,} bytes, over knowledge.max_runbook_bytes ({max_bytes:,})")
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Skipped(name, "not UTF-8 text")
+    except OSError as exc:
+        return Skipped(name, f"cannot be read ({exc.strerror or exc})")
 
 
 def _parse_all(texts: Mapping[str, str]) -> tuple[RunbookIndex, list[Skipped]]:

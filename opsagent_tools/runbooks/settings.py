@@ -10,6 +10,8 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from opsagent_tools.runbooks.documents import MAX_FILE_BYTES
+
 DEFAULT_CACHE_DIR = Path("~/.cache/opsagent/runbooks")
 
 
@@ -31,8 +33,8 @@ class RunbookSettings(BaseModel):
     """Where `runbooks_git` is checked out, one subdirectory per URL."""
     git_timeout_s: float = Field(default=60.0, gt=0)
     """Seconds one git command may take while syncing."""
-    max_runbook_bytes: int = Field(default=256 * 1024, gt=0)
-    """Larger files are skipped (and reported by `opsagent check`)."""
+    max_runbook_bytes: int = Field(default=MAX_FILE_BYTES, gt=0, le=MAX_FILE_BYTES)
+    """Larger files are skipped (and reported by `opsagent check`); at most 256 KiB, the most a runbook is read."""
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
