@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from bench import chaos, parsing_bench, replica_bench, report, slack_bench, suites
+from bench import chaos, parsing_bench, regex_bench, replica_bench, report, slack_bench, suites
 
 QUICK = {
     "overhead_reps": 3,
@@ -25,6 +25,7 @@ QUICK = {
     "replica_reps": 1,
     "parse_reps": 5,
     "parallel_reps": 1,
+    "regex_length": 1_000,
 }
 FULL = {
     "overhead_reps": 30,
@@ -36,6 +37,7 @@ FULL = {
     "replica_reps": replica_bench.REPS,
     "parse_reps": 31,
     "parallel_reps": 5,
+    "regex_length": regex_bench.LENGTH,
 }
 
 
@@ -57,13 +59,15 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
         results["replicas"] = await replica_bench.replicas(cfg["replica_runs"], cfg["replica_reps"])
     if "p" in only:
         results["parsing"] = parsing_bench.parsing(cfg["parse_reps"])
+    if "x" in only:
+        results["regexes"] = regex_bench.regexes(cfg["regex_length"])
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
-    parser.add_argument("--only", default="abcdesrp", help="suites to run, e.g. 'ad' (default: all)")
+    parser.add_argument("--only", default="abcdesrpx", help="suites to run, e.g. 'ad' (default: all)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     results = asyncio.run(run_all(QUICK if args.quick else FULL, set(args.only)))

@@ -360,11 +360,32 @@ def parsing(r: dict[str, Any]) -> str:
     return f"### (p) Text parser\n{note}\n\n" + table(head, rows)
 
 
+def regexes(r: dict[str, Any], shown: int = 15) -> str:
+    def row(item: dict[str, Any]) -> list[str]:
+        over = item["ms"] is None
+        worst = f"> {r['cap_s'] * 1000:,.0f} (killed)" if over else f"{item['ms']:.2f}"
+        where = str(item["input"]).replace("|", "\\|")
+        ok = not over and item["ms"] <= r["target_ms"]
+        return [f"`{item['pattern']}`", ", ".join(item["uses"]), where, worst, verdict(ok)]
+
+    head = ["pattern", "applied with", "worst input", "worst ms", f"≤ {r['target_ms']:g} ms"]
+    rows = [row(item) for item in r["rows"]]
+    note = (
+        f"Every module-level compiled regex of kernel, opsagent_tools and bot ({r['patterns']}, found by importing "
+        f"them), applied as the code applies it to each of its hostile inputs of {r['length']:,} characters "
+        f"(generated from its own characters and literals, plus unbalanced quotes, nested openers, long runs); the "
+        f"worst time of each, slowest first ({r['seconds']:.0f} s in all). All within the target: {verdict(r['pass'])}."
+    )
+    rest = f"<details><summary>All {len(rows)} patterns</summary>\n\n{table(head, rows)}\n\n</details>"
+    return f"### (x) Regexes on hostile text\n{note}\n\n{table(head, rows[:shown])}\n\n{rest}"
+
+
 def markdown(results: dict[str, Any]) -> str:
     parts = [machine(results["machine"])]
     renderers = (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens))
     renderers += (("parallel", parallel_reads),)
-    for key, render in (*renderers, ("slack", slack), ("replicas", replicas), ("parsing", parsing)):
+    renderers += (("slack", slack), ("replicas", replicas), ("parsing", parsing), ("regexes", regexes))
+    for key, render in renderers:
         if key in results:
             parts.append(render(results[key]))
     return "\n\n".join(parts) + "\n"

@@ -178,7 +178,8 @@ def _syntax_error(exc: yaml.MarkedYAMLError, front: str) -> str:
     ended = exc.problem_mark is None or exc.problem_mark.index >= len(front)
     mark = exc.context_mark if ended and exc.context_mark is not None else exc.problem_mark
     found = ", ".join(part for part in (exc.context, exc.problem) if part)
-    found = found.replace("end of stream", "end of the front matter").replace("\n", " ")
+    found = found.replace("end of stream", "end of the front matter").replace("'<stream end>'", "its end")
+    found = found.replace("\n", " ")
     hint = next((hint for clue, hint in _HINTS if clue in found), _DEFAULT_HINT)
     where = f"line {mark.line + FIRST_LINE}, column {mark.column + 1}" if mark is not None else "the front matter"
     return f"{where}: {found}: {hint}"
