@@ -33,10 +33,14 @@ class AuditEvent(BaseModel):
 
 
 class AuditSink(Protocol):
-    """Where audit events are appended: the run store, which keeps them append-only."""
+    """Where audit events are appended: what the trail writes through (the run store)."""
 
     async def audit(self, event: AuditEvent) -> None:
-        """Append one event; raise if it cannot be kept."""
+        """Append one event, its details redacted, in one insert; raise if it cannot be kept.
+
+        Not re-sent after a dropped connection (a second copy would be a second event): the run store's
+        `StoreUnavailableError` then says the outcome is unknown. Once kept, an event is never changed or deleted.
+        """
         ...
 
 
