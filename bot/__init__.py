@@ -20,14 +20,16 @@ Each room is a subpackage with one concept; imports point down this list, never 
                 past incidents it feeds; feedback on its verdict.
 - `gate/`       the one way in: the closed union of requests (investigate, guidance, stop, draft, decide, rate,
                 explain…) and the gate that admits or refuses each, logged and audited, before any service.
-- `store/`      the durable run store: records, protocol, SQLite and PostgreSQL, schema, side-effect journal,
-                the incident memory's full-text search.
+- `store/`      the durable run store: one port per concept it keeps (runs, leases, de-dup keys, topics, alert
+                threads, ratings, incident memory, side effects), `RunStore` composing them with the approvals'
+                and the audit log's, and one SQL adapter for SQLite and PostgreSQL. Each room asks for the port it
+                uses; a port lives in the room that owns its concept (store, approvals, audit), below its users.
 - `slack/`      presentation and transport only: Block Kit, mrkdwn, the outbox, the run thread, approval UI,
                 drafts' messages, a thread's history.
-- `approvals/`  the approval broker: an approval's life (posted, decided once, expired, voided), its store.
+- `approvals/`  the approval broker: an approval's life (posted, decided once, expired, voided), its store's port.
 - `access/`     who asks and what they may do: askers, identity (workspace, guest, bot, approver) over Slack's
                 directory, the limits and their ledger, refusals as facts, the `[access]` settings.
-- `audit/`      the append-only audit trail, written through a one-method sink.
+- `audit/`      the append-only audit trail, written through a one-method sink; the audit log's port.
 - `verdict.py`  one model of a run's result (verdict, evidence, steps) that Slack, the terminal and the viewer render.
 - `words.py`    plain-English words that every surface (Slack, viewer, terminal) uses for the same facts.
 

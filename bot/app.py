@@ -100,7 +100,8 @@ async def create_app(
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
-    `store` keeps runs, approvals, de-dup keys, side effects and the audit log (migrated already);
+    `store` keeps runs, approvals, de-dup keys, side effects and the audit log (migrated already): each service
+    gets the ports it uses;
     `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by;
     `runbooks`: the library whose runbooks are named to the model at the start of each run; `memory`: the memory
     of past incidents, which remembers each run as it finishes and links the threads of this workspace; `drafter`:
@@ -113,7 +114,17 @@ async def create_app(
     workspace_url = str(auth.get("url") or "")
     if memory is not None:
         memory.link_threads(workspace_url)
-    drafts = DraftService(store=store, outbox=outbox, client=client, llm=drafter, workspace_url=workspace_url)
+    audit = AuditTrail(store.audit)
+    drafts = DraftService(
+        runs=store.runs,
+        audit=store.audit,
+        side_effects=store.side_effects,
+        feedback=store.feedback,
+        outbox=outbox,
+        client=client,
+        llm=drafter,
+        workspace_url=workspace_url,
+    )
     access = access or AccessSettings()
     approvers = Approvers(frozenset(settings.approvers), frozenset(settings.approver_groups))
     identities = Identities(
@@ -124,16 +135,16 @@ async def create_app(
         allow_guests=access.allow_guests,
     )
     limits = AccessPolicy(access, clock=clock)
-    gate = Gate(identities=identities, access=limits, ratings=store, audit=AuditTrail(store))
+    gate = Gate(identities=identities, access=limits, ratings=store.feedback, audit=audit)
     policy = ApproverPolicy(
         approvers=approvers, allow_self_approval=settings.allow_self_approval, ttl_s=settings.approval_ttl_s
     )
     broker = ApprovalBroker(
         policy=policy,
         ui=SlackApprovalUI(outbox, updates, approvers=approvers),
-        store=store,
-        announce=lambda approval_id: store.notify(APPROVALS_TOPIC, approval_id),
-        audit=AuditTrail(store),
+        store=store.approvals,
+        announce=lambda approval_id: store.topics.notify(APPROVALS_TOPIC, approval_id),
+        audit=audit,
     )
     investigations = InvestigationService(
         agent_factory=agent_factory,
@@ -142,7 +153,10 @@ async def create_app(
         updates=updates,
         broker=broker,
         gate=gate,
-        store=store,
+        runs=store.runs,
+        leases=store.leases,
+        topics=store.topics,
+        audit=audit,
         replica=replica_id(),
         lease_ttl_s=lease_ttl_s,
         observers=(limits, *observers),
@@ -155,15 +169,17 @@ async def create_app(
         signing_secret=secrets.signing_secret,
         request_verification_enabled=secrets.signing_secret is not None,
     )
-    duties = ReplicaDuties(store=store, service=investigations, broker=broker)
+    duties = ReplicaDuties(
+        runs=store.runs, leases=store.leases, topics=store.topics, service=investigations, broker=broker
+    )
     events = SlackEventsEndpoint(app, secrets.signing_secret)
     services = SlackServices(
         app, client, outbox, broker, investigations, duties, store, events, gate, drafts, memory=memory
     )
-    feedback = FeedbackService(store=store, client=client, audit=AuditTrail(store))
+    feedback = FeedbackService(store=store.feedback, client=client, audit=audit)
     router = Router(
         gate=gate, investigations=investigations, drafts=drafts, broker=broker, feedback=feedback, outbox=outbox
     )
-    door = SlackDoor(runs=store, dedupe=store, redactor=DEFAULT_REDACTOR)
+    door = SlackDoor(runs=store.runs, dedupe=store.dedupe, redactor=DEFAULT_REDACTOR)
     services.listeners = register_listeners(app, door=door, router=router)
     return services

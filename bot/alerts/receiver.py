@@ -12,7 +12,7 @@ import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Protocol, assert_never
+from typing import assert_never
 
 import structlog
 from aiohttp import web
@@ -23,7 +23,6 @@ from bot.access.refusals import AccessRefused
 from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
 from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, InvalidAlertPayload, alert_data
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
-from bot.alerts.threads import AlertThreads
 from bot.app import SlackServices
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.gate import Admitted, Gate
@@ -32,7 +31,8 @@ from bot.runs.service import InvestigationService
 from bot.slack.blocks import Message
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
-from bot.store.records import AlertThread, RunRecord, RunStatus
+from bot.store.ports import AlertThreads, RunLookup
+from bot.store.records import AlertThread, RunStatus
 from kernel import DEFAULT_REDACTOR, Redactor
 
 log = structlog.get_logger("opsagent.alerts")
@@ -46,14 +46,6 @@ ALERTMANAGER = Service(ACTOR)
 """Who asks for an alert's run, once its bearer token is checked at this door."""
 
 
-class RunLookup(Protocol):
-    """What the receiver reads of the run store: the run an alert thread started."""
-
-    async def get_run(self, run_id: str) -> RunRecord | None:
-        """The run, or None when there is no such run."""
-        ...
-
-
 def serve_alertmanager(
     settings: AlertmanagerSettings, services: SlackServices, environ: Mapping[str, str] = os.environ
 ) -> None:
@@ -64,9 +56,9 @@ def serve_alertmanager(
         gate=services.gate,
         investigations=services.investigations,
         outbox=services.outbox,
-        threads=services.store,
-        runs=services.store,
-        audit=AuditTrail(services.store),
+        threads=services.store.alert_threads,
+        runs=services.store.runs,
+        audit=AuditTrail(services.store.audit),
     )
     services.routes += receiver.routes()
     services.body_limits[PATH] = settings.max_body_bytes

@@ -53,15 +53,30 @@ class PendingApproval(BaseModel):
 
 
 class ApprovalStore(Protocol):
-    """Where approvals are kept; `compare_and_set` is the one atomic transition (a SQL `UPDATE … WHERE state=?`)."""
+    """Where approvals are kept (the run store, or `InMemoryApprovalStore`); `compare_and_set` is the one atomic
+    transition (a SQL `UPDATE … WHERE state=?`). The run store raises its `StoreUnavailableError` when it cannot
+    be reached."""
 
-    async def add(self, approval: PendingApproval) -> None: ...
+    async def add(self, approval: PendingApproval) -> None:
+        """Keep a new approval. A `ValueError` (the run store's `StoreConflictError`) when its id is taken by another
+        record; re-adding the very same record is a no-op on the run store (a call re-sent after a dropped
+        connection)."""
+        ...
 
-    async def get(self, approval_id: str) -> PendingApproval | None: ...
+    async def get(self, approval_id: str) -> PendingApproval | None:
+        """The approval with this id as last saved, or None when there is no such approval."""
+        ...
 
-    async def compare_and_set(self, approval_id: str, expected_state: ApprovalState, new: PendingApproval) -> bool: ...
+    async def compare_and_set(self, approval_id: str, expected_state: ApprovalState, new: PendingApproval) -> bool:
+        """Replace the approval with `new` only if it is still in `expected_state`, atomically: of callers racing
+        from one state, exactly one gets True. False when it is in another state, is unknown, or `new` has another
+        id. Not re-sent after a dropped connection: the run store's `StoreUnavailableError` then says the outcome
+        is unknown (read the approval back)."""
+        ...
 
-    async def pending_for_run(self, run_id: str) -> list[PendingApproval]: ...
+    async def pending_for_run(self, run_id: str) -> list[PendingApproval]:
+        """The run's approvals still waiting for a decision (state `pending`)."""
+        ...
 
 
 class InMemoryApprovalStore:

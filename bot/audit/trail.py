@@ -33,10 +33,22 @@ class AuditEvent(BaseModel):
 
 
 class AuditSink(Protocol):
-    """Where audit events are appended: the run store, which keeps them append-only."""
+    """Where audit events are appended: what the trail writes through (the run store's `AuditLog`)."""
 
     async def audit(self, event: AuditEvent) -> None:
-        """Append one event; raise if it cannot be kept."""
+        """Append one event, its details redacted, in one insert; raise if it cannot be kept.
+
+        Not re-sent after a dropped connection (a second copy would be a second event): the run store's
+        `StoreUnavailableError` then says the outcome is unknown. Once kept, an event is never changed or deleted.
+        """
+        ...
+
+
+class AuditLog(AuditSink, Protocol):
+    """The append-only audit log: appended to through its sink, read back for a run's drafts."""
+
+    async def audit_log(self, *, run_id: str | None = None, limit: int = 1000) -> list[AuditEvent]:
+        """The latest `limit` events (of one run, or of all), oldest first, each with the `seq` the log gave it."""
         ...
 
 

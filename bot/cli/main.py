@@ -332,9 +332,9 @@ async def _serve(args: argparse.Namespace) -> int:
     llm = require_llm(settings)
     secrets = SlackSecrets.from_env()
     async with opened_store(settings.store.url) as store:
-        journal = StoreActionJournal(store, AuditTrail(store))
+        journal = StoreActionJournal(store.side_effects, AuditTrail(store.audit))
         knowledge = settings.knowledge
-        memory = RunMemory(store, days=knowledge.memory_days) if knowledge.memory else None
+        memory = RunMemory(store.memory, store.runs, days=knowledge.memory_days) if knowledge.memory else None
         async with opened_toolset(settings, journal=journal, memory=memory) as toolset:
             for report in toolset.mcp.report():  # a misconfigured server, or a tool left out, is a warning
                 say = log.info if report.ok and not report.warnings else log.warning

@@ -24,7 +24,7 @@ SUMMARY_CHARS = 70
 async def list_memory(settings: Settings, *, limit: int, as_json: bool) -> str:
     """The remembered incidents, newest first, as a table (or JSON)."""
     async with existing_store(settings) as store:
-        incidents = await store.incidents(limit=limit)
+        incidents = await store.memory.incidents(limit=limit)
     if as_json:
         return json.dumps([incident.model_dump(mode="json") for incident in incidents], indent=2)
     if not incidents:
@@ -39,11 +39,11 @@ async def forget(settings: Settings, *, run_id: str | None, older_than_days: int
     """Forget one run's incident, or every incident older than a number of days; what was done."""
     async with existing_store(settings) as store:
         if run_id is not None:
-            if not await store.forget_incident(run_id):
+            if not await store.memory.forget_incident(run_id):
                 raise ValueError(f"no run {run_id} in the run store: `opsagent memory list` shows the remembered ones")
             return f"forgot run {run_id}: it is out of the memory for good (its run and audit log stay)"
         assert older_than_days is not None  # the parser asks for one of the two
-        count = await store.forget_incidents_before(utc_now() - timedelta(days=older_than_days))
+        count = await store.memory.forget_incidents_before(utc_now() - timedelta(days=older_than_days))
         return f"forgot {count} incident{'s' if count != 1 else ''} finished more than {older_than_days} days ago"
 
 
@@ -57,8 +57,8 @@ async def memory_check(settings: Settings) -> CheckResult | None:
         return CheckResult("memory", True, f"no run store at {missing} yet: `opsagent serve` creates it")
     store = open_store(settings.store.url)
     try:
-        incidents = await store.incidents(limit=1)
-        count = await store.count_incidents()
+        incidents = await store.memory.incidents(limit=1)
+        count = await store.memory.count_incidents()
     except SchemaVersionError:
         return CheckResult("memory", False, "the run store is not migrated yet: `opsagent serve` migrates it at start")
     except StoreUnavailableError as exc:

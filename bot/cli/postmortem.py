@@ -30,14 +30,16 @@ async def postmortem_draft(
     """The Markdown draft of run `run_id`; a ValueError when the store has no such run."""
     llm = None if facts_only else build_llm(settings.llm, environ)
     async with existing_store(settings) as store:
-        record = await store.get_run(run_id)
+        record = await store.runs.get_run(run_id)
         if record is None:
             raise ValueError(f"no run {run_id} in the run store: `opsagent memory list` shows finished runs' ids")
         history = ThreadHistory((), NO_TOKEN)
         if environ.get("SLACK_BOT_TOKEN"):
             client = web_client(SlackSecrets.from_env(environ))
             history = await human_messages(client, record.channel, record.thread_ts)
-        facts = await gather_facts(store, record, history)
+        facts = await gather_facts(
+            record, history, audit=store.audit, side_effects=store.side_effects, feedback=store.feedback
+        )
         draft = await draft_postmortem(facts, llm, now=utc_now())
     return draft.markdown
 

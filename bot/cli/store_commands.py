@@ -52,7 +52,7 @@ async def eval_export(args: argparse.Namespace) -> int:
     if str(args.scenarios) != "export" or args.feedback is None:
         raise ValueError("to export rated runs as scenarios, run: opsagent eval export --feedback DIR")
     async with existing_store(_settings(args)) as store:
-        texts, left_out = await rated_scenarios(store, catalogue_names())
+        texts, left_out = await rated_scenarios(store.feedback, store.runs, catalogue_names())
     written, not_written = write_scenarios(texts, args.feedback, catalogue_names())
     left_out += not_written
     for run in left_out:

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.audit.trail import AuditEvent, AuditKind
+from bot.audit.trail import AuditEvent, AuditKind, AuditLog
 from bot.runs.saved import readable_trace
 from bot.slack.thread_history import ThreadHistory, ThreadMessage
-from bot.store.protocol import RunStore
+from bot.store.ports import FeedbackStore, SideEffectStore
 from bot.store.records import FeedbackRecord, RunRecord, SideEffectRecord
 from kernel import DEFAULT_REDACTOR, RunResult, Step
 
@@ -80,9 +80,17 @@ class IncidentFacts:
         return max(ends, default=None)
 
 
-async def gather_facts(store: RunStore, record: RunRecord, history: ThreadHistory) -> IncidentFacts:
-    """The run's facts from the store, and the thread's messages (read by the caller, who has the Slack client)."""
-    audit = tuple(await store.audit_log(run_id=record.run_id, limit=AUDIT_LIMIT))
+async def gather_facts(
+    record: RunRecord,
+    history: ThreadHistory,
+    *,
+    audit: AuditLog,
+    side_effects: SideEffectStore,
+    feedback: FeedbackStore,
+) -> IncidentFacts:
+    """The run's facts from the store's audit log, side-effect journal and ratings, and the thread's messages (read
+    by the caller, who has the Slack client)."""
+    events = tuple(await audit.audit_log(run_id=record.run_id, limit=AUDIT_LIMIT))
     trace = readable_trace(record)
     redacted = ThreadHistory(
         tuple(ThreadMessage(m.ts, m.at, m.user, DEFAULT_REDACTOR.redact(m.text)) for m in history.messages),
@@ -91,11 +99,11 @@ async def gather_facts(store: RunStore, record: RunRecord, history: ThreadHistor
     return IncidentFacts(
         record=record,
         trace=trace,
-        audit=audit,
-        side_effects=tuple(await store.side_effects_for_run(record.run_id)),
-        feedback=tuple(await store.feedback_for(record.run_id)),
+        audit=events,
+        side_effects=tuple(await side_effects.side_effects_for_run(record.run_id)),
+        feedback=tuple(await feedback.feedback_for(record.run_id)),
         history=redacted,
-        timeline=tuple(timeline(audit, trace, redacted.messages)),
+        timeline=tuple(timeline(events, trace, redacted.messages)),
     )
 
 

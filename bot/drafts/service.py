@@ -16,6 +16,7 @@ from typing import assert_never
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.audit.trail import AuditLog
 from bot.drafts.facts import gather_facts
 from bot.drafts.postmortem import draft_postmortem
 from bot.drafts.status import draft_status
@@ -25,7 +26,8 @@ from bot.slack.drafts import DRAFTING, NO_INVESTIGATION, postmortem_upload, stat
 from bot.slack.outbox import Outbox
 from bot.slack.permalinks import thread_url
 from bot.slack.thread_history import human_messages
-from bot.store.protocol import RunStore, StoreUnavailableError
+from bot.store.ports import FeedbackStore, RunLookup, SideEffectStore
+from bot.store.protocol import StoreUnavailableError
 from bot.store.records import RunRecord, utc_now
 from kernel import LLM
 
@@ -33,19 +35,24 @@ log = structlog.get_logger("opsagent.drafts")
 
 
 class DraftService:
-    """Makes the drafts asked for in threads, over the run store, the thread's history and an optional model."""
+    """Makes the drafts asked for in threads, from the store's records of the run (its latest checkpoint, audit log,
+    side effects and ratings), the thread's history and an optional model."""
 
     def __init__(
         self,
         *,
-        store: RunStore,
+        runs: RunLookup,
+        audit: AuditLog,
+        side_effects: SideEffectStore,
+        feedback: FeedbackStore,
         outbox: Outbox,
         client: AsyncWebClient,
         llm: LLM | None,
         workspace_url: str = "",
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
-        self._store = store
+        self._runs = runs
+        self._audit, self._side_effects, self._feedback = audit, side_effects, feedback
         self._outbox = outbox
         self._client = client
         self._llm = llm
@@ -69,9 +76,11 @@ class DraftService:
         """Make one draft of `record`'s run and post it in its thread; a failure is said there, never raised."""
         structlog.contextvars.bind_contextvars(run_id=record.run_id, draft=str(kind))
         try:
-            record = await self._store.get_run(record.run_id) or record  # its latest checkpoint
+            record = await self._runs.get_run(record.run_id) or record  # its latest checkpoint
             history = await human_messages(self._client, record.channel, record.thread_ts)
-            facts = await gather_facts(self._store, record, history)
+            facts = await gather_facts(
+                record, history, audit=self._audit, side_effects=self._side_effects, feedback=self._feedback
+            )
             match kind:
                 case DraftKind.POSTMORTEM:
                     link = thread_url(self._workspace_url, record.channel, record.thread_ts)

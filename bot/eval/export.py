@@ -24,7 +24,7 @@ from typing import Any
 
 from bot.eval.scenarios import load_scenario
 from bot.runs.saved import readable_trace
-from bot.store.protocol import RunStore
+from bot.store.ports import FeedbackStore, RunLookup
 from bot.store.records import FeedbackRecord, Rating, RunRecord
 from kernel import FINISH_TOOL, READ_OUTPUT_TOOL, RunResult
 
@@ -54,14 +54,16 @@ class NotExported:
     failed: bool = False
 
 
-async def rated_scenarios(store: RunStore, tool_names: Collection[str]) -> tuple[dict[str, str], list[NotExported]]:
+async def rated_scenarios(
+    feedback: FeedbackStore, runs: RunLookup, tool_names: Collection[str]
+) -> tuple[dict[str, str], list[NotExported]]:
     """The scenario text of each rated run, by run id, and the rated runs that cannot be one."""
     by_run: dict[str, list[FeedbackRecord]] = {}
-    for rating in await store.rated_runs():
+    for rating in await feedback.rated_runs():
         by_run.setdefault(rating.run_id, []).append(rating)
     texts, left_out = {}, []
     for run_id, ratings in by_run.items():
-        record = await store.get_run(run_id)
+        record = await runs.get_run(run_id)
         trace = readable_trace(record) if record is not None else None
         if record is None or trace is None:
             left_out.append(NotExported(run_id, "its run or trace is not in the store"))

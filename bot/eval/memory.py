@@ -34,7 +34,7 @@ async def scenario_memory(incidents: Sequence[RecordedIncident], *, now: datetim
         async with opened_store(f"sqlite:///{directory}/memory.db") as store:
             for number, incident in enumerate(incidents, 1):
                 run_id, finished = f"past-{number}", now - timedelta(days=incident.days_ago)
-                await store.create_run(
+                await store.runs.create_run(
                     RunRecord(
                         run_id=run_id,
                         channel=CHANNEL,
@@ -54,10 +54,10 @@ async def scenario_memory(incidents: Sequence[RecordedIncident], *, now: datetim
                     finished_at=finished,
                     **fields,
                 )
-                await store.remember_incident(remembered)
+                await store.memory.remember_incident(remembered)
                 for rating in _ratings(run_id, incident, finished):
-                    await store.record_feedback(rating)
-            yield RunMemory(store, days=DEFAULT_MEMORY_DAYS, clock=lambda: now)
+                    await store.feedback.record_feedback(rating)
+            yield RunMemory(store.memory, store.runs, days=DEFAULT_MEMORY_DAYS, clock=lambda: now)
 
 
 def _ratings(run_id: str, incident: RecordedIncident, at: datetime) -> list[FeedbackRecord]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, Protocol, TypeVar, assert_never, cast
+from typing import Generic, TypeVar, assert_never, cast
 
 import structlog
 
@@ -31,7 +31,8 @@ from bot.gate.requests import (
     StopRun,
     action_of,
 )
-from bot.store.records import FeedbackRecord, Rating
+from bot.store.ports import FeedbackStore
+from bot.store.records import Rating
 
 log = structlog.get_logger("opsagent.gate")
 
@@ -55,14 +56,6 @@ class Admitted(Generic[R]):
         return cast(Admitted[S], self)
 
 
-class Ratings(Protocol):
-    """What the gate reads to bind a modal's submission to the 👎 that opened it."""
-
-    async def feedback_for(self, run_id: str) -> list[FeedbackRecord]:
-        """Each person's latest rating of the run."""
-        ...
-
-
 class Gate:
     """Admits or refuses each request by its kind and its asker; the one place the access rules apply."""
 
@@ -71,7 +64,7 @@ class Gate:
         *,
         identities: Identities,
         access: AccessPolicy,
-        ratings: Ratings,
+        ratings: FeedbackStore,
         audit: AuditTrail,
     ) -> None:
         self._identities = identities

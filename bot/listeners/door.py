@@ -8,7 +8,7 @@ request is about (or finds there is none), drops Slack's retries, and redacts ev
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from bot.access.askers import clicker, message_author
 from bot.gate.requests import (
@@ -28,7 +28,8 @@ from bot.gate.requests import (
 from bot.slack.action_ids import APPROVE, DENY, FEEDBACK, STOP
 from bot.slack.feedback import feedback_click, submitted_reason
 from bot.slack.mrkdwn import without_mentions
-from bot.store.records import Rating, RunRecord, RunStatus
+from bot.store.ports import Dedupe, RunLookup
+from bot.store.records import Rating, RunStatus
 from kernel import Redactor
 
 DEDUPE_TTL_S = 3600.0
@@ -43,26 +44,6 @@ DRAFT_WORDS = {
     "status update": DraftKind.STATUS,
 }
 """A mention that is one of these (after the @-mention, any case, a final full stop aside) asks for a draft."""
-
-
-class RunLookup(Protocol):
-    """What the door reads of the run store: the run a click names, and a thread's latest run."""
-
-    async def get_run(self, run_id: str) -> RunRecord | None:
-        """The run, or None when there is no such run."""
-        ...
-
-    async def run_in_thread(self, channel: str, thread_ts: str) -> RunRecord | None:
-        """The latest run started in the thread, or None."""
-        ...
-
-
-class Dedupe(Protocol):
-    """Keys seen recently, across replicas: Slack's retries and double deliveries."""
-
-    async def remember(self, key: str, ttl_s: float) -> bool:
-        """True the first time `key` is seen within `ttl_s`."""
-        ...
 
 
 def draft_asked(text: str) -> DraftKind | None:

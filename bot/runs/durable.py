@@ -18,7 +18,8 @@ from bot.approvals.store import ApprovalState
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.runs.active import ActiveRun, RunObserver
 from bot.slack.run_thread import RunThread
-from bot.store.protocol import LeaseLostError, RunStore, StoreUnavailableError
+from bot.store.ports import RunRecords
+from bot.store.protocol import LeaseLostError, StoreUnavailableError
 from bot.store.records import RunStatus
 from kernel import (
     Agent,
@@ -54,7 +55,7 @@ class DurableRun:
 
     run: ActiveRun
     agent: Agent
-    store: RunStore
+    runs: RunRecords
     broker: ApprovalBroker
     thread: RunThread
     audit: AuditTrail
@@ -105,7 +106,7 @@ class DurableRun:
         for approval_id in approval_ids:
             approval = await self.broker.get(approval_id)
             if approval is not None and approval.state is ApprovalState.VOIDED:
-                record = await self.store.get_run(self.run.run_id)
+                record = await self.runs.get_run(self.run.run_id)
                 self.run.stop((record.stop_requested_by if record else "") or "someone")
                 return
 
@@ -160,7 +161,7 @@ class DurableRun:
         wait, trace_json = 0.5, trace.to_json(indent=None)
         while True:
             try:
-                stopper = await self.store.checkpoint(
+                stopper = await self.runs.checkpoint(
                     self.run.run_id, status=status, trace_json=trace_json, owner=self.replica
                 )
                 if stopper:  # a Stop that landed on another replica, or whose relay was lost, ends the run here

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Protocol
 
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
@@ -18,18 +17,11 @@ from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.gate import Admitted
 from bot.gate.requests import Explain, Rate
 from bot.slack.feedback import reason_modal
+from bot.store.ports import FeedbackStore
 from bot.store.protocol import StoreUnavailableError
 from bot.store.records import FeedbackRecord, Rating, utc_now
 
 log = structlog.get_logger("opsagent.feedback")
-
-
-class FeedbackStore(Protocol):
-    """Where ratings are kept: each person's latest rating of a run wins."""
-
-    async def record_feedback(self, feedback: FeedbackRecord) -> None:
-        """Keep `feedback`, replacing the person's earlier rating of the run."""
-        ...
 
 
 class FeedbackService:

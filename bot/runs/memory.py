@@ -14,7 +14,7 @@ import structlog
 
 from bot.runs.saved import readable_trace
 from bot.slack.permalinks import thread_url
-from bot.store.protocol import RunStore
+from bot.store.ports import IncidentStore, RunLookup
 from bot.store.records import RunRecord, RunStatus, utc_now
 from kernel import RunResult, StopReason
 from opsagent_tools.memory import PastIncident
@@ -62,10 +62,14 @@ def remembered_incident(record: RunRecord, trace: RunResult | None, *, thread_ur
 
 
 class RunMemory:
-    """`IncidentMemory` on the run store, remembering `days` days; the bot remembers each run as it finishes."""
+    """`IncidentMemory` on the store's incidents, remembering `days` days; the bot remembers each run as it finishes
+    (read from `runs`)."""
 
-    def __init__(self, store: RunStore, *, days: int, clock: Callable[[], datetime] = utc_now) -> None:
-        self._store = store
+    def __init__(
+        self, incidents: IncidentStore, runs: RunLookup, *, days: int, clock: Callable[[], datetime] = utc_now
+    ) -> None:
+        self._incidents = incidents
+        self._runs = runs
         self.days = days
         self._clock = clock
         self._workspace_url = ""
@@ -81,7 +85,7 @@ class RunMemory:
 
     async def similar_incidents(self, query: str, *, service: str | None = None, limit: int = 5) -> list[PastIncident]:
         """The remembered incidents closest to `query`, within the retention."""
-        return await self._store.search_incidents(query, since=self.horizon, service=service, limit=limit)
+        return await self._incidents.search_incidents(query, since=self.horizon, service=service, limit=limit)
 
     async def remember(self, record: RunRecord) -> bool:
         """Remember one finished run (again, if it was: the newest verdict wins), then forget what aged out;
@@ -91,8 +95,8 @@ class RunMemory:
         incident = remembered_incident(
             record, readable_trace(record), thread_url=thread_url(self._workspace_url, record.channel, record.thread_ts)
         )
-        kept = await self._store.remember_incident(incident)
-        aged = await self._store.forget_incidents_before(self.horizon)
+        kept = await self._incidents.remember_incident(incident)
+        aged = await self._incidents.forget_incidents_before(self.horizon)
         log.info("incident_remembered", run_id=record.run_id, kept=kept, aged_out=aged)
         return kept
 
@@ -100,7 +104,7 @@ class RunMemory:
         """Remember a run that has just finished; a failure is logged, never the run's (the next start's backfill
         remembers it)."""
         try:
-            record = await self._store.get_run(run_id)
+            record = await self._runs.get_run(run_id)
             if record is not None:
                 await self.remember(record)
         except Exception as exc:
@@ -110,7 +114,7 @@ class RunMemory:
         """Remember every finished run not remembered yet, oldest first; how many."""
         done: set[str] = set()
         while batch := [
-            run for run in await self._store.runs_to_remember(limit=BACKFILL_BATCH) if run.run_id not in done
+            run for run in await self._incidents.runs_to_remember(limit=BACKFILL_BATCH) if run.run_id not in done
         ]:
             for record in batch:
                 await self.remember(record)

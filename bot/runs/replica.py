@@ -18,7 +18,7 @@ import structlog
 from bot.approvals.broker import ApprovalBroker
 from bot.runs.service import InvestigationService
 from bot.runs.topics import APPROVALS_TOPIC, STOPS_TOPIC
-from bot.store.protocol import RunStore
+from bot.store.ports import Leases, RunLookup, Topics
 
 log = structlog.get_logger("opsagent.replica")
 
@@ -34,8 +34,10 @@ def replica_id() -> str:
 class ReplicaDuties:
     """The background tasks of one replica; `start` once the service is up, `close` on shutdown."""
 
-    def __init__(self, *, store: RunStore, service: InvestigationService, broker: ApprovalBroker) -> None:
-        self._store = store
+    def __init__(
+        self, *, runs: RunLookup, leases: Leases, topics: Topics, service: InvestigationService, broker: ApprovalBroker
+    ) -> None:
+        self._runs, self._leases, self._topics = runs, leases, topics
         self._service = service
         self._broker = broker
         self._tasks: list[asyncio.Task[None]] = []
@@ -62,27 +64,27 @@ class ReplicaDuties:
         """Renew this replica's leases; give up the ones it holds but no longer carries (a release that failed
         while the store was down), so another replica resumes those runs; drop the runs another has taken."""
         ours = set(
-            await self._store.renew_leases(self._service.supervisor.replica, self._service.supervisor.lease_ttl_s)
+            await self._leases.renew_leases(self._service.supervisor.replica, self._service.supervisor.lease_ttl_s)
         )
         active = self._service.active
         for run_id in ours - active.keys():
             log.warning("lease_released_uncarried", run_id=run_id)
-            await self._store.release_lease(run_id, self._service.supervisor.replica)
+            await self._leases.release_lease(run_id, self._service.supervisor.replica)
         for run_id, run in active.items():
             if run.task is not None and not run.task.done() and run_id not in ours:
-                saved = await self._store.get_run(run_id)
+                saved = await self._runs.get_run(run_id)
                 if saved is not None and saved.owner not in ("", self._service.supervisor.replica):
                     log.warning("lease_lost", run_id=run_id, owner=saved.owner)
                     self._service.supervisor.abandon(run_id)
 
     async def recover(self) -> None:
         """Resume the saved runs nobody is carrying (their replica stopped or died), as many as there is room for."""
-        for record in await self._store.claimable_runs():
+        for record in await self._leases.claimable_runs():
             if not self._service.supervisor.has_room:  # the rest wait for a replica with room (or this one, later)
                 return
             if record.run_id in self._service.active:
                 continue
-            if await self._store.acquire_lease(
+            if await self._leases.acquire_lease(
                 record.run_id, self._service.supervisor.replica, self._service.supervisor.lease_ttl_s
             ):
                 log.info(
@@ -107,7 +109,7 @@ class ReplicaDuties:
 
     async def _relay(self, topic: str, handle: Callable[[str], Awaitable[None]]) -> None:
         """Hand each message on `topic` to `handle`; the subscription reconnects by itself."""
-        async with self._store.listen(topic) as messages:
+        async with self._topics.listen(topic) as messages:
             async for payload in messages:
                 try:
                     await handle(payload)

@@ -31,7 +31,8 @@ from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
 from bot.slack.run_thread import RunThread, TraceLink, stop_notice
 from bot.slack.updates import MessageUpdates
-from bot.store.protocol import RunStore, StoreAtCapacityError, StoreConflictError, StoreUnavailableError
+from bot.store.ports import Leases, RunRecords, Topics
+from bot.store.protocol import StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
 from bot.verdict import tool_steps
 from kernel import Agent, ConfirmHook, RunResult, StopReason, new_run_id
@@ -57,7 +58,10 @@ class InvestigationService:
         updates: MessageUpdates,
         broker: ApprovalBroker,
         gate: Gate,
-        store: RunStore,
+        runs: RunRecords,
+        leases: Leases,
+        topics: Topics,
+        audit: AuditTrail,
         replica: str,
         lease_ttl_s: float,
         observers: Sequence[RunObserver] = (),
@@ -71,10 +75,10 @@ class InvestigationService:
         """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
         self._broker = broker
         self._gate = gate
-        self._store = store
-        self._audit = AuditTrail(store)
+        self._runs, self._leases, self._topics = runs, leases, topics
+        self._audit = audit
         self.supervisor = RunSupervisor(
-            leases=store, replica=replica, lease_ttl_s=lease_ttl_s, max_runs=gate.settings.max_concurrent_runs
+            leases=leases, replica=replica, lease_ttl_s=lease_ttl_s, max_runs=gate.settings.max_concurrent_runs
         )
         """The runs this process carries (their tasks and leases)."""
         self._observers = tuple(observers)
@@ -82,7 +86,7 @@ class InvestigationService:
             client=client,
             outbox=outbox,
             updates=updates,
-            store=store,
+            runs=runs,
             approvers=broker.approvers(),
             trace_link=trace_link,
         )
@@ -125,7 +129,7 @@ class InvestigationService:
             updated_at=now,
         )
         try:  # the store holds the concurrency cap: one slot per unfinished run, across replicas, atomically
-            await self._store.create_run(record, slots=self._gate.settings.max_concurrent_runs)
+            await self._runs.create_run(record, slots=self._gate.settings.max_concurrent_runs)
         except StoreAtCapacityError:
             refused = await self._gate.at_capacity(admitted)
             text = refusal_text(refused, now=self._gate.now(), approvers=self._broker.approvers())
@@ -159,18 +163,18 @@ class InvestigationService:
         """Stop a run wherever it runs and void its pending approvals, for `by` (a user id the gate let through, or
         `alertmanager` for a resolved alert); whether it stopped it (False: it had ended already)."""
         run = self.supervisor.active.get(run_id)
-        record = await self._store.get_run(run_id)
+        record = await self._runs.get_run(run_id)
         if record is None or record.status is RunStatus.FINISHED:
             return False
         if run is not None:  # cancel before voiding: a woken run must find itself cancelled, not ask the model again
             self.supervisor.cancel(run_id, by=by)
-        await self._store.request_stop(run_id, by)  # durable: whoever carries the run reads it
+        await self._runs.request_stop(run_id, by)  # durable: whoever carries the run reads it
         await self._audit.record(AuditKind.STOP_REQUESTED, run_id=run_id, actor=by)
         self._voice.reply(record.channel, record.thread_ts, stop_notice(by))
         await self._broker.void_run(run_id, "the run was stopped", by=by)
         log.info("run_stop_requested", run_id=run_id, user=by)
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
-            await self._store.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": by}))
+            await self._topics.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": by}))
         elif run is None and run_id not in self.supervisor.active:
             detail = f"{stopped_by(by)} while no replica was running it"
             await self._end_for_good(run_id, StopReason.CANCELLED, detail, stopped=by)
@@ -182,9 +186,9 @@ class InvestigationService:
         """End a saved run with `reason` (and `detail` saying why) so no one resumes it, and say so in its thread:
         a Stop for a run nobody carries (its replica died; `stopped` says by whom), or a run that failed inside
         OpsAgent (`internal_error`). The trace is the last one saved: every step before the failing one."""
-        record = await self._store.get_run(run_id)
+        record = await self._runs.get_run(run_id)
         replica = self.supervisor.replica
-        if record is None or not await self._store.acquire_lease(run_id, replica, self.supervisor.lease_ttl_s):
+        if record is None or not await self._leases.acquire_lease(run_id, replica, self.supervisor.lease_ttl_s):
             return  # a replica has just taken it over: it will see the voided approvals and the stop is lost
         await self._broker.void_run(run_id, detail)
         saved = readable_trace(record)
@@ -195,7 +199,7 @@ class InvestigationService:
                 run_id=record.run_id, task=record.task, task_data=record.task_data, stop_reason=reason, detail=detail
             )
         )
-        await self._store.checkpoint(
+        await self._runs.checkpoint(
             record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(indent=None), owner=replica
         )
         await self.supervisor.release(record.run_id)
@@ -234,7 +238,7 @@ class InvestigationService:
             journey = DurableRun(
                 run,
                 self._agent_factory(hook),
-                self._store,
+                self._runs,
                 self._broker,
                 thread,
                 self._audit,
@@ -279,7 +283,7 @@ class InvestigationService:
 
     async def _interrupted(self, run: ActiveRun, thread: RunThread) -> None:
         """The process is stopping: the last checkpoint stands; the thread is told the run will continue."""
-        saved = await self._store.get_run(run.run_id)
+        saved = await self._runs.get_run(run.run_id)
         trace = readable_trace(saved) if saved is not None else None
         steps = len(trace.steps) if trace is not None else 0
         thread.interrupted(steps)

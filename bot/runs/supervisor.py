@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
 from bot.runs.active import ActiveRun
+from bot.store.ports import Leases
 from bot.store.protocol import StoreUnavailableError
 from bot.store.records import RunRecord
 from kernel import RunControl
@@ -21,14 +22,6 @@ log = structlog.get_logger("opsagent.investigations")
 
 Carry = Callable[[ActiveRun], Coroutine[Any, Any, None]]
 """What a launched run's task does with it, to its end."""
-
-
-class Leases(Protocol):
-    """The run store's leases, as far as letting go of a run goes."""
-
-    async def release_lease(self, run_id: str, owner: str) -> None:
-        """Give up `owner`'s lease on the run, if it holds one: another replica may resume it at once."""
-        ...
 
 
 class RunSupervisor:

@@ -18,7 +18,8 @@ from bot.slack.blocks import ephemeral
 from bot.slack.outbox import Outbox
 from bot.slack.run_thread import RunThread, TraceLink
 from bot.slack.updates import MessageUpdates
-from bot.store.protocol import RunStore, StoreUnavailableError
+from bot.store.ports import RunRecords
+from bot.store.protocol import StoreUnavailableError
 from bot.store.records import RunRecord
 
 log = structlog.get_logger("opsagent.investigations")
@@ -33,11 +34,11 @@ class ServiceVoice:
         client: AsyncWebClient,
         outbox: Outbox,
         updates: MessageUpdates,
-        store: RunStore,
+        runs: RunRecords,
         approvers: Approvers,
         trace_link: TraceLink | None,
     ) -> None:
-        self._client, self._outbox, self._updates, self._store = client, outbox, updates, store
+        self._client, self._outbox, self._updates, self._runs = client, outbox, updates, runs
         self._approvers, self._trace_link = approvers, trace_link
 
     def thread(self, record: RunRecord, asked: str | None = None) -> RunThread:
@@ -45,7 +46,7 @@ class ServiceVoice:
 
         async def remember(summary_ts: str) -> None:
             try:
-                await self._store.remember_summary(record.run_id, summary_ts)
+                await self._runs.remember_summary(record.run_id, summary_ts)
             except StoreUnavailableError as exc:  # a resumed run then posts a summary of its own
                 log.warning("summary_not_recorded", run_id=record.run_id, error=str(exc)[:200])
 

@@ -1,6 +1,6 @@
 """Opening the run store a URL names: SQLite embedded (one process), PostgreSQL for several replicas.
 
-The one place that knows both implementations; everything else depends on the `RunStore` protocol only.
+The one place that knows the SQL adapter and its two databases; everything else depends on the ports only.
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ def open_store(url: str, *, clock: Callable[[], datetime] = utc_now) -> RunStore
     """
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
-        from bot.store.sqlite import SqliteRunStore
+        from bot.store.sql.sqlite import SqliteDatabase
+        from bot.store.sql.store import SqlRunStore
 
-        return SqliteRunStore(sqlite_path(url), clock=clock)
+        return SqlRunStore(SqliteDatabase(sqlite_path(url), clock=clock))
     if scheme in ("postgresql", "postgres"):
-        from bot.store.postgres import PostgresRunStore
+        from bot.store.sql.postgres import PostgresDatabase
+        from bot.store.sql.store import SqlRunStore
 
-        return PostgresRunStore(url, clock=clock)
+        return SqlRunStore(PostgresDatabase(url, clock=clock))
     raise ValueError(
         f"unknown run store URL scheme {scheme!r} in {url.split('@')[-1]!r}: use sqlite:///relative/path.db, "
         "sqlite:////absolute/path.db or postgresql://user@host:5432/dbname"

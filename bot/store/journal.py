@@ -1,4 +1,5 @@
-"""The side-effect journal on the run store: exactly-once actions across restarts and replicas.
+"""The action journal the webhook tools write, on the store's side-effect journal: exactly-once actions across
+restarts and replicas.
 
 The webhook asks it before sending and tells it after: the `executing` record is written before anything
 is sent, so a crash at any later point leaves it for a resumed run to settle (by re-sending the same key).
@@ -10,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.audit.trail import AuditKind, AuditTrail
-from bot.store.protocol import RunStore
+from bot.store.ports import SideEffectStore
 from bot.store.records import SideEffectRecord, utc_now
 from opsagent_tools.actions.journal import JournalEntry, SideEffectState
 
@@ -21,10 +22,12 @@ FINISHED_KINDS = {
 
 
 class StoreActionJournal:
-    """`ActionJournal` on a `RunStore`; a store that cannot be reached stops the action (it is not sent)."""
+    """`ActionJournal` on a `SideEffectStore`; a store that cannot be reached stops the action (it is not sent)."""
 
-    def __init__(self, store: RunStore, audit: AuditTrail, *, clock: Callable[[], datetime] = utc_now) -> None:
-        self._store = store
+    def __init__(
+        self, side_effects: SideEffectStore, audit: AuditTrail, *, clock: Callable[[], datetime] = utc_now
+    ) -> None:
+        self._side_effects = side_effects
         self._audit = audit
         self._clock = clock
 
@@ -39,7 +42,7 @@ class StoreActionJournal:
             state=SideEffectState.EXECUTING,
             started_at=self._clock(),
         )
-        earlier = await self._store.begin_side_effect(record)
+        earlier = await self._side_effects.begin_side_effect(record)
         before = "" if earlier is None else str(earlier.state)
         await self._audit.require(
             AuditKind.SIDE_EFFECT_STARTED,
@@ -54,8 +57,8 @@ class StoreActionJournal:
 
     async def finish(self, key: str, state: SideEffectState, outcome: str) -> None:
         """Record the outcome, and audit it."""
-        await self._store.finish_side_effect(key, state, outcome)
-        record = await self._store.get_side_effect(key)
+        await self._side_effects.finish_side_effect(key, state, outcome)
+        record = await self._side_effects.get_side_effect(key)
         await self._audit.record(
             FINISHED_KINDS[state],
             run_id=record.run_id if record else "",

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlencode
 
 from aiohttp import web
 
-from bot.store.protocol import RunStore
+from bot.store.ports import RunLookup
 from bot.viewer.page import notice_page, run_page
 from bot.viewer.settings import ViewerSettings
 from bot.viewer.source import StoredTraces, TraceSource
@@ -91,7 +91,7 @@ class TraceViewer:
 
     @classmethod
     def from_settings(
-        cls, settings: ViewerSettings, store: RunStore, environ: Mapping[str, str] = os.environ
+        cls, settings: ViewerSettings, runs: RunLookup, environ: Mapping[str, str] = os.environ
     ) -> TraceViewer:
         """The viewer over the runs in the store; refuses to start without the signing secret."""
         secret = environ.get(SECRET_ENV, "")
@@ -100,7 +100,7 @@ class TraceViewer:
                 f"the [viewer] section enables the trace viewer, which signs its links with {SECRET_ENV}: "
                 "set it to a random string of 32+ characters (the same on every replica), or remove [viewer]"
             )
-        return cls(settings, LinkSigner(secret), StoredTraces(store))
+        return cls(settings, LinkSigner(secret), StoredTraces(runs))
 
     def link(self, run_id: str, *, expires: int | None = None) -> str:
         """The signed URL of a run's page, valid for `link_ttl_s` from now unless `expires` says otherwise."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.store.protocol import RunStore
+from bot.store.ports import RunLookup
 from kernel import RunResult
 
 
@@ -23,10 +23,10 @@ class TraceSource(Protocol):
 class StoredTraces:
     """The traces the run store holds: each run's checkpoint, which is its whole trace once it has ended."""
 
-    def __init__(self, store: RunStore) -> None:
-        self._store = store
+    def __init__(self, runs: RunLookup) -> None:
+        self._runs = runs
 
     async def __call__(self, run_id: str) -> RunResult | None:
         """The run's saved trace, or None for a run the store does not know (or one without a step yet)."""
-        record = await self._store.get_run(run_id)
+        record = await self._runs.get_run(run_id)
         return RunResult.from_json(record.trace_json) if record is not None and record.trace_json else None

@@ -16,14 +16,21 @@ import pytest
 
 from bot.access.settings import AccessSettings
 from bot.slack.settings import SlackSettings
+from bot.store.factory import opened_store
 from fakes.slack_api import SlackFake
-from worlds.slack_bot import ALICE, USERS, IncidentBot, running_app, temporary_store
+from worlds.slack_bot import ALICE, USERS, IncidentBot, running_app
 
 
 @pytest.fixture
-async def run_store():
+def run_store_file(tmp_path) -> str:
+    """The SQLite file of the test's own run store."""
+    return f"{tmp_path}/runs.db"
+
+
+@pytest.fixture
+async def run_store(run_store_file: str):
     """The bot's run store on a SQLite file of the test's own, migrated."""
-    async with temporary_store() as store:
+    async with opened_store(f"sqlite:///{run_store_file}") as store:
         yield store
 
 

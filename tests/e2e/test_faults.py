@@ -57,7 +57,7 @@ async def test_kill_9_mid_run_the_next_process_continues_after_the_last_saved_st
             await until(lambda: len(inc.model.requests) == 2, "the second model call", first)
             await first.kill()
         async with inc.store() as store:
-            saved = await store.run_in_thread(CHANNEL, ts)
+            saved = await store.runs.run_in_thread(CHANNEL, ts)
             assert saved is not None
             assert (saved.status, bool(saved.owner)) == (RunStatus.RUNNING, True)  # the dead process's lease
             assert [s.call.name for s in RunResult.from_json(saved.trace_json).steps] == ["query_metrics"]
@@ -99,7 +99,7 @@ async def test_kill_9_while_awaiting_approval_the_click_after_the_restart_runs_t
             [action] = inc.receiver.executed
             assert action["params"] == {"service": "order-service", "to_version": "v2.13.2"}
             assert inc.receiver.requests == {action["idempotency_key"]: 1}
-            [effect] = await store.side_effects_for_run(trace.run_id)
+            [effect] = await store.side_effects.side_effects_for_run(trace.run_id)
             assert (effect.key, effect.state) == (action["idempotency_key"], SideEffectState.DONE)
             kinds = await audit_kinds(store, trace.run_id)
             for kind in ("approval_requested", "run_resumed", "approval_decided", "side_effect_started"):
@@ -118,9 +118,9 @@ async def test_kill_9_while_the_action_webhook_holds_its_answer_the_action_still
                 assert await first.click(inc.slack, CHANNEL, ALICE, APPROVE, approval_id, message_ts, ts) == 200
                 await until(inc.receiver.held.is_set, "the action reaching the receiver", first)
                 await first.kill()  # between "executing" and "done"
-            run = await store.run_in_thread(CHANNEL, ts)
+            run = await store.runs.run_in_thread(CHANNEL, ts)
             assert run is not None
-            [effect] = await store.side_effects_for_run(run.run_id)
+            [effect] = await store.side_effects.side_effects_for_run(run.run_id)
             assert effect.state is SideEffectState.EXECUTING
             async with inc.bot("second") as second:
                 await ended(inc, ts, second)
@@ -129,9 +129,9 @@ async def test_kill_9_while_the_action_webhook_holds_its_answer_the_action_still
             key = action["idempotency_key"]
             assert inc.receiver.requests == {key: 2}  # ...of two deliveries with one key: the receiver de-duplicated
             assert trace.steps[0].observation.startswith("re-sent after an interruption with the same Idempotency-Key")
-            [effect] = await store.side_effects_for_run(run.run_id)
+            [effect] = await store.side_effects.side_effects_for_run(run.run_id)
             assert (effect.key, effect.state) == (key, SideEffectState.DONE)
-            events = await store.audit_log(run_id=run.run_id)
+            events = await store.audit.audit_log(run_id=run.run_id)
             started = [e.detail["before"] for e in events if e.kind == "side_effect_started"]
             assert started == ["", "executing"]
             assert [e.kind for e in events].count("side_effect_done") == 1

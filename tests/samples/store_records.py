@@ -12,6 +12,9 @@ from bot.store.records import RunRecord, RunStatus, SideEffectRecord
 from fakes.clock import T0
 from opsagent_tools.actions.journal import SideEffectState
 
+RACES = 40
+"""How many times a race test races two stores (two replicas) for one thing: each time exactly one may win."""
+
 
 def a_run(run_id: str = "r1", *, thread_ts: str = "1700000000.000100", at: datetime = T0) -> RunRecord:
     return RunRecord(

@@ -133,7 +133,7 @@ async def until(condition: Callable[[], T | Awaitable[T]], what: str, *bots: Bot
 
 async def saved_as(store: RunStore, ts: str, status: RunStatus) -> RunRecord | None:
     """The thread's run once the store has it in `status`, else None."""
-    record = await store.run_in_thread(CHANNEL, ts)
+    record = await store.runs.run_in_thread(CHANNEL, ts)
     return record if record is not None and record.status is status else None
 
 
@@ -152,7 +152,7 @@ async def assert_one_outcome(inc: Incident, store: RunStore, ts: str, *, ok: boo
     [trace] = inc.traces(ts)
     assert [step.call.name for step in trace.steps if step.call] == steps
     assert all(step.observation or step.error for step in trace.steps if step.call and step.call.name != "finish")
-    record = await store.run_in_thread(CHANNEL, ts)
+    record = await store.runs.run_in_thread(CHANNEL, ts)
     assert record is not None
     assert (record.run_id, record.status, record.owner) == (trace.run_id, RunStatus.FINISHED, "")
     assert RunResult.from_json(record.trace_json) == trace
@@ -165,4 +165,4 @@ def logged(bot: BotProcess, event: str) -> list[dict[str, Any]]:
 
 
 async def audit_kinds(store: RunStore, run_id: str) -> list[str]:
-    return [event.kind for event in await store.audit_log(run_id=run_id)]
+    return [event.kind for event in await store.audit.audit_log(run_id=run_id)]

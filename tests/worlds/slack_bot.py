@@ -313,7 +313,7 @@ async def save_run(
         created_at=now,
         updated_at=now,
     ).model_copy(update=fields)
-    await store.create_run(record)
+    await store.runs.create_run(record)
     return record
 
 
@@ -321,7 +321,7 @@ async def ratings_when(store: Any, run_id: str, done: Any) -> dict[str, tuple[Ra
     """Each person's rating of the run, once `done(ratings)` holds (the listeners keep them after their ack)."""
     async with asyncio.timeout(10):
         while True:
-            got = {f.user: (f.rating, f.reason) for f in await store.feedback_for(run_id)}
+            got = {f.user: (f.rating, f.reason) for f in await store.feedback.feedback_for(run_id)}
             if done(got):
                 return got
             await asyncio.sleep(0.02)

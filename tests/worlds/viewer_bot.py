@@ -41,7 +41,9 @@ class ViewerBot(ThreadWatcher):
         self.store = store = await self._store.__aenter__()
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
-        self.viewer = TraceViewer.from_settings(ViewerSettings(public_url=self.url), store, {SECRET_ENV: VIEWER_SECRET})
+        self.viewer = TraceViewer.from_settings(
+            ViewerSettings(public_url=self.url), store.runs, {SECRET_ENV: VIEWER_SECRET}
+        )
         secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, self.slack.api_url)
         self.services = await create_app(
             SlackSettings(approvers=[ALICE], post_interval_s=0, step_batch_s=0),

@@ -324,7 +324,7 @@ async def test_an_alert_started_run_refused_is_said_in_its_thread(script):
         assert f"<#{OTHER_CHANNEL}>" in said[0].text
         assert bot.slack.ephemerals == []
         assert bot.incident.models == []
-        refused = await bot.services.store.audit_log()
+        refused = await bot.services.store.audit.audit_log()
         assert [(e.kind, e.actor, e.detail["reason"]) for e in refused if e.kind == "request_refused"] == [
             ("request_refused", "alertmanager", "channel")
         ]

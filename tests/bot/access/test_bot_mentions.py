@@ -61,5 +61,5 @@ async def test_an_allowed_bot_asks_as_itself(harness, script, user, requester) -
     event = bot_mention(harness, bot_id=FRIEND, user=user, subtype=None if user else "bot_message")
     await send(harness, event)
     await harness.until(lambda: harness.reacted(event["ts"], "white_check_mark"), "the allowed bot's run ends")
-    [started] = [e for e in await harness.services.store.audit_log() if e.kind == "run_started"]
+    [started] = [e for e in await harness.services.store.audit.audit_log() if e.kind == "run_started"]
     assert started.actor == requester

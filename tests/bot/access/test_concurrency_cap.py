@@ -46,7 +46,7 @@ async def burst(harnesses: list[HttpHarness]) -> None:
 
 async def started(harness: HttpHarness) -> int:
     """Runs started, by the audit trail of the run store (every replica writes to it)."""
-    return sum(event.kind == "run_started" for event in await harness.services.store.audit_log())
+    return sum(event.kind == "run_started" for event in await harness.services.store.audit.audit_log())
 
 
 def cap_refusals(slack: SlackFake) -> list:

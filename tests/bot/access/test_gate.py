@@ -59,7 +59,7 @@ async def refusals(harness: HttpHarness) -> list[tuple[str, str, str, str]]:
     """Who was refused what, by which rule, in the audit log's order."""
     return [
         (event.actor, event.detail["request"], event.detail["action"], event.detail["reason"])
-        for event in await harness.services.store.audit_log()
+        for event in await harness.services.store.audit.audit_log()
         if event.kind == "request_refused"
     ]
 
@@ -91,7 +91,7 @@ async def test_strangers_and_guests_can_neither_rate_nor_have_drafts_made(harnes
         (STRANGER, "Rate", "rate", "workspace"),
         (STRANGER, "Rate", "rate", "workspace"),
     ]
-    assert await harness.services.store.feedback_for(run_id) == []
+    assert await harness.services.store.feedback.feedback_for(run_id) == []
     assert harness.slack.views == [], "no modal opened for a refused 👎"
     assert drafter.calls == 0, "no draft made"
     assert not any(f.filename.startswith("postmortem") for f in harness.slack.files.values())

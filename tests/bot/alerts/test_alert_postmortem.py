@@ -28,8 +28,10 @@ async def test_a_resolved_alert_offers_the_postmortem_and_its_window_is_recorded
             lambda: next((m for m in bot.thread(top.ts) if m.text.startswith("✅ Resolved")), None), "resolved"
         )
         store = bot.services.store
-        record = await store.run_in_thread(CHANNEL, top.ts)
-        facts = await gather_facts(store, record, ThreadHistory(()))
+        record = await store.runs.run_in_thread(CHANNEL, top.ts)
+        facts = await gather_facts(
+            record, ThreadHistory(()), audit=store.audit, side_effects=store.side_effects, feedback=store.feedback
+        )
     assert POSTMORTEM_OFFER in str(resolved.blocks)
     assert record.alert_labels[0]["alertname"] == ALERTNAME
     kinds = [event.kind for event in facts.audit]

@@ -202,7 +202,7 @@ async def test_credentials_in_the_alert_urls_reach_neither_slack_the_model_the_t
     await bot.notify(body)
     [top] = await opened(bot, 1)
     trace = await bot.until(lambda: bot.trace(top.ts), "the run ends")
-    record = await bot.services.store.get_run(trace["run_id"])
+    record = await bot.services.store.runs.get_run(trace["run_id"])
     asked = "".join(m.content for m in bot.incident.models[0].requests[0].messages)
     seen = {"slack": top.text + str(top.blocks), "model": asked, "trace": trace["task"], "store": record.task}
     for where, text in seen.items():

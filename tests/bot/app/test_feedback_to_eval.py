@@ -36,7 +36,7 @@ async def test_a_thumbs_down_and_its_reason_in_slack_become_a_scenario_that_eval
     await ratings_when(harness.services.store, run_id, lambda got: ALICE in got and got[ALICE][1])
 
     names = catalogue_names()
-    texts, skipped = await rated_scenarios(harness.services.store, names)
+    texts, skipped = await rated_scenarios(harness.services.store.feedback, harness.services.store.runs, names)
     assert skipped == []
     [written], failed = write_scenarios(texts, tmp_path, names)
     assert failed == []

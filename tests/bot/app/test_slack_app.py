@@ -47,7 +47,7 @@ async def test_a_secret_typed_in_the_mention_reaches_neither_the_thread_the_mode
     ts = await harness.mention("login fails with DB_PASSWORD=hunter2hunter2, see postgres://app:pa55w0rd@db/orders")
     await harness.ended(ts)
     trace = json.loads(next(f for f in harness.slack.files.values() if f.thread_ts == ts).content)
-    record = await run_store.run_in_thread(CHANNEL, ts)
+    record = await run_store.runs.run_in_thread(CHANNEL, ts)
     seen = {
         "thread": json.dumps([[m.text, m.blocks, m.edits] for m in harness.thread(ts)[1:]], default=str),
         "model": json.dumps([m.content for m in harness.models[0].requests[0].messages]),

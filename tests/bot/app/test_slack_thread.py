@@ -172,7 +172,7 @@ async def test_a_rating_is_kept_per_person_last_click_winning_and_a_thumbs_down_
     assert got[ALICE][0] is Rating.DOWN, "ALICE's last click wins"
     assert got[ALICE][1].startswith("wrong service, it was payments")
     assert "hunter2hunter2" not in got[ALICE][1], "the reason is redacted where it enters the store"
-    audit = [e for e in await store.audit_log(run_id=run_id) if e.kind == "feedback_given"]
+    audit = [e for e in await store.audit.audit_log(run_id=run_id) if e.kind == "feedback_given"]
     assert [(e.actor, e.detail["rating"]) for e in audit] == [
         (ALICE, "up"),
         (BOB, "up"),

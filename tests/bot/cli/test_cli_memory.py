@@ -25,8 +25,8 @@ def cli(capsys, *argv):
 async def remember(url: str) -> None:
     async with opened_store(url) as store:
         for number, (run_id, days) in enumerate((("r-new", 2), ("r-old", 40)), 1):
-            await store.create_run(a_run(run_id, thread_ts=f"1700000000.00000{number}"))
-            await store.checkpoint(run_id, status=RunStatus.FINISHED, trace_json="{}")
+            await store.runs.create_run(a_run(run_id, thread_ts=f"1700000000.00000{number}"))
+            await store.runs.checkpoint(run_id, status=RunStatus.FINISHED, trace_json="{}")
             incident = PastIncident(
                 run_id=run_id,
                 task="checkout 5xx",
@@ -36,8 +36,10 @@ async def remember(url: str) -> None:
                 outcome=StopReason.FINISH,
                 finished_at=utc_now() - timedelta(days=days),
             )
-            assert await store.remember_incident(incident)
-        await store.record_feedback(FeedbackRecord(run_id="r-new", user="U1", rating=Rating.DOWN, at=utc_now()))
+            assert await store.memory.remember_incident(incident)
+        await store.feedback.record_feedback(
+            FeedbackRecord(run_id="r-new", user="U1", rating=Rating.DOWN, at=utc_now())
+        )
 
 
 def test_list_then_forget_one_then_the_old_ones(capsys, tmp_path):

@@ -41,7 +41,7 @@ async def stored_run(url: str, thread_ts: str) -> str:
             (5, "tool_call", {"step": 1, "tool": "query_metrics"}),
             (9, "run_finished", {"stop_reason": "finish"}),
         ):
-            await store.audit(
+            await store.audit.audit(
                 AuditEvent(
                     at=start + timedelta(seconds=seconds), kind=kind, run_id=trace.run_id, actor=BOB, detail=detail
                 )

@@ -95,8 +95,8 @@ async def test_the_postmortem_timeline_is_the_recorded_events_and_messages_exact
     ts = await investigated(harness, script)
     await harness.mention("postmortem", thread_ts=ts, user=ALICE)
     upload = await harness.until(lambda: posted_file(harness, ts, "postmortem-draft-"), "the draft is uploaded")
-    record = await run_store.run_in_thread(CHANNEL, ts)
-    audit = await run_store.audit_log(run_id=record.run_id)
+    record = await run_store.runs.run_in_thread(CHANNEL, ts)
+    audit = await run_store.audit.audit_log(run_id=record.run_id)
     markdown = upload.text
     assert upload.filename == f"postmortem-draft-{record.run_id}.md"
     rows = [m.groups() for line in markdown.splitlines() if (m := MODEL_CELLS.match(line))]

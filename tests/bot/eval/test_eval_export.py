@@ -53,7 +53,7 @@ async def rated_runs(url: str, rated=RATED, *, service: str = "checkout") -> dic
             )
             trace = await Agent(llm=model, tools=IncidentBot([]).tools).run(f"checkout 5xx ({name})")
             await save_run(store, trace, thread_ts=f"1700000000.00010{number}", task_data="Alert 1: CheckoutHigh5xx")
-            await store.record_feedback(
+            await store.feedback.record_feedback(
                 FeedbackRecord(run_id=trace.run_id, user="U0BOB", rating=rating, reason=reason, at=utc_now())
             )
             runs[name] = trace.run_id
@@ -171,19 +171,21 @@ async def _rated_as(url: str, run_id: str) -> None:
     trace = await Agent(llm=model, tools=IncidentBot([]).tools).run("checkout 5xx")
     async with opened_store(url) as store:
         await save_run(store, trace, run_id=run_id)
-        await store.record_feedback(FeedbackRecord(run_id=run_id, user="U0BOB", rating=Rating.UP, at=utc_now()))
+        await store.feedback.record_feedback(
+            FeedbackRecord(run_id=run_id, user="U0BOB", rating=Rating.UP, at=utc_now())
+        )
 
 
 async def _rated(url: str) -> list[FeedbackRecord]:
     async with opened_store(url) as store:
-        return await store.rated_runs()
+        return await store.feedback.rated_runs()
 
 
 async def test_a_scenario_that_does_not_load_back_keeps_the_older_file_and_the_others_are_written(tmp_path):
     url = f"sqlite:///{tmp_path}/runs.db"
     runs = await rated_runs(url, RATED[:2])
     async with opened_store(url) as store:
-        texts, _ = await rated_scenarios(store, catalogue_names())
+        texts, _ = await rated_scenarios(store.feedback, store.runs, catalogue_names())
     older = tmp_path / f"feedback-{runs['liked']}.toml"
     older.write_text(texts[runs["liked"]])
     texts[runs["liked"]] = texts[runs["liked"]].replace('tool = "query_metrics"', 'tool = "no_such_tool"', 1)

@@ -66,7 +66,7 @@ def uploaded_trace(slack: SlackFake, ts: str) -> RunResult:
 
 
 async def audit_kinds(store: RunStore, run_id: str) -> list[str]:
-    return [event.kind for event in await store.audit_log(run_id=run_id)]
+    return [event.kind for event in await store.audit.audit_log(run_id=run_id)]
 
 
 async def test_a_run_interrupted_by_a_shutdown_continues_after_the_restart(run_store):
@@ -75,7 +75,7 @@ async def test_a_run_interrupted_by_a_shutdown_continues_after_the_restart(run_s
         async with process(slack, run_store, incident) as before:
             ts = await before.mention("order-service 5xx jumped, find the root cause")
             await before.until(lambda: incident.models and incident.models[0].calls == 2, "the slow call started")
-        saved = await run_store.run_in_thread(CHANNEL, ts)
+        saved = await run_store.runs.run_in_thread(CHANNEL, ts)
         assert (saved.status, saved.owner) == (RunStatus.RUNNING, "")
         assert [s.call.name for s in RunResult.from_json(saved.trace_json).steps] == ["query_metrics"]
         assert texts(before, ts)[-1] == (
@@ -103,7 +103,7 @@ async def test_a_run_interrupted_by_a_shutdown_continues_after_the_restart(run_s
         assert result.run_id == saved.run_id
         # The model of the resumed run was shown step 1's observation: it continued, it did not start over.
         assert "jumped from 0.10% to 12.0%" in json.dumps([m.content for m in incident.models[1].requests[0].messages])
-        assert (await run_store.get_run(saved.run_id)).status is RunStatus.FINISHED
+        assert (await run_store.runs.get_run(saved.run_id)).status is RunStatus.FINISHED
         assert await audit_kinds(run_store, saved.run_id) == [
             "run_started",
             "tool_call",
@@ -115,7 +115,7 @@ async def test_a_run_interrupted_by_a_shutdown_continues_after_the_restart(run_s
 
 
 async def saved_status(store: RunStore, ts: str) -> RunStatus | None:
-    record = await store.run_in_thread(CHANNEL, ts)
+    record = await store.runs.run_in_thread(CHANNEL, ts)
     return record.status if record is not None else None
 
 
@@ -126,11 +126,13 @@ async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_r
         async with process(slack, run_store, incident) as before:
             ts = await before.mention("roll back order-service")
             message, approval_id = await paused_for_approval(before, run_store, ts)
-        saved = await run_store.run_in_thread(CHANNEL, ts)
-        assert (await run_store.get(approval_id)).state is ApprovalState.PENDING  # a shutdown does not void it
+        saved = await run_store.runs.run_in_thread(CHANNEL, ts)
+        assert (
+            await run_store.approvals.get(approval_id)
+        ).state is ApprovalState.PENDING  # a shutdown does not void it
         if saved_as == "asked, not yet paused":  # the process died after the step's checkpoint, before the pause's
             trace = RunResult.from_json(saved.trace_json).model_copy(update={"stop_reason": StopReason.INTERRUPTED})
-            await run_store.checkpoint(saved.run_id, status=RunStatus.RUNNING, trace_json=trace.to_json())
+            await run_store.runs.checkpoint(saved.run_id, status=RunStatus.RUNNING, trace_json=trace.to_json())
 
         async with process(slack, run_store, incident, start=False) as after:
             assert await after.click(APPROVE, approval_id, message.ts, ts) == 200  # lands before the run resumes
@@ -146,7 +148,7 @@ async def test_an_approval_clicked_while_the_bot_was_down_is_honoured_when_its_r
         assert [m.ts for m in approvals] == [message.ts]  # asked once, not again after the restart
         result = uploaded_trace(slack, ts)
         assert (result.steps[0].approval.decision, result.steps[0].approval.by) == ("approved", ALICE)
-        audit = await run_store.audit_log(run_id=result.run_id)
+        audit = await run_store.audit.audit_log(run_id=result.run_id)
         assert [(e.kind, e.actor) for e in audit if e.kind.startswith(("approval", "side_effect"))] == [
             ("approval_requested", "U0BOB"),
             ("approval_decided", ALICE),
@@ -178,7 +180,7 @@ async def test_an_approval_that_expired_while_the_bot_was_down_is_a_denial(run_s
             await after.until(lambda: slack.responses, "the late click's answer")
         assert incident.executed == []
         assert "expired" in json.dumps([r.body for r in slack.responses])
-        assert (await run_store.get(approval_id)).state is ApprovalState.EXPIRED
+        assert (await run_store.approvals.get(approval_id)).state is ApprovalState.EXPIRED
         assert uploaded_trace(slack, ts).steps[0].approval.decision == "denied"
 
 
@@ -190,14 +192,14 @@ async def test_an_approval_asked_after_the_last_checkpoint_is_voided_when_the_ru
         async with process(slack, run_store, incident) as before:
             ts = await before.mention("roll back order-service")
             message, approval_id = await paused_for_approval(before, run_store, ts)
-        saved = await run_store.run_in_thread(CHANNEL, ts)
+        saved = await run_store.runs.run_in_thread(CHANNEL, ts)
         lost = RunResult.from_json(saved.trace_json).model_copy(update={"steps": [], "turns": []})
-        await run_store.checkpoint(saved.run_id, status=RunStatus.RUNNING, trace_json=lost.to_json())
+        await run_store.runs.checkpoint(saved.run_id, status=RunStatus.RUNNING, trace_json=lost.to_json())
         async with process(slack, run_store, incident) as after:
             await after.until(lambda: after.reacted(ts, "white_check_mark"), "the resumed run ends")
             assert await after.click(APPROVE, approval_id, message.ts, ts) == 200
             await after.until(lambda: slack.responses, "the late click's answer")
-        assert (await run_store.get(approval_id)).state is ApprovalState.VOIDED
+        assert (await run_store.approvals.get(approval_id)).state is ApprovalState.VOIDED
         assert "nothing will run" in json.dumps([r.body for r in slack.responses])
         assert incident.executed == []
         assert "void" in json.dumps(slack.message(CHANNEL, message.ts).blocks).lower()
@@ -214,7 +216,7 @@ async def test_a_stop_for_a_run_no_process_carries_ends_it_for_good(run_store):
             await after.until(lambda: after.reacted(ts, "x"), "the run ends with ❌")
             await after.services.start()  # nothing is left to resume
             assert after.services.investigations.active == {}
-        saved = await run_store.run_in_thread(CHANNEL, ts)
+        saved = await run_store.runs.run_in_thread(CHANNEL, ts)
         assert saved.status is RunStatus.FINISHED
         assert uploaded_trace(slack, ts).stop_reason is StopReason.CANCELLED
         assert len(incident.models) == 1  # the model was never asked again
@@ -239,7 +241,7 @@ async def test_a_run_whose_replica_died_is_taken_over_once_its_lease_expires(run
     async with SlackFake(users=USERS) as slack, process(slack, run_store, incident) as live:
         await live.until(lambda: slack.files, "the taken-over run ends with its trace")
     assert [s.call.name for s in uploaded_trace(slack, "1700000000.000100").steps] == ["query_metrics", "finish"]
-    assert (await run_store.get_run("r-dead")).status is RunStatus.FINISHED
+    assert (await run_store.runs.get_run("r-dead")).status is RunStatus.FINISHED
 
 
 @pytest.mark.parametrize("same_process", [True, False], ids=["same process", "after a restart"])
@@ -275,7 +277,7 @@ async def test_a_run_that_fails_inside_opsagent_ends_for_good_and_says_so(run_st
         said = json.dumps([m.blocks for m in first.thread(ts)])
         assert "failed inside OpsAgent (RuntimeError)" in said
         assert "stopped by" not in said, "nobody stopped it: OpsAgent failed"
-        assert (await run_store.run_in_thread(CHANNEL, ts)).status is RunStatus.FINISHED
+        assert (await run_store.runs.run_in_thread(CHANNEL, ts)).status is RunStatus.FINISHED
         async with process(slack, run_store, incident) as second:
             assert second.services.investigations.active == {}  # nothing to resume
 
@@ -294,7 +296,7 @@ async def test_a_run_saved_after_its_answer_but_before_it_was_marked_finished_en
     assert (result.stop_reason, result.answer) == (StopReason.FINISH, done.answer)
     assert incident.models[0].calls == 0
     assert any("v2.14.0 (step 1)" in json.dumps(m.blocks) for m in live.thread("1700000000.000100"))
-    assert (await run_store.get_run(done.run_id)).status is RunStatus.FINISHED
+    assert (await run_store.runs.get_run(done.run_id)).status is RunStatus.FINISHED
 
 
 async def test_the_heartbeat_gives_up_a_lease_its_replica_holds_but_does_not_carry(run_store):
@@ -311,9 +313,9 @@ async def test_the_heartbeat_gives_up_a_lease_its_replica_holds_but_does_not_car
             owner=replica,
             lease_until=utc_now() + timedelta(minutes=5),
         )
-        assert [r.run_id for r in await run_store.claimable_runs()] == []
+        assert [r.run_id for r in await run_store.leases.claimable_runs()] == []
         await live.services.duties.heartbeat()
-        assert [r.run_id for r in await run_store.claimable_runs()] == ["r-held"]
+        assert [r.run_id for r in await run_store.leases.claimable_runs()] == ["r-held"]
 
 
 async def test_a_stop_recorded_on_a_saved_run_ends_it_when_it_is_resumed(run_store):
@@ -323,8 +325,8 @@ async def test_a_stop_recorded_on_a_saved_run_ends_it_when_it_is_resumed(run_sto
         async with process(slack, run_store, incident) as before:
             ts = await before.mention("order-service 5xx")
             await before.until(lambda: incident.models and incident.models[0].calls == 2, "the slow call started")
-        saved = await run_store.run_in_thread(CHANNEL, ts)
-        await run_store.request_stop(saved.run_id, "<@U0ALICE>")  # e.g. its relay was lost in a reconnect
+        saved = await run_store.runs.run_in_thread(CHANNEL, ts)
+        await run_store.runs.request_stop(saved.run_id, "<@U0ALICE>")  # e.g. its relay was lost in a reconnect
         async with process(slack, run_store, incident) as after:
             await after.until(lambda: after.reacted(ts, "x"), "the resumed run ends with ❌")
     result = uploaded_trace(slack, ts)
@@ -345,7 +347,7 @@ async def test_a_replica_takes_over_only_as_many_runs_as_it_has_room_for(run_sto
     incident = IncidentBot([[SLOW]])
     async with SlackFake(users=USERS) as slack, process(slack, run_store, incident, access=one_at_a_time) as live:
         assert list(live.services.investigations.active) == ["r-orphan-1"]
-        assert [r.run_id for r in await run_store.claimable_runs()] == ["r-orphan-2"]
+        assert [r.run_id for r in await run_store.leases.claimable_runs()] == ["r-orphan-2"]
 
 
 async def test_two_replicas_starting_a_run_in_one_thread_at_once_start_one(run_store):

@@ -39,7 +39,7 @@ HOSTILE_VERDICT = text_turn(
 async def remembered(store, within: float = 10.0):
     """The remembered incidents, once there are any (a run is remembered just after its thread is told)."""
     async with asyncio.timeout(within):
-        while not (found := await store.incidents()):  # noqa: ASYNC110 - the state lives in the store
+        while not (found := await store.memory.incidents()):  # noqa: ASYNC110 - the state lives in the store
             await asyncio.sleep(0.02)
     return found
 
@@ -51,7 +51,7 @@ def bot_with_memory(script: list[list[str]], memory: RunMemory) -> IncidentBot:
 
 
 async def test_the_next_investigation_finds_the_last_one_with_its_feedback_and_thread(run_store):
-    memory = RunMemory(run_store, days=180)
+    memory = RunMemory(run_store.memory, run_store.runs, days=180)
     script = [
         [text_turn("query_metrics", "Why: the 5xx.", service="checkout"), VERDICT],
         [text_turn("similar_incidents", "Why: seen before?", query="checkout 5xx"), text_turn("finish", answer="ok")],
@@ -61,7 +61,7 @@ async def test_the_next_investigation_finds_the_last_one_with_its_feedback_and_t
         first = await harness.mention("checkout 5xx jumped to 12%, find the root cause")
         await harness.until(lambda: harness.reacted(first, "white_check_mark"), "the first run ends")
         (past,) = await remembered(run_store)
-        await run_store.record_feedback(
+        await run_store.feedback.record_feedback(
             FeedbackRecord(run_id=past.run_id, user="U0BOB", rating=Rating.DOWN, reason="it was DNS", at=utc_now())
         )
         second = await harness.mention("checkout 5xx again")
@@ -74,7 +74,7 @@ async def test_the_next_investigation_finds_the_last_one_with_its_feedback_and_t
     )
     link = f"https://{TEAM_DOMAIN}.slack.com/archives/{CHANNEL}/p{first.replace('.', '')}"
     assert past.thread_url == link
-    record = await run_store.run_in_thread(CHANNEL, second)
+    record = await run_store.runs.run_in_thread(CHANNEL, second)
     trace = json.loads(record.trace_json)
     step = trace["steps"][0]
     assert f"run {past.run_id}: asked 'checkout 5xx jumped to 12%, find the root cause'" in step["observation"]
@@ -83,13 +83,13 @@ async def test_the_next_investigation_finds_the_last_one_with_its_feedback_and_t
 
 
 async def test_hostile_past_content_reaches_the_model_fenced_and_redacted(run_store):
-    memory = RunMemory(run_store, days=180)
+    memory = RunMemory(run_store.memory, run_store.runs, days=180)
     earlier = await Agent(
         llm=ScriptedModel([text_turn("query_metrics", service="checkout"), HOSTILE_VERDICT]),
         tools=IncidentBot([]).tools,
     ).run(HOSTILE_TASK)
     await save_run(run_store, earlier)
-    assert await memory.remember(await run_store.get_run(earlier.run_id))
+    assert await memory.remember(await run_store.runs.get_run(earlier.run_id))
     model = ScriptedModel([text_turn("similar_incidents", query="checkout down"), text_turn("finish", answer="ok")])
     tools = ToolRegistry([similar_incidents_tool(memory, now=utc_now)])
     result = await Agent(llm=model, tools=tools).run("checkout is down")
@@ -104,16 +104,16 @@ async def test_hostile_past_content_reaches_the_model_fenced_and_redacted(run_st
 
 
 async def test_runs_finished_before_the_memory_are_remembered_at_start_but_not_forgotten_ones(run_store):
-    memory = RunMemory(run_store, days=180)
+    memory = RunMemory(run_store.memory, run_store.runs, days=180)
     traces = [await Agent(llm=ScriptedModel([VERDICT]), tools=ToolRegistry()).run(f"orders slow {n}") for n in range(3)]
     for number, trace in enumerate(traces):
         await save_run(run_store, trace, thread_ts=f"1700000000.00010{number}", alert_labels=({"service": "Orders"},))
-    await run_store.forget_incident(traces[2].run_id)
+    await run_store.memory.forget_incident(traces[2].run_id)
     async with (
         SlackFake(users=USERS) as slack,
         running_app(slack, IncidentBot([]), run_store, memory=memory, start=True),
     ):
-        remembered = await run_store.incidents()
+        remembered = await run_store.memory.incidents()
     assert sorted(i.run_id for i in remembered) == sorted(t.run_id for t in traces[:2])
     assert all(i.thread_url.startswith(f"https://{TEAM_DOMAIN}.slack.com/archives/") for i in remembered)
     assert all(i.services == ("orders",) for i in remembered)
@@ -132,7 +132,7 @@ async def test_a_run_is_remembered_by_its_alert_its_calls_and_its_checked_verdic
     trace = await Agent(llm=ScriptedModel([*calls, overstated]), tools=IncidentBot([]).tools).run("orders slow")
     labels = ({"alertname": "OrdersSlow", "service": "orders", "severity": "page"},)
     record = await save_run(run_store, trace, alert_labels=labels)
-    assert (await run_store.get_run(trace.run_id)).alert_labels == labels
+    assert (await run_store.runs.get_run(trace.run_id)).alert_labels == labels
     incident = remembered_incident(record, trace, thread_url="https://acme.slack.com/archives/C1/p1")
     assert incident.services == ("orders", "orders-db")
     assert incident.labels == ("alertname=OrdersSlow", "service=orders", "severity=page")
@@ -143,13 +143,13 @@ async def test_a_run_is_remembered_by_its_alert_its_calls_and_its_checked_verdic
         "https://acme.slack.com/archives/C1/p1",
     )
     unfinished = record.model_copy(update={"status": RunStatus.RUNNING})
-    assert not await RunMemory(run_store, days=30).remember(unfinished)
+    assert not await RunMemory(run_store.memory, run_store.runs, days=30).remember(unfinished)
     unreadable = remembered_incident(record.model_copy(update={"trace_json": "{not json"}), None)
     assert (unreadable.outcome, unreadable.summary, unreadable.task) == (StopReason.INTERNAL_ERROR, "", "orders slow")
 
 
 async def test_an_investigation_uses_a_runbook_and_a_past_incident_and_says_so_with_links(run_store):
-    memory = RunMemory(run_store, days=180)
+    memory = RunMemory(run_store.memory, run_store.runs, days=180)
     library = RunbookLibrary(TextSource(TEXTS))
     past = [text_turn("query_metrics", "Why: the 5xx.", service="order-service"), VERDICT]
     asked = [
@@ -173,7 +173,7 @@ async def test_an_investigation_uses_a_runbook_and_a_past_incident_and_says_so_w
         await remembered(run_store)
         second = await harness.mention("order-service 5xx again")
         finished = await harness.ended(second)
-    trace = json.loads((await run_store.run_in_thread(CHANNEL, second)).trace_json)
+    trace = json.loads((await run_store.runs.run_in_thread(CHANNEL, second)).trace_json)
     runbook, similar = trace["steps"][0], trace["steps"][1]
     assert runbook["observation"].startswith("Runbook orders/5xx: Order service 5xx")
     link = f"https://{TEAM_DOMAIN}.slack.com/archives/{CHANNEL}/p{first.replace('.', '')}"

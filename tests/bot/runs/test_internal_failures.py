@@ -47,14 +47,16 @@ async def test_a_log_line_with_a_lone_surrogate_is_read_and_the_run_finishes(har
     trace = the_trace(harness, ts)
     assert [s.error for s in trace.steps] == [None, None, None]
     assert trace.steps[1].observation == "payment-service ERROR card declined \ufffd"
-    stored = await run_store.run_in_thread(CHANNEL, ts)
+    stored = await run_store.runs.run_in_thread(CHANNEL, ts)
     assert RunResult.from_json(stored.trace_json) == trace
     assert "stopped by" not in said(harness, ts)
 
 
-async def test_a_failure_inside_opsagent_is_labelled_so_and_keeps_the_steps_before_it(harness, script, run_store):
+async def test_a_failure_inside_opsagent_is_labelled_so_and_keeps_the_steps_before_it(
+    harness, script, run_store, run_store_file
+):
     """The store refuses the second step's checkpoint (a trigger: what a full disk or a bug of ours looks like)."""
-    with sqlite3.connect(run_store.path) as db:
+    with sqlite3.connect(run_store_file) as db:
         db.execute(
             "CREATE TRIGGER second_checkpoint_fails BEFORE UPDATE OF trace_json ON runs "
             """WHEN NEW.status <> 'finished' AND NEW.trace_json LIKE '%"index":2,%' """
@@ -70,6 +72,6 @@ async def test_a_failure_inside_opsagent_is_labelled_so_and_keeps_the_steps_befo
     words = said(harness, ts)
     assert "OpsAgent itself failed" in words
     assert "stopped by" not in words
-    stored = await run_store.run_in_thread(CHANNEL, ts)
+    stored = await run_store.runs.run_in_thread(CHANNEL, ts)
     assert stored.status is RunStatus.FINISHED
     assert RunResult.from_json(stored.trace_json).stop_reason is StopReason.INTERNAL_ERROR

@@ -30,7 +30,7 @@ async def running(harness: HttpHarness, script: list) -> tuple[str, str, str]:
 async def refused_stops(harness: HttpHarness, run_id: str) -> list[tuple[str, str]]:
     return [
         (event.actor, event.detail["reason"])
-        for event in await harness.services.store.audit_log(run_id=run_id)
+        for event in await harness.services.store.audit.audit_log(run_id=run_id)
         if event.kind == "request_refused" and event.detail["action"] == "stop"
     ]
 
@@ -69,7 +69,7 @@ async def test_a_member_may_stop_anyones_run_and_the_final_message_mentions_them
     shown = json.dumps(final.blocks, ensure_ascii=False)
     assert f"Stopped by <@{CAROL}>" in shown, "a real mention, rendered by Slack"
     assert "&lt;@" not in shown
-    kinds = [e.kind for e in await harness.services.store.audit_log(run_id=run_id)]
+    kinds = [e.kind for e in await harness.services.store.audit.audit_log(run_id=run_id)]
     assert "stop_requested" in kinds
 
 

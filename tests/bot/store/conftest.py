@@ -1,11 +1,15 @@
 """Fixtures of the run store's conformance suite: a database of each dialect, a store on it and a second store on
-the same database (another replica), both on one injected clock."""
+the same database (another replica), both on one injected clock, and SQL run on the database past the store."""
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Awaitable, Callable
+
+import asyncpg
 import pytest
 
-from bot.store.factory import open_store
+from bot.store.factory import open_store, sqlite_path
 from bot.store.protocol import RunStore
 from fakes.clock import ManualClock
 
@@ -16,6 +20,24 @@ async def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/runs.db"
     return await request.getfixturevalue("postgres").new_database()
+
+
+@pytest.fixture
+def raw_sql(store_url: str) -> Callable[[str], Awaitable[None]]:
+    """Run SQL on the test's database directly, past the store."""
+
+    async def run(sql: str) -> None:
+        if store_url.startswith("sqlite"):
+            with sqlite3.connect(sqlite_path(store_url)) as db:
+                db.execute(sql)
+            return
+        connection = await asyncpg.connect(store_url)
+        try:
+            await connection.execute(sql)
+        finally:
+            await connection.close()
+
+    return run
 
 
 @pytest.fixture

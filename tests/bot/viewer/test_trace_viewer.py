@@ -60,10 +60,10 @@ def test_a_link_without_its_parameters_is_incomplete(exp, sig):
 async def test_the_viewer_refuses_to_start_without_a_strong_secret(run_store):
     settings = ViewerSettings(public_url="https://opsagent.example.com/")
     with pytest.raises(ValueError, match=SECRET_ENV):
-        TraceViewer.from_settings(settings, run_store, {})
+        TraceViewer.from_settings(settings, run_store.runs, {})
     with pytest.raises(ValueError, match="at least 32 characters"):
-        TraceViewer.from_settings(settings, run_store, {SECRET_ENV: "short"})
-    viewer = TraceViewer.from_settings(settings, run_store, {SECRET_ENV: VIEWER_SECRET})
+        TraceViewer.from_settings(settings, run_store.runs, {SECRET_ENV: "short"})
+    viewer = TraceViewer.from_settings(settings, run_store.runs, {SECRET_ENV: VIEWER_SECRET})
     link = urlsplit(viewer.link("abc123"))
     assert (link.scheme, link.netloc, link.path) == ("https", "opsagent.example.com", "/runs/abc123")
     exp = int(parse_qs(link.query)["exp"][0])
@@ -143,9 +143,9 @@ async def test_expired_tampered_incomplete_and_unknown_links_get_small_clear_pag
 
 async def test_traces_come_from_the_run_store_so_every_replica_serves_them(tools, run_store):
     result = await incident_run(tools)
-    source = StoredTraces(run_store)
+    source = StoredTraces(run_store.runs)
     assert await source(result.run_id) is None  # unknown
     await save_run(run_store, result, status=RunStatus.RUNNING, save_trace=False)
     assert await source(result.run_id) is None  # no step saved yet
-    await run_store.checkpoint(result.run_id, status=RunStatus.FINISHED, trace_json=result.to_json())
+    await run_store.runs.checkpoint(result.run_id, status=RunStatus.FINISHED, trace_json=result.to_json())
     assert (await source(result.run_id)).model_dump() == result.model_dump()

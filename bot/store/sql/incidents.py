@@ -1,4 +1,5 @@
-"""The store's memory of past incidents: remembering a finished run, full-text search, listing and forgetting.
+"""The memory of past incidents in SQL: the `IncidentStore` port over one `Database` (remembering a finished run,
+full-text search, listing and forgetting).
 
 The SQL is written once where SQLite and PostgreSQL agree; only the search differs (FTS5's `MATCH` and bm25, or a
 `tsvector` matched by a `tsquery` and ranked by `ts_rank`), chosen by the store's dialect.
@@ -7,14 +8,15 @@ The SQL is written once where SQLite and PostgreSQL agree; only the search diffe
 from __future__ import annotations
 
 import re
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, assert_never
 
+from bot.store.ports import RunLookup
 from bot.store.records import RunRecord, RunStatus
-from bot.store.schema import Dialect
+from bot.store.sql.database import Database
+from bot.store.sql.schema import Dialect
 from kernel import DEFAULT_REDACTOR
 from opsagent_tools.memory import PastIncident
 
@@ -59,23 +61,17 @@ class Remembered(StrEnum):
     """Deleted by `opsagent memory forget`: never indexed again."""
 
 
-class IncidentSql(ABC):
-    """The memory's operations over the store's two primitives (see `SqlRunStore`)."""
+class SqlIncidents:
+    """`IncidentStore` on the `incidents` table and its full-text index, marking runs in `runs.remembered`."""
 
-    dialect: Dialect
-
-    @abstractmethod
-    async def _fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[dict[str, Any]]:
-        """Run one statement in its own transaction; its rows as dicts."""
-
-    @abstractmethod
-    async def _execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
-        """Run one statement in its own transaction; how many rows it changed."""
+    def __init__(self, database: Database, runs: RunLookup) -> None:
+        self._db = database
+        self._runs = runs
 
     async def remember_incident(self, incident: PastIncident) -> bool:
         """Remember (or update) a finished run's incident, its texts redacted; False, and nothing kept, when its run
         is not in the store or was forgotten on purpose (`forget_incident`)."""
-        marked = await self._execute(
+        marked = await self._db.execute(
             "UPDATE runs SET remembered = $2 WHERE run_id = $1 AND remembered <> $3",
             incident.run_id,
             Remembered.INDEXED,
@@ -84,7 +80,7 @@ class IncidentSql(ABC):
         if marked == 0:
             return False
         redact = DEFAULT_REDACTOR.redact
-        await self._execute(
+        await self._db.execute(
             f"INSERT INTO incidents ({', '.join(_INCIDENT_COLUMNS)}) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (run_id) DO UPDATE SET task = excluded.task, "
             "services = excluded.services, labels = excluded.labels, summary = excluded.summary, "
@@ -117,7 +113,7 @@ class IncidentSql(ABC):
         if service is not None:
             args.append(f"% {_like_escaped(service.strip().lower())} %")
             where += " AND incidents.services LIKE $3 ESCAPE '\\'"
-        match self.dialect:
+        match self._db.dialect:
             case Dialect.SQLITE:
                 args.append(" OR ".join(f'"{term}"' for term in terms))
                 weights = ", ".join(("2.0", "2.0", "2.0", "1.0", "1.0"))
@@ -134,46 +130,44 @@ class IncidentSql(ABC):
                     "ORDER BY relevance DESC, incidents.seq DESC LIMIT $2"
                 )
             case _:
-                assert_never(self.dialect)
-        return await self._incidents(await self._fetch(sql, *args))
+                assert_never(self._db.dialect)
+        return await self._incidents(await self._db.fetch(sql, *args))
 
     async def incidents(self, *, limit: int = 100) -> list[PastIncident]:
         """The remembered incidents, newest first."""
-        rows = await self._fetch(
+        rows = await self._db.fetch(
             f"{_SELECT} FROM incidents ORDER BY incidents.finished_at DESC, incidents.seq DESC LIMIT $1", limit
         )
         return await self._incidents(rows)
 
     async def count_incidents(self) -> int:
         """How many incidents are remembered."""
-        rows = await self._fetch("SELECT COUNT(*) AS remembered FROM incidents")
+        rows = await self._db.fetch("SELECT COUNT(*) AS remembered FROM incidents")
         return int(rows[0]["remembered"])
 
     async def forget_incident(self, run_id: str) -> bool:
         """Forget one run's incident for good (its run and audit log stay); whether the run was known."""
-        marked = await self._execute("UPDATE runs SET remembered = $2 WHERE run_id = $1", run_id, Remembered.FORGOTTEN)
-        deleted = await self._execute("DELETE FROM incidents WHERE run_id = $1", run_id)
+        marked = await self._db.execute(
+            "UPDATE runs SET remembered = $2 WHERE run_id = $1", run_id, Remembered.FORGOTTEN
+        )
+        deleted = await self._db.execute("DELETE FROM incidents WHERE run_id = $1", run_id)
         return marked + deleted > 0
 
     async def forget_incidents_before(self, moment: datetime) -> int:
         """Forget the incidents finished before `moment` (the retention); how many."""
-        return await self._execute("DELETE FROM incidents WHERE finished_at < $1", moment)
+        return await self._db.execute("DELETE FROM incidents WHERE finished_at < $1", moment)
 
     async def runs_to_remember(self, *, limit: int = 100) -> list[RunRecord]:
         """Finished runs not remembered yet (finished before the memory existed, or while it could not be
         written), oldest first."""
-        rows = await self._fetch(
+        rows = await self._db.fetch(
             "SELECT run_id FROM runs WHERE status = $1 AND remembered = $2 ORDER BY updated_at, run_id LIMIT $3",
             RunStatus.FINISHED,
             Remembered.NOT_YET,
             limit,
         )
-        runs = [await self.get_run(row["run_id"]) for row in rows]
+        runs = [await self._runs.get_run(row["run_id"]) for row in rows]
         return [run for run in runs if run is not None]
-
-    @abstractmethod
-    async def get_run(self, run_id: str) -> RunRecord | None:
-        """The run with this id, or None."""
 
     async def _incidents(self, rows: Sequence[dict[str, Any]]) -> list[PastIncident]:
         """The rows as incidents, with the reasons of their 👎 ratings (one more query, for all of them)."""
@@ -181,7 +175,7 @@ class IncidentSql(ABC):
         corrections: dict[str, list[str]] = {}
         if ids:
             marks = ", ".join(f"${n}" for n in range(1, len(ids) + 1))
-            found = await self._fetch(
+            found = await self._db.fetch(
                 f"SELECT run_id, reason FROM feedback WHERE run_id IN ({marks}) AND rating = 'down' AND reason <> '' "
                 "ORDER BY at, user_id",
                 *ids,

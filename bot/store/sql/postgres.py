@@ -1,4 +1,4 @@
-"""The run store for several replicas: PostgreSQL through an asyncpg pool, with LISTEN/NOTIFY between replicas.
+"""The run store's database for several replicas: PostgreSQL through an asyncpg pool, LISTEN/NOTIFY between them.
 
 A server restart costs the next call nothing (dead connections are replaced, idempotent statements re-sent once);
 a server that is down gives a `StoreUnavailableError` within the timeouts, never a hang.
@@ -16,10 +16,11 @@ from urllib.parse import urlsplit
 import asyncpg
 import structlog
 
-from bot.store.protocol import SchemaVersionError, StoreUnavailableError, Subscription
+from bot.store.ports import Subscription
+from bot.store.protocol import SchemaVersionError, StoreUnavailableError
 from bot.store.records import utc_now
-from bot.store.schema import NOT_MIGRATED, Dialect, bootstrap_sql, next_migration
-from bot.store.sql import Row, SqlRunStore
+from bot.store.sql.database import Database, Row
+from bot.store.sql.schema import NOT_MIGRATED, Dialect, bootstrap_sql, next_migration
 
 log = structlog.get_logger("opsagent.store")
 
@@ -41,8 +42,8 @@ _MIGRATION_LOCK = 0x0F5A6E47
 _RECONNECT_FIRST_S, _RECONNECT_MAX_S = 0.1, 5.0
 
 
-class PostgresRunStore(SqlRunStore):
-    """A `RunStore` in a PostgreSQL database that several replicas share."""
+class PostgresDatabase(Database):
+    """The `Database` of a run store in PostgreSQL, which several replicas share."""
 
     dialect = Dialect.POSTGRES
 
@@ -109,11 +110,11 @@ class PostgresRunStore(SqlRunStore):
                     ) from error
         raise AssertionError("unreachable: the second attempt returns or raises")
 
-    async def _fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
+    async def fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
         rows = await self._with_connection(lambda con: con.fetch(sql, *args), idempotent=idempotent)
         return [dict(row) for row in rows]
 
-    async def _execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
+    async def execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
         status = await self._with_connection(lambda con: con.execute(sql, *args), idempotent=idempotent)
         return int(status.rsplit(" ", 1)[-1])
 
@@ -138,7 +139,7 @@ class PostgresRunStore(SqlRunStore):
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
                     migration.version,
                     migration.name,
-                    self._now(),
+                    self.now(),
                 )
 
     async def close(self) -> None:
@@ -155,7 +156,7 @@ class PostgresRunStore(SqlRunStore):
 
     async def notify(self, topic: str, payload: str) -> None:
         """NOTIFY every replica listening on the topic (payload under 8000 bytes); after a reconnect, maybe twice."""
-        await self._execute("SELECT pg_notify($1, $2)", topic, payload)
+        await self.execute("SELECT pg_notify($1, $2)", topic, payload)
 
     def listen(self, topic: str) -> Subscription:
         """LISTEN on the topic on a connection of its own, re-subscribing whenever the server comes back."""

@@ -13,9 +13,11 @@ import asyncpg
 import pytest
 
 from bot.store.factory import open_store
-from bot.store.postgres import PostgresRunStore
-from bot.store.protocol import StoreUnavailableError, Subscription
+from bot.store.ports import Subscription
+from bot.store.protocol import RunStore, StoreUnavailableError
 from bot.store.records import RunStatus
+from bot.store.sql.postgres import PostgresDatabase
+from bot.store.sql.store import SqlRunStore
 from samples.store_records import a_run
 from servers.postgres import PostgresServer
 
@@ -44,47 +46,47 @@ async def next_within(subscription: Subscription, seconds: float) -> str | None:
 
 @pytest.mark.parametrize("loop_blocked", [False, True], ids=["loop-running", "loop-blocked"])
 async def test_a_store_keeps_working_after_postgres_restarts(
-    store: PostgresRunStore, postgres: PostgresServer, loop_blocked: bool
+    store: RunStore, postgres: PostgresServer, loop_blocked: bool
 ) -> None:
     """Blocked, the loop has not seen the old connection close: the call meets it dead and is re-sent."""
-    await store.create_run(a_run("r1"))
-    await store.acquire_lease("r1", "replica-a", ttl_s=30)  # the pool now holds a live connection
+    await store.runs.create_run(a_run("r1"))
+    await store.leases.acquire_lease("r1", "replica-a", ttl_s=30)  # the pool now holds a live connection
     if loop_blocked:
         postgres.restart()
     else:
         await asyncio.to_thread(postgres.restart)
-    await store.checkpoint("r1", status=RunStatus.FINISHED, trace_json="{}")
-    saved = await store.get_run("r1")
+    await store.runs.checkpoint("r1", status=RunStatus.FINISHED, trace_json="{}")
+    saved = await store.runs.get_run("r1")
     assert saved is not None
     assert saved.status is RunStatus.FINISHED
 
 
 async def test_a_down_server_is_a_clear_error_then_the_store_recovers(
-    store: PostgresRunStore, postgres: PostgresServer
+    store: RunStore, postgres: PostgresServer
 ) -> None:
-    await store.create_run(a_run("r1"))
+    await store.runs.create_run(a_run("r1"))
     await asyncio.to_thread(postgres.stop)
     try:
         with pytest.raises(StoreUnavailableError, match=r"PostgreSQL at 127\.0\.0\.1:\d+/test_\w+ is unavailable"):
-            await store.get_run("r1")
+            await store.runs.get_run("r1")
         with pytest.raises(StoreUnavailableError, match="nothing was sent"):
-            await store.remember("Ev1", ttl_s=60)
+            await store.dedupe.remember("Ev1", ttl_s=60)
     finally:
         await asyncio.to_thread(postgres.start)
-    assert await store.remember("Ev1", ttl_s=60)
-    assert await store.get_run("r1") == a_run("r1")
+    assert await store.dedupe.remember("Ev1", ttl_s=60)
+    assert await store.runs.get_run("r1") == a_run("r1")
 
 
 async def test_a_statement_that_hangs_times_out_with_a_clear_error(url: str) -> None:
-    store = PostgresRunStore(url, command_timeout_s=0.5)
+    store = SqlRunStore(PostgresDatabase(url, command_timeout_s=0.5))
     await store.migrate()
     blocker = await asyncpg.connect(url)
     try:
         async with blocker.transaction():
             await blocker.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
             with pytest.raises(StoreUnavailableError, match="is unavailable \\(TimeoutError"):
-                await store.get_run("r1")
-        assert await store.get_run("r1") is None
+                await store.runs.get_run("r1")
+        assert await store.runs.get_run("r1") is None
     finally:
         await blocker.close()
         await store.close()
@@ -101,20 +103,20 @@ async def listener_and_sender(url: str):
 
 async def test_listen_survives_a_postgres_restart(listener_and_sender, postgres: PostgresServer) -> None:
     listener, sender = listener_and_sender
-    subscription = listener.listen("approvals")
+    subscription = listener.topics.listen("approvals")
     await subscription.subscribed.wait()
-    await sender.notify("approvals", "before")
+    await sender.topics.notify("approvals", "before")
     assert await anext(subscription) == "before"
 
     await asyncio.to_thread(postgres.restart)
     # Messages sent before LISTEN is re-established are lost (documented): send until one arrives.
     for n in itertools.count():
-        await sender.notify("approvals", f"after-{n}")
+        await sender.topics.notify("approvals", f"after-{n}")
         if (received := await next_within(subscription, 0.2)) is not None:
             break
     assert received.startswith("after-")
     assert subscription.subscribed.is_set()
-    await sender.notify("approvals", "next")
+    await sender.topics.notify("approvals", "next")
     late = [payload async for payload in _until(subscription, "next")]
     assert all(payload.startswith("after-") for payload in late)  # slow deliveries of the probes, if any
     await listener.close()
@@ -132,11 +134,11 @@ async def test_listen_waits_for_a_server_that_is_down_at_first(listener_and_send
     listener, sender = listener_and_sender
     await asyncio.to_thread(postgres.stop)
     try:
-        subscription = listener.listen("approvals")
+        subscription = listener.topics.listen("approvals")
         await asyncio.sleep(0.3)  # let it fail to connect a few times
         assert not subscription.subscribed.is_set()
     finally:
         await asyncio.to_thread(postgres.start)
     await subscription.subscribed.wait()
-    await sender.notify("approvals", "a1")
+    await sender.topics.notify("approvals", "a1")
     assert await anext(subscription) == "a1"

@@ -1,4 +1,4 @@
-"""The embedded run store: one SQLite file, its statements run on one worker thread per store.
+"""The embedded run store's database: one SQLite file, its statements run on one worker thread per store.
 
 SQLite's own locking (WAL, a busy timeout) keeps two stores on one file atomic; notify reaches this process only.
 """
@@ -16,10 +16,11 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, TypeVar
 
-from bot.store.protocol import SchemaVersionError, StoreUnavailableError, Subscription
+from bot.store.ports import Subscription
+from bot.store.protocol import SchemaVersionError, StoreUnavailableError
 from bot.store.records import utc_now
-from bot.store.schema import NOT_MIGRATED, Dialect, bootstrap_sql, next_migration
-from bot.store.sql import Row, SqlRunStore, as_utc
+from bot.store.sql.database import Database, Row, as_utc
+from bot.store.sql.schema import NOT_MIGRATED, Dialect, bootstrap_sql, next_migration
 
 T = TypeVar("T")
 
@@ -42,8 +43,8 @@ def _param(value: Any) -> Any:
     return value
 
 
-class SqliteRunStore(SqlRunStore):
-    """A `RunStore` in one SQLite file: the default, for a single replica."""
+class SqliteDatabase(Database):
+    """The `Database` of a run store in one SQLite file: the default, for a single replica."""
 
     dialect = Dialect.SQLITE
 
@@ -92,11 +93,11 @@ class SqliteRunStore(SqlRunStore):
             self._connection = connection
         return self._connection
 
-    async def _fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
+    async def fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
         params = [_param(arg) for arg in args]
         return await self._call(lambda db: [dict(row) for row in db.execute(_qmark(sql), params).fetchall()])
 
-    async def _execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
+    async def execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
         params = [_param(arg) for arg in args]
         return await self._call(lambda db: db.execute(_qmark(sql), params).rowcount)
 
@@ -115,7 +116,7 @@ class SqliteRunStore(SqlRunStore):
                         db.execute(statement)
                     db.execute(
                         "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                        (migration.version, migration.name, _param(self._now())),
+                        (migration.version, migration.name, _param(self.now())),
                     )
             except BaseException:
                 db.execute("ROLLBACK")
