@@ -21,7 +21,9 @@ from servers.bot_process import BotProcess, serve_env
 
 CHANNEL, BOB = "C0INCIDENT", "U0BOB"
 PROBE_TIMEOUT_S = 10.0
-HOSTILE = "---\ntitle: Latency above SLO\nservices: [order-service]\ntags: [latency" + " " * 1000 + "']\n---\nCheck p99.\n"
+HOSTILE = (
+    "---\ntitle: Latency above SLO\nservices: [order-service]\ntags: [latency" + " " * 1000 + "']\n---\nCheck p99.\n"
+)
 PLAIN = "---\ntitle: Order-service 5xx\nservices: [order-service]\ntags: [5xx]\n---\nRoll back the last deploy.\n"
 
 
@@ -36,7 +38,9 @@ async def test_a_hostile_front_matter_is_read_while_healthz_answers(tmp_path):
     config = write_demo_config(tmp_path, datetime.now(UTC), extra=extra)
     async with SlackFake(users={BOB: {"name": "bob"}}) as slack, FakeModelServer() as model:
         model.script(
-            Reply(openai_completion(None, tool_calls=[openai_tool_call("c1", "search_runbooks", {"query": "latency"})])),
+            Reply(
+                openai_completion(None, tool_calls=[openai_tool_call("c1", "search_runbooks", {"query": "latency"})])
+            ),
             Reply(openai_completion(None, tool_calls=[openai_tool_call("c2", "finish", {"answer": "Check p99."})])),
         )
         async with BotProcess(serve_env(config, slack, model), tmp_path / "bot.log") as bot:
