@@ -19,7 +19,7 @@ from aiohttp import web
 
 from bot.agent import build_agent
 from bot.cli.session import watch
-from bot.cli.terminal import TerminalView
+from bot.cli.terminal import Terminal
 from bot.cli.terminal_approval import TerminalApprover
 from kernel import (
     LLM,
@@ -44,14 +44,14 @@ KEPT_CONFIG = "opsagent.toml"
 
 
 async def run_demo(
-    llm: LLM | None, *, view: TerminalView, confirm: ConfirmHook | None = None, keep: Path | None = None
+    llm: LLM | None, *, terminal: Terminal, confirm: ConfirmHook | None = None, keep: Path | None = None
 ) -> RunResult:
     """Generate the incident, serve a stand-in deployment webhook, and investigate; returns the trace.
 
     Approvals are asked on the terminal unless another `confirm` hook is given. `keep`: an empty (or new)
     directory that keeps the backends and an opsagent.toml reading them; by default they are removed.
     """
-    view.say(OFFLINE_BANNER if llm is None else f"Model: {llm.model}", style="bold magenta")
+    terminal.say(OFFLINE_BANNER if llm is None else f"Model: {llm.model}", style="bold magenta")
     with _demo_directory(keep) as root:
         async with DemoDeploymentWebhook() as webhook:
             tools_settings = write_demo_incident(root / "data", datetime.now(UTC), action_url=webhook.url)
@@ -60,9 +60,13 @@ async def run_demo(
             tools = build_tools(tools_settings, environ={DEMO_SECRET_ENV: webhook.secret})
             policy = SideEffectPolicy(mode=SideEffectMode.FULL)
             agent = build_agent(
-                None, llm=llm or demo_script(), tools=tools, policy=policy, confirm=confirm or TerminalApprover(view)
+                None,
+                llm=llm or demo_script(),
+                tools=tools,
+                policy=policy,
+                confirm=confirm or TerminalApprover(terminal),
             )
-            return await watch(lambda control: agent.events(DEMO_TASK, control=control), view)
+            return await watch(lambda control: agent.events(DEMO_TASK, control=control), terminal)
 
 
 @contextlib.contextmanager

@@ -7,10 +7,11 @@ forgotten run is never remembered again. `opsagent check` reports the memory thr
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from bot.cli.report import Report, Table
 from bot.cli.stored import existing_store, missing_file
-from bot.cli.tables import render_table
 from bot.settings import Settings
 from bot.store.factory import open_store
 from bot.store.protocol import SchemaVersionError, StoreUnavailableError
@@ -21,18 +22,25 @@ from opsagent_tools.memory import PastIncident
 SUMMARY_CHARS = 70
 
 
-async def list_memory(settings: Settings, *, limit: int, as_json: bool) -> str:
-    """The remembered incidents, newest first, as a table (or JSON)."""
+async def list_memory(settings: Settings, *, limit: int) -> list[PastIncident]:
+    """The remembered incidents, newest first, `limit` at most."""
     async with existing_store(settings) as store:
-        incidents = await store.memory.incidents(limit=limit)
-    if as_json:
-        return json.dumps([incident.model_dump(mode="json") for incident in incidents], indent=2)
+        return await store.memory.incidents(limit=limit)
+
+
+def incidents_json(incidents: Sequence[PastIncident]) -> str:
+    """The incidents as JSON, for programs."""
+    return json.dumps([incident.model_dump(mode="json") for incident in incidents], indent=2)
+
+
+def render_memory(incidents: Sequence[PastIncident], settings: Settings) -> Report:
+    """The incidents as a table, and how long they are kept."""
     if not incidents:
-        return f"no incidents remembered yet ({_retention(settings)})"
+        return [f"no incidents remembered yet ({_retention(settings)})"]
     now = utc_now()
     rows = [_row(incident, now) for incident in incidents]
     header = ["run", "finished", "services", "outcome", "feedback", "summary"]
-    return "\n".join([*render_table(header, rows), f"{len(incidents)} shown ({_retention(settings)})"])
+    return [Table(header, rows), f"{len(incidents)} shown ({_retention(settings)})"]
 
 
 async def forget(settings: Settings, *, run_id: str | None, older_than_days: int | None) -> str:

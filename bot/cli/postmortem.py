@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from bot.agent import build_llm
 from bot.cli.stored import existing_store
@@ -42,11 +41,3 @@ async def postmortem_draft(
         )
         draft = await draft_postmortem(facts, llm, now=utc_now())
     return draft.markdown
-
-
-def write_draft(markdown: str, output: Path | None) -> str:
-    """Write the draft to `output` (what to say), or return it for standard output."""
-    if output is None:
-        return markdown
-    output.write_text(markdown, encoding="utf-8")
-    return f"wrote the postmortem draft to {output}"

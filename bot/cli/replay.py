@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, assert_never
 
 from bot.agent import build_agent, opened_toolset
+from bot.cli.report import Mark, Part, Report, StatusLine
 from bot.settings import Settings
 from kernel import (
     ChatRequest,
@@ -348,9 +349,12 @@ def _compare_end(recorded: RunResult, replayed: RunResult, turns_needed: int | N
     return f"same stop: {recorded.stop_reason}", False
 
 
-def render_report(report: ReplayReport) -> str:
-    """The report as a terminal table: one row per step, diff excerpts under changed steps, then the end."""
-    lines = [f"replay of run {report.run_id}: {_cut(report.task, 100)}", *(f"· {note}" for note in report.notes)]
+def render_report(report: ReplayReport) -> Report:
+    """The report's parts: one row per step, diff excerpts under changed steps, then the end."""
+    lines: list[Part] = [
+        f"replay of run {report.run_id}: {_cut(report.task, 100)}",
+        *(StatusLine(Mark.NOTE, note) for note in report.notes),
+    ]
     width = max([len(str(s)) for s in StepStatus] + [6])
     lines.append(f"{'step':>4}  {'status':<{width}}  {'call':<{CALL_CHARS}}  note")
     for d in report.steps:
@@ -362,10 +366,10 @@ def render_report(report: ReplayReport) -> str:
         f"stop: recorded {report.recorded_stop} ({ok[report.recorded_ok]}), replayed {report.replayed_stop} "
         f"({ok[report.replayed_ok]}); turns: {report.turns_used} of {report.turns_recorded} recorded used"
     )
-    lines.append(f"  {'✗' if report.end_diverges else '✓'} {report.end}")
+    lines.append(StatusLine(Mark.FAILED if report.end_diverges else Mark.OK, report.end, indent=2))
     count = len(report.divergences)
     lines.append(f"result: {count} divergence{'s' if count != 1 else ''}" if count else "result: no divergence")
-    return "\n".join(lines)
+    return lines
 
 
 def _cut(text: str, width: int) -> str:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.cli.terminal import TerminalView
+from bot.cli.terminal import Terminal
 from kernel import RunControl, RunFinished, RunResult, RunStream, StopReason
-from opsagent_tools.mcp import McpConnections
 
 TRACE_DIR = Path("traces")
 CTRL_C_REASON = "cancelled at the terminal (Ctrl-C)"
@@ -22,14 +20,14 @@ INTERRUPTED_EXIT = 130
 """The shell's code for a process stopped by SIGINT: a run cancelled with Ctrl-C exits with it."""
 
 
-async def watch(start: Callable[[RunControl], RunStream], view: TerminalView) -> RunResult:
-    """Run `start(control)` to its end, showing each event. The first Ctrl-C cancels the run (it stops at once as
-    `cancelled`, with its trace so far); a second one interrupts the process."""
+async def watch(start: Callable[[RunControl], RunStream], terminal: Terminal, *, priced: bool = False) -> RunResult:
+    """Run `start(control)` to its end, showing each event (`priced`: with its cost). The first Ctrl-C cancels the
+    run (it stops at once as `cancelled`, with its trace so far); a second one interrupts the process."""
     control = RunControl()
     loop = asyncio.get_running_loop()
 
     def cancel() -> None:
-        view.say("\n■ Ctrl-C: stopping the run (press it again to quit at once)", style="bold yellow")
+        terminal.say("\n■ Ctrl-C: stopping the run (press it again to quit at once)", style="bold yellow")
         control.cancel(CTRL_C_REASON)
         loop.remove_signal_handler(signal.SIGINT)
 
@@ -37,22 +35,22 @@ async def watch(start: Callable[[RunControl], RunStream], view: TerminalView) ->
     result: RunResult | None = None
     try:
         async for event in start(control):
-            view.show(event)
+            terminal.show(event, priced=priced)
             if isinstance(event, RunFinished):
                 result = event.result
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-        view.close()
+        terminal.close()
     assert result is not None  # the loop always ends with RunFinished
     return result
 
 
-def save_trace(result: RunResult, path: Path | None, view: TerminalView, *, directory: Path = TRACE_DIR) -> Path:
+def save_trace(result: RunResult, path: Path | None, terminal: Terminal, *, directory: Path = TRACE_DIR) -> Path:
     """Write the trace (to `path`, else `directory/<run id>.json`) and say where it went."""
     target = path or directory / f"{result.run_id}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(result.to_json(), encoding="utf-8")
-    view.say(f"trace saved: {target}", style="dim")
+    terminal.say(f"trace saved: {target}", style="dim")
     return target
 
 
@@ -61,13 +59,3 @@ def exit_code(result: RunResult) -> int:
     if result.ok:
         return 0
     return INTERRUPTED_EXIT if result.stop_reason is StopReason.CANCELLED else 1
-
-
-def warn_about_servers(mcp: McpConnections) -> None:
-    """A server that did not start or is misconfigured, and each tool left out, is said once on stderr; the command
-    goes on with the other tools."""
-    for report in mcp.report():
-        if not report.ok:
-            print(f"opsagent: {report.name}: {report.message}", file=sys.stderr)
-        for warning in report.warnings:
-            print(f"opsagent: {report.name}: {warning}", file=sys.stderr)

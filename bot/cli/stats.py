@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.cli.tables import render_table
+from bot.cli.report import Part, Report, Table
 from bot.verdict import tool_steps
 from bot.words import stop_title
 from kernel import FinishedBy, RunResult, StopReason, load_trace
@@ -152,14 +152,14 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
 
 
-def render_stats(stats: TraceStats) -> str:
-    """The summary as terminal text: headline numbers, then a table of tools."""
+def render_stats(stats: TraceStats) -> Report:
+    """The summary as a report: headline numbers, then a table of tools."""
     skipped = f" ({len(stats.skipped)} file{'s' if len(stats.skipped) != 1 else ''} skipped)" if stats.skipped else ""
     if not stats.runs:
-        return f"no traces found{skipped}"
+        return [f"no traces found{skipped}"]
     data = stats.to_dict()
     steps, tokens, duration = data["steps"], data["prompt_tokens"], data["duration_s"]
-    lines = [
+    lines: list[Part] = [
         f"runs: {stats.runs}{skipped}",
         f"success: {stats.ok}/{stats.runs} ({stats.ok / stats.runs:.1%})",
         "finished by: " + " · ".join(f"{how} {count}" for how, count in stats.finished_by.items()),
@@ -184,8 +184,8 @@ def render_stats(stats: TraceStats) -> str:
             ]
             for name, tool in stats.tools.items()
         ]
-        lines += render_table(["tool", "calls", "errors", "rate", "by kind"], rows, right=(1, 2, 3))
-    return "\n".join(lines)
+        lines.append(Table(["tool", "calls", "errors", "rate", "by kind"], rows, right=(1, 2, 3)))
+    return lines
 
 
 def _mean(values: Sequence[float]) -> float | None:

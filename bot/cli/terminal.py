@@ -1,7 +1,9 @@
-"""The terminal view of a run: the same typed event stream Slack consumes, rendered with `rich`.
+"""The terminal: one `Terminal` object through which every command writes, and the rendering of a run's events.
 
-Rendering is a pure function of one event (and whether a price is known), so it is easy to test and to reuse;
-`TerminalView` only prints what it returns and keeps a spinner going while the agent works (on a terminal).
+A run is the same typed event stream Slack consumes, rendered with `rich`. Rendering is a pure function of one
+event (and whether a price is known), so it is easy to test and to reuse; `Terminal` prints what it returns and
+keeps a spinner going while the agent works (on a terminal). Reports (`bot.cli.report`), data, errors and
+warnings go through the same object, so colour, NO_COLOR, pipes and the width behave alike for every command.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.spinner import Spinner
+from rich.table import Table as RichTable
 from rich.text import Text
 
+from bot.cli.report import Heading, Mark, Report, StatusLine, Table
 from bot.verdict import Verdict, refusal_of, usage_facts, verdict_of
 from bot.words import parallel_group
 from kernel import FINISH_TOOL, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
@@ -28,6 +32,7 @@ EXCERPT_CHARS = 1500
 """How much of an observation the terminal shows; the trace keeps all of it."""
 _UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)}
 """Control characters in model or tool text, shown escaped so they cannot drive the terminal."""
+MARK_STYLES = {Mark.OK: "bold green", Mark.FAILED: "bold red", Mark.WARNING: "bold yellow", Mark.NOTE: "dim"}
 
 
 def render_event(event: Event, *, priced: bool = False, live: bool = False) -> RenderableType | None:
@@ -163,40 +168,88 @@ def labelled(label: str, text: str, style: str) -> Text:
     return Text.assemble(f"  {label}: ", (body, style))
 
 
-class TerminalView:
-    """Where a run is shown: a console on stdout (colour only on a terminal, and never with NO_COLOR), with a
-    spinner saying what the agent is doing while it works, on a terminal only."""
+class Terminal:
+    """Everything the command line shows a person, for every command: a run's events, reports, data, errors,
+    warnings, prompts and a spinner. Stdout carries what the command produces; stderr its errors, warnings and
+    progress. On a terminal: colour (never with NO_COLOR), lines wrapped to the width, a table's cells wrapped in
+    their columns, a spinner while waiting. In a pipe or a file: plain text, each line whole, no escape codes."""
 
-    def __init__(self, console: Console | None = None, *, priced: bool = False) -> None:
-        self.console = console or Console(highlight=False)
-        self.priced = priced
+    def __init__(self, console: Console | None = None, *, errors: Console | None = None) -> None:
+        self.console = console or _Console(highlight=False)
+        self.errors = errors or _Console(stderr=True, highlight=False)
         self._status: Live | None = None
 
     @property
     def live(self) -> bool:
         """Whether the view animates (a terminal): then starting steps show in the spinner, not as lines."""
-        return self.console.is_terminal and not self.console.is_dumb_terminal
+        return _animates(self.console)
 
-    def show(self, event: Event) -> None:
-        """Print what `event` renders to, and set the spinner to what comes next."""
-        renderable = render_event(event, priced=self.priced, live=self.live)
+    def show(self, event: Event, *, priced: bool = False) -> None:
+        """Print what `event` renders to (`priced`: with the cost), and set the spinner to what comes next."""
+        renderable = render_event(event, priced=priced, live=self.live)
         if renderable is not None:
             self.print(renderable)
         self._spin(activity(event))
 
     def say(self, text: str, *, style: str = "") -> None:
         """A line of our own words (a banner, where the trace went)."""
-        self.print(Text(text, style=style))
+        self.print(Text(printable(text), style=style))
+
+    def success(self, text: str) -> None:
+        """What a command did, said when it is done (a file written, incidents forgotten)."""
+        self.say(text, style="bold green")
+
+    def prompt(self, text: str) -> None:
+        """A question, the answer typed on the same line."""
+        self.print(Text(printable(text), style="bold cyan"), end="")
+
+    def report(self, parts: Report) -> None:
+        """A report's parts in order: words, status lines, headings and tables."""
+        for part in parts:
+            match part:
+                case str():
+                    self.say(part)
+                case StatusLine():
+                    self.print(_status_text(part))
+                case Heading(text=text, note=note):
+                    note_text = Text(f" [{printable(note)}]", style="yellow") if note else Text()
+                    self.print(Text.assemble((printable(text), "bold cyan"), note_text))
+                case Table():
+                    self._table(part)
+                case _:
+                    assert_never(part)
+
+    def data(self, text: str, *, end: str = "\n") -> None:
+        """Output for programs (JSON, a Markdown draft, an observation): exactly these characters, never styled or
+        wrapped, so a pipe gets them byte for byte; on a terminal control characters are shown escaped."""
+        self.console.file.write((printable(text) if self.console.is_terminal else text) + end)
+
+    def error(self, message: str) -> None:
+        """Why the command failed, in words for a person: each line as `opsagent: …` on stderr."""
+        for line in message.splitlines() or [message]:
+            self._to_stderr(Text(f"opsagent: {printable(line)}", style="red"))
+
+    def warn(self, line: str) -> None:
+        """A warning on stderr, worded by the caller; the command goes on."""
+        self._to_stderr(Text(printable(line), style="yellow"))
+
+    def progress(self, line: str) -> None:
+        """A line on stderr saying how far a long command is (a scenario done)."""
+        self._to_stderr(Text(printable(line), style="dim"))
+
+    @contextlib.contextmanager
+    def working(self, text: str) -> Iterator[None]:
+        """A spinner saying `text` while the block runs, on a terminal; nothing in a pipe."""
+        self._spin(text)
+        try:
+            yield
+        finally:
+            self._spin("")
 
     def print(self, renderable: RenderableType, *, end: str = "\n") -> None:
         """Print on the console. Off a terminal, lines are not wrapped (a log reader or grep sees each whole),
         except Markdown (an answer's prose), which is laid out to the width."""
-        if isinstance(renderable, Group):
-            for part in renderable.renderables:
-                self.print(part)
-            return
-        laid_out = isinstance(renderable, Markdown | Padding)  # Markdown, or Markdown indented
-        self.console.print(renderable, soft_wrap=not (self.live or laid_out), end=end)
+        _emit(self.console, renderable, end=end)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -217,6 +270,36 @@ class TerminalView:
         """Stop the spinner."""
         self._spin("")
 
+    def flush(self) -> None:
+        """Push out what was written: a reader that went away fails here, with a BrokenPipeError."""
+        self.console.file.flush()
+
+    def drop_output(self) -> None:
+        """The reader went away: whatever is still to be written (at exit) goes nowhere, quietly."""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self.console.file.fileno())
+
+    def _table(self, table: Table) -> None:
+        cells = Table(
+            [printable(cell) for cell in table.header],
+            [[printable(cell) for cell in row] for row in table.rows],
+            right=table.right,
+        )
+        if not self.live:
+            for line in cells.lines():
+                self.print(Text(line))
+            return
+        grid = RichTable(box=None, pad_edge=False, padding=(0, 1), header_style="bold cyan", show_edge=False)
+        for i, title in enumerate(cells.header):
+            grid.add_column(title, justify="right" if i in cells.right else "left", overflow="fold")
+        for row in cells.rows:
+            grid.add_row(*row)
+        self.console.print(grid)
+
+    def _to_stderr(self, text: Text) -> None:
+        # While a spinner runs on this very terminal, stderr lines go through its console, above the spinner.
+        spinning = self._status is not None and _same_terminal(self.console.file, self.errors.file)
+        _emit(self.console if spinning else self.errors, text)
+
     def _spin(self, text: str) -> None:
         if not self.live:
             return
@@ -236,6 +319,32 @@ class TerminalView:
             self._status.start()
         else:
             self._status.update(Spinner("dots", text, style="green"))
+
+
+class _Console(Console):
+    """rich's console, except that a reader that went away (`| head`) is left to `main`, which exits quietly with
+    141 as a process killed by SIGPIPE does; rich would exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        """Raise it on, for `main`."""
+        raise BrokenPipeError
+
+
+def _animates(console: Console) -> bool:
+    return console.is_terminal and not console.is_dumb_terminal
+
+
+def _emit(console: Console, renderable: RenderableType, *, end: str = "\n") -> None:
+    if isinstance(renderable, Group):
+        for part in renderable.renderables:
+            _emit(console, part)
+        return
+    laid_out = isinstance(renderable, Markdown | Padding)  # Markdown, or Markdown indented
+    console.print(renderable, soft_wrap=not (_animates(console) or laid_out), end=end)
+
+
+def _status_text(line: StatusLine) -> Text:
+    return Text.assemble(" " * line.indent, (str(line.mark), MARK_STYLES[line.mark]), f" {printable(line.text)}")
 
 
 def _same_terminal(first: IO[str], second: IO[str]) -> bool:

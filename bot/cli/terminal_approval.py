@@ -13,7 +13,7 @@ from typing import TextIO
 
 from rich.text import Text
 
-from bot.cli.terminal import TerminalView, labelled, printable
+from bot.cli.terminal import Terminal, labelled, printable
 from kernel import ApprovalRequest, Approved, Denied
 
 NO_TERMINAL_REASON = "there is no terminal to ask for approval (run interactively to approve)"
@@ -22,20 +22,20 @@ NO_TERMINAL_REASON = "there is no terminal to ask for approval (run interactivel
 class TerminalApprover:
     """A confirm hook that shows the exact call and waits for y/N from whoever is at the terminal."""
 
-    def __init__(self, view: TerminalView, *, stdin: TextIO | None = None, user: str | None = None) -> None:
-        self._view = view
+    def __init__(self, terminal: Terminal, *, stdin: TextIO | None = None, user: str | None = None) -> None:
+        self._terminal = terminal
         self._stdin = stdin or sys.stdin
         self._user = user or getpass.getuser()
 
     async def __call__(self, request: ApprovalRequest) -> Approved | Denied:
         """Approve only on an explicit yes; anything else, or no terminal, denies. The spinner stops and log
         lines wait while the question is open, so they do not land in the middle of it."""
-        with self._view.paused():
-            self._view.print(render_approval_request(request))
+        with self._terminal.paused():
+            self._terminal.print(render_approval_request(request))
             if not self._stdin.isatty():
-                self._view.say(f"  ✗ denied: {NO_TERMINAL_REASON}", style="red")
+                self._terminal.say(f"  ✗ denied: {NO_TERMINAL_REASON}", style="red")
                 return Denied(by="opsagent", reason=NO_TERMINAL_REASON)
-            self._view.print(Text("  Approve? [y/N] ", style="bold yellow"), end="")
+            self._terminal.print(Text("  Approve? [y/N] ", style="bold yellow"), end="")
             answer = (await read_line(self._stdin)).strip().lower()
         if answer in ("y", "yes"):
             return Approved(by=f"{self._user} (terminal)", args_hash=request.args_hash)

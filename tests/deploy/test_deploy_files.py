@@ -41,7 +41,8 @@ from packaging.specifiers import SpecifierSet
 from pydantic import BaseModel
 
 from bot.agent import build_llm
-from bot.cli.main import _parser, _serve
+from bot.cli.commands import serve
+from bot.cli.main import build_parser
 from bot.serve import SHUTDOWN_TIMEOUT_S
 from bot.settings import Settings, load_settings
 from fakes.slack_api import SlackFake
@@ -129,8 +130,8 @@ def exposed_port() -> int:
 
 def serve_args(argv: list[str]) -> Any:
     """The namespace `opsagent` builds from these arguments; it must be HTTP mode of `serve`."""
-    args = _parser().parse_args(argv)
-    assert args.handler is _serve, f"{argv} does not run `opsagent serve`"
+    args = build_parser().parse_args(argv)
+    assert args.run is serve.run, f"{argv} does not run `opsagent serve`"
     assert args.http, f"{argv} is not HTTP mode"
     return args
 

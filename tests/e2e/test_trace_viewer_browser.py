@@ -13,7 +13,7 @@ from playwright.async_api import Browser, ConsoleMessage, async_playwright
 from rich.console import Console
 
 from bot.cli.demo import run_demo
-from bot.cli.terminal import TerminalView
+from bot.cli.terminal import Terminal
 from samples.trace_runs import INCIDENT_SCRIPT, TASK, approve
 from worlds.slack_bot import save_run
 from worlds.viewer_bot import ViewerBot
@@ -119,7 +119,7 @@ async def test_the_link_in_the_thread_opens_every_step_in_chromium(tools, browse
 
 async def test_the_demo_incident_page_in_chromium(tools, browser):
     """The README's screenshot (docs/trace-viewer.png is a copy of test-output/trace-viewer-demo.png)."""
-    result = await run_demo(None, view=TerminalView(Console(file=io.StringIO())), confirm=approve)
+    result = await run_demo(None, terminal=Terminal(Console(file=io.StringIO())), confirm=approve)
     async with ViewerBot(tools, []) as bot:
         await save_run(bot.store, result)
         link = bot.viewer.link(result.run_id)

@@ -12,6 +12,7 @@ import tokenize
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from opsagent_process import environment, opsagent, start
 
 from bot.settings import Settings
@@ -81,12 +82,13 @@ async def test_serve_with_slack_unreachable_says_so_in_one_line(tmp_path):
     assert line.endswith("): check the network, a proxy, or SLACK_API_URL")
 
 
-async def test_a_reader_that_goes_away_is_no_error(tmp_path):
+@pytest.mark.parametrize("command", [("tools", "list"), ("demo",)], ids=["a report", "a run"])
+async def test_a_reader_that_goes_away_is_no_error(tmp_path, command):
     config = write_demo_config(tmp_path, datetime.now(UTC))
     read_end, write_end = os.pipe()
     os.close(read_end)  # `opsagent tools list | head`, once head has read its lines and gone
     try:
-        proc = await start("--config", config, "tools", "list", cwd=tmp_path, stdout=write_end)
+        proc = await start("--config", config, *command, cwd=tmp_path, stdout=write_end)
     finally:
         os.close(write_end)
     async with asyncio.timeout(60):

@@ -8,19 +8,19 @@ import json
 from rich.console import Console
 
 from bot.cli.demo import OFFLINE_BANNER, run_demo
-from bot.cli.terminal import TerminalView
+from bot.cli.terminal import Terminal
 from kernel import Approved, ErrorKind
 
 
-def captured_view() -> tuple[TerminalView, io.StringIO]:
-    """A view on a console that writes to memory, as to a pipe (no terminal, no colour)."""
+def captured_terminal() -> tuple[Terminal, io.StringIO]:
+    """A terminal whose console writes to memory, as to a pipe (no terminal, no colour)."""
     out = io.StringIO()
-    return TerminalView(Console(file=out, highlight=False)), out
+    return Terminal(Console(file=out, highlight=False)), out
 
 
 async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal():
-    view, out = captured_view()
-    result = await run_demo(None, view=view)
+    terminal, out = captured_terminal()
+    result = await run_demo(None, terminal=terminal)
     assert out.getvalue().startswith(OFFLINE_BANNER + "\n")
     assert result.ok
     assert [s.call.name for s in result.steps] == [
@@ -47,7 +47,7 @@ async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal():
 
 
 async def test_each_demo_step_reads_in_one_line_and_recordings_have_no_links():
-    result = await run_demo(None, view=captured_view()[0])
+    result = await run_demo(None, terminal=captured_terminal()[0])
     metrics, gateway, orders, diff, config, rollback, _ = result.steps
     assert metrics.headline.startswith("http_5xx_rate 0.10% → 12.0% at t-")
     assert metrics.headline.endswith("▁▁▁▁▁▁▁▁▆███")
@@ -67,7 +67,7 @@ async def test_an_approved_rollback_reaches_the_deployment_webhook_signed():
     async def approve(request):
         return Approved(by="U_ONCALL", args_hash=request.args_hash)
 
-    result = await run_demo(None, view=captured_view()[0], confirm=approve)
+    result = await run_demo(None, terminal=captured_terminal()[0], confirm=approve)
     rollback = result.steps[5]
     assert rollback.error is None
     assert rollback.approval.by == "U_ONCALL"
