@@ -288,6 +288,7 @@ class Terminal:
             for line in cells.lines():
                 self.print(Text(line))
             return
+        # Too wide for the terminal, the widest column wraps first (folding a long word): nothing is cut off.
         grid = RichTable(box=None, pad_edge=False, padding=(0, 1), header_style="bold cyan", show_edge=False)
         for i, title in enumerate(cells.header):
             grid.add_column(title, justify="right" if i in cells.right else "left", overflow="fold")
