@@ -1,5 +1,6 @@
-"""The terminal a person sees: colour only on a terminal and never with NO_COLOR, the answer's Markdown rendered,
-cost only when priced, log lines kept out of stdout, and follow-up questions asked as a Slack thread asks them."""
+"""The terminal a person sees: colour only on a terminal and never with NO_COLOR, for a run and for every report
+alike, lines wrapped to a terminal's width and whole in a pipe, the answer's Markdown rendered, cost only when
+priced, log lines kept out of stdout, and follow-up questions asked as a Slack thread asks them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from opsagent_process import environment, opsagent, start
 
 from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
@@ -18,13 +20,20 @@ from samples.demo_config import write_demo_config
 
 COLOUR = re.compile(r"\x1b\[[0-9;]*(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9]+)*m")
 """An SGR sequence that sets a foreground or background colour."""
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+"""Every control sequence a terminal gets (colour, cursor, the spinner's), and the pty's carriage returns."""
+TRACES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 ANSWER = "**Root cause**: v2.14.0 cut the pool (step 1).\n- restore `max_size: 50`\n- alert on pending requests"
 
 
-async def on_a_terminal(*args: object, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
-    """Run `opsagent ARGS` with stdout on a pseudo-terminal, as in a person's shell; what it showed there."""
+async def on_a_terminal(
+    *args: object, cwd: Path, env: dict[str, str], columns: int = 120, stderr_too: bool = False
+) -> tuple[int, str]:
+    """Run `opsagent ARGS` with stdout (and with `stderr_too` stderr) on a pseudo-terminal `columns` wide, as in a
+    person's shell; what it showed there."""
     leader, follower = pty.openpty()
-    proc = await start(*args, cwd=cwd, env=env | {"TERM": "xterm-256color", "COLUMNS": "120"}, stdout=follower)
+    streams = {"stdout": follower, **({"stderr": follower} if stderr_too else {})}
+    proc = await start(*args, cwd=cwd, env=env | {"TERM": "xterm-256color", "COLUMNS": str(columns)}, **streams)
     os.close(follower)
     shown = bytearray()
     loop = asyncio.get_running_loop()
@@ -55,6 +64,51 @@ async def test_colour_on_a_terminal_only_and_never_with_no_color(tmp_path):
     piped = await opsagent("demo", cwd=tmp_path)
     assert piped.code == 0
     assert "\x1b[" not in piped.out, "a pipe gets plain text"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("stats", TRACES), ("tools", "list"), ("check",), ("replay", TRACES / "v1_demo_text_protocol.json")],
+    ids=["stats", "tools list", "check", "replay"],
+)
+async def test_a_report_has_colour_as_a_run_has_on_a_terminal_only_and_never_with_no_color(
+    tmp_path, demo_config, command
+):
+    args = ("--config", demo_config, *command)
+    code, shown = await on_a_terminal(*args, cwd=tmp_path, env=environment())
+    assert COLOUR.search(shown), "a terminal gets colour"
+    no_colour_code, plain = await on_a_terminal(*args, cwd=tmp_path, env=environment(NO_COLOR="1"))
+    assert not COLOUR.search(plain), "NO_COLOR: no colour, even on a terminal"
+    piped = await opsagent(*args, cwd=tmp_path)
+    assert "\x1b[" not in piped.out, "a pipe gets plain text"
+    assert code == no_colour_code == piped.code
+    first = piped.out.splitlines()[0]
+    assert first in ESCAPES.sub("", shown), "the same words on a terminal"
+    assert first in ESCAPES.sub("", plain), "the same words without colour"
+
+
+async def test_a_report_fits_a_narrow_terminal_and_stays_whole_in_a_pipe(tmp_path):
+    code, shown = await on_a_terminal("stats", TRACES, cwd=tmp_path, env=environment(), columns=40)
+    assert code == 0
+    text = ESCAPES.sub("", shown)
+    assert max(map(len, text.splitlines())) <= 40
+    piped = await opsagent("stats", TRACES, cwd=tmp_path, env=environment(COLUMNS="40"))
+    row = next(line for line in piped.out.splitlines() if line.startswith("search_logs"))
+    assert len(row) > 40, "a pipe is not wrapped to COLUMNS"
+    assert row.split()[-2:] == ["timeout", "1"], "the row whole, on one line"
+    assert sorted("".join(text.split())) == sorted("".join(piped.out.split())), "the terminal loses nothing"
+
+
+async def test_an_error_is_red_on_a_terminal_and_plain_in_a_pipe(tmp_path):
+    _, shown = await on_a_terminal("stats", tmp_path / "nope", cwd=tmp_path, env=environment(), stderr_too=True)
+    assert re.search(r"\x1b\[31mopsagent: .*nope is not a directory", shown)
+    _, plain = await on_a_terminal(
+        "stats", tmp_path / "nope", cwd=tmp_path, env=environment(NO_COLOR="1"), stderr_too=True
+    )
+    assert not COLOUR.search(plain)
+    assert f"opsagent: {tmp_path / 'nope'} is not a directory" in ESCAPES.sub("", plain)
+    piped = await opsagent("stats", tmp_path / "nope", cwd=tmp_path)
+    assert (piped.code, piped.err) == (2, f"opsagent: {tmp_path / 'nope'} is not a directory\n")
 
 
 def finish_script(server: FakeModelServer) -> None:
