@@ -27,16 +27,19 @@ async def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     llm = build_llm(settings_of(args).llm) if args.model_from_config else None
     if args.model_from_config and llm is None:
         raise ValueError(f"--model-from-config: {NO_MODEL}")
-    result = await run_demo(llm, terminal=terminal, keep=args.keep)
-    save_trace(result, args.trace, terminal, directory=args.keep / "traces" if args.keep else Path("traces"))
-    if args.keep:
-        config = args.keep / "opsagent.toml"
-        terminal.say(f"kept the demo's backends in {args.keep}; try:", style="bold")
+    # The kept opsagent.toml names its files by absolute paths (a file:// URL has no relative form), and the
+    # commands it suggests work from any directory.
+    keep = args.keep.absolute() if args.keep else None
+    result = await run_demo(llm, terminal=terminal, keep=keep)
+    save_trace(result, args.trace, terminal, directory=keep / "traces" if keep else Path("traces"))
+    if keep:
+        config = keep / "opsagent.toml"
+        terminal.say(f"kept the demo's backends in {keep}; try:", style="bold")
         for line in (
             f'opsagent --config {config} tools call search_logs --args \'{{"service": "gateway"}}\'',
             f"opsagent --config {config} investigate --scripted",
-            f"opsagent --config {config} replay {args.keep / 'traces' / f'{result.run_id}.json'}",
-            f"opsagent stats {args.keep / 'traces'}",
+            f"opsagent --config {config} replay {keep / 'traces' / f'{result.run_id}.json'}",
+            f"opsagent stats {keep / 'traces'}",
         ):
             terminal.say(f"  {line}")
     return exit_code(result)

@@ -55,6 +55,21 @@ async def test_the_kept_demo_works_with_every_command(tmp_path):
     assert "success: 1/1 (100.0%)" in stats.out
 
 
+async def test_a_relative_keep_directory_works_from_anywhere(tmp_path):
+    """`--keep demo` from the shell's directory: the kept configuration names the files by absolute paths."""
+    demo = await opsagent("demo", "--keep", "demo", cwd=tmp_path)
+    assert demo.code == 0, demo
+    config = tmp_path / "demo" / "opsagent.toml"
+    assert f"opsagent --config {config} investigate --scripted" in demo.out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    call = await opsagent(
+        "--config", config, "tools", "call", "query_metrics", "--args", '{"service": "order-service"}', cwd=elsewhere
+    )
+    assert call.code == 0, call
+    assert "jumped from 0.10% to 12.0%" in call.out
+
+
 async def test_keep_refuses_a_directory_with_files(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     ran = await opsagent("demo", "--keep", tmp_path, cwd=tmp_path)
