@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,7 +33,11 @@ class Directory(Protocol):
 
 
 class CachedDirectory:
-    """A `Directory` whose answers are kept for `ttl_s` (user groups are a tier-2 API); failures are not kept."""
+    """A `Directory` whose answers are kept for `ttl_s` (user groups are a tier-2 API); failures are not kept.
+
+    Look-ups of one key at the same time share one call: a burst of clicks by one approver (or mentions by one
+    person) asks Slack once, not once each.
+    """
 
     def __init__(
         self, directory: Directory, *, ttl_s: float = 300.0, clock: Callable[[], float] = time.monotonic
@@ -42,6 +47,8 @@ class CachedDirectory:
         self._clock = clock
         self._users: dict[str, tuple[float, SlackUser]] = {}
         self._groups: dict[str, tuple[float, set[str]]] = {}
+        self._asking: dict[tuple[int, str], asyncio.Future[Any]] = {}
+        """Look-ups in flight, by (cache, key)."""
 
     async def user(self, user_id: str) -> SlackUser:
         """The user, from the cache while fresh."""
@@ -57,6 +64,17 @@ class CachedDirectory:
         hit = cache.get(key)
         if hit is not None and self._clock() - hit[0] < self._ttl_s:
             return hit[1]
-        value = await fetch(key)
-        cache[key] = (self._clock(), value)
-        return value
+        asking = self._asking.get((id(cache), key))
+        if asking is None:
+            asking = self._asking[id(cache), key] = asyncio.ensure_future(self._fetch(cache, key, fetch))
+        return await asyncio.shield(asking)
+
+    async def _fetch(
+        self, cache: dict[str, tuple[float, Any]], key: str, fetch: Callable[[str], Awaitable[Any]]
+    ) -> Any:
+        try:
+            value = await fetch(key)
+            cache[key] = (self._clock(), value)
+            return value
+        finally:
+            del self._asking[id(cache), key]

@@ -33,7 +33,12 @@ class Database(ABC):
     """A connection to one database (a pool, or a worker thread); it also carries the `Topics` port, since how a
     message reaches another replica is the dialect's own (LISTEN/NOTIFY, or this process only).
 
-    `idempotent` tells the dialect whether a statement may be re-sent after the connection dropped mid-call.
+    `idempotent` tells the dialect whether a statement may be re-sent after the connection dropped mid-call;
+    `durable` that the write must survive the machine losing power before the call returns, because something
+    outside OpsAgent is done on the strength of it (the side-effect journal). Every write survives a crash of the
+    process; a write that is not `durable` may roll back with a power loss, and the run then resumes from an
+    earlier checkpoint. `urgent`: a person is waiting on it (a click), so it goes before routine statements that
+    queue for the same connection (every run's checkpoints).
     """
 
     dialect: Dialect
@@ -46,11 +51,13 @@ class Database(ABC):
         return as_utc(self._clock())
 
     @abstractmethod
-    async def fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
+    async def fetch(self, sql: str, *args: Any, idempotent: bool = True, urgent: bool = False) -> list[Row]:
         """Run one statement in its own transaction; its rows as dicts."""
 
     @abstractmethod
-    async def execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
+    async def execute(
+        self, sql: str, *args: Any, idempotent: bool = True, durable: bool = False, urgent: bool = False
+    ) -> int:
         """Run one statement in its own transaction; how many rows it changed."""
 
     @abstractmethod

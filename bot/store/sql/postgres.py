@@ -110,11 +110,15 @@ class PostgresDatabase(Database):
                     ) from error
         raise AssertionError("unreachable: the second attempt returns or raises")
 
-    async def fetch(self, sql: str, *args: Any, idempotent: bool = True) -> list[Row]:
+    async def fetch(self, sql: str, *args: Any, idempotent: bool = True, urgent: bool = False) -> list[Row]:
         rows = await self._with_connection(lambda con: con.fetch(sql, *args), idempotent=idempotent)
         return [dict(row) for row in rows]
 
-    async def execute(self, sql: str, *args: Any, idempotent: bool = True) -> int:
+    async def execute(
+        self, sql: str, *args: Any, idempotent: bool = True, durable: bool = False, urgent: bool = False
+    ) -> int:
+        # Every commit is durable (`synchronous_commit` on) and a pool serves statements side by side: neither
+        # `durable` nor `urgent` asks for more.
         status = await self._with_connection(lambda con: con.execute(sql, *args), idempotent=idempotent)
         return int(status.rsplit(" ", 1)[-1])
 

@@ -22,13 +22,13 @@ class SqlSideEffects:
         values = [getattr(record, name.strip()) for name in _COLUMNS.split(",")]
         values[6], values[7], values[9] = SideEffectState.EXECUTING, "", None
         sql = f"INSERT INTO side_effects ({_COLUMNS}) VALUES ({placeholders(len(values))}) ON CONFLICT DO NOTHING"
-        if await self._db.execute(sql, *values) == 1:
+        if await self._db.execute(sql, *values, durable=True) == 1:  # on disk before the action is sent
             return None
         earlier = await self.get_side_effect(record.key)
         assert earlier is not None, "side effects are never deleted"
         if earlier.state is SideEffectState.FAILED:
             retry = "UPDATE side_effects SET state = $2, outcome = '', finished_at = NULL WHERE key = $1 AND state = $3"
-            await self._db.execute(retry, record.key, SideEffectState.EXECUTING, SideEffectState.FAILED)
+            await self._db.execute(retry, record.key, SideEffectState.EXECUTING, SideEffectState.FAILED, durable=True)
         return earlier
 
     async def finish_side_effect(self, key: str, state: SideEffectState, outcome: str) -> None:
@@ -36,7 +36,8 @@ class SqlSideEffects:
         if state is SideEffectState.EXECUTING:
             raise StoreConflictError("finish_side_effect takes done or failed, not executing")
         sql = "UPDATE side_effects SET state = $2, outcome = $3, finished_at = $4 WHERE key = $1 AND state = $5"
-        if await self._db.execute(sql, key, state, outcome, self._db.now(), SideEffectState.EXECUTING) == 1:
+        now = self._db.now()
+        if await self._db.execute(sql, key, state, outcome, now, SideEffectState.EXECUTING, durable=True) == 1:
             return
         stored = await self.get_side_effect(key)
         if stored is not None and stored.state is state and stored.outcome == outcome:

@@ -3,6 +3,8 @@ guest), then whether they are an approver; a directory that cannot say refuses (
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.access.askers import Person
@@ -133,6 +135,23 @@ async def test_a_directory_failure_fails_closed_and_is_not_cached(directory, fai
     assert await checks.refusal(carol, Standing.APPROVER) is RefusalReason.DIRECTORY_UNAVAILABLE
     directory.error = directory.group_error = None
     assert await checks.refusal(carol, Standing.APPROVER) is None
+
+
+async def test_lookups_of_one_person_at_once_ask_slack_once(directory):
+    checks = identities(directory)
+    clicks = [checks.refusal(Person("U_CAROL", (TEAM,)), Standing.APPROVER) for _ in range(50)]
+    assert await asyncio.gather(*clicks) == [None] * 50
+    assert (directory.user_lookups, directory.group_lookups) == (1, 1)
+
+
+async def test_a_failed_lookup_fails_everyone_waiting_on_it_and_is_not_kept(directory):
+    directory.error = TimeoutError("users.info timed out")
+    checks = identities(directory)
+    waiting = [checks.refusal(Person("U_BOB", (TEAM,)), Standing.MEMBER) for _ in range(5)]
+    assert await asyncio.gather(*waiting) == [RefusalReason.DIRECTORY_UNAVAILABLE] * 5
+    directory.error = None
+    assert await checks.refusal(Person("U_BOB", (TEAM,)), Standing.MEMBER) is None
+    assert directory.user_lookups == 2
 
 
 async def test_cached_directory_refetches_after_its_ttl(directory):

@@ -4,12 +4,15 @@ error for a SQLite file that cannot be opened.
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from bot.store.factory import open_store
 from bot.store.protocol import RunStore, StoreUnavailableError
+from bot.store.sql.sqlite import SqliteDatabase
 from samples.store_records import a_run, an_approval
 
 
@@ -42,3 +45,42 @@ async def test_a_sqlite_file_in_a_missing_directory_is_a_clear_error(tmp_path) -
             await store.migrate()
     finally:
         await store.close()
+
+
+async def test_sqlite_runs_a_statement_a_person_waits_on_before_the_queued_routine_ones(tmp_path) -> None:
+    path = str(tmp_path / "lanes.db")
+    database = SqliteDatabase(path)
+    other = sqlite3.connect(path, isolation_level=None)  # another process's write holds the file
+    try:
+        await database.execute("CREATE TABLE t (n INTEGER)")
+        order: list[str] = []
+
+        async def statement(name: str, *, urgent: bool) -> None:
+            await database.execute("INSERT INTO t VALUES (1)", urgent=urgent)
+            order.append(name)
+
+        other.execute("BEGIN IMMEDIATE")
+        routine = [asyncio.ensure_future(statement(f"checkpoint {n}", urgent=False)) for n in range(20)]
+        await asyncio.sleep(0.05)  # the first waits on the lock, the other nineteen queue behind it
+        click = asyncio.ensure_future(statement("click", urgent=True))
+        await asyncio.sleep(0.05)
+        other.execute("COMMIT")
+        await asyncio.gather(click, *routine)
+    finally:
+        other.close()
+        await database.close()
+    assert order[:2] == ["checkpoint 0", "click"], "the click goes before every statement still queued"
+    assert order[2:] == [f"checkpoint {n}" for n in range(1, 20)], "each lane keeps its order"
+
+
+async def test_sqlite_durable_writes_return_once_a_sync_covers_them(tmp_path) -> None:
+    database = SqliteDatabase(str(tmp_path / "durable.db"))
+    try:
+        await database.execute("CREATE TABLE t (n INTEGER)")
+        await asyncio.gather(*(database.execute("INSERT INTO t VALUES ($1)", n, durable=True) for n in range(30)))
+        [synced] = await database.fetch("PRAGMA user_version")
+        [routine] = await database.fetch("PRAGMA synchronous")
+    finally:
+        await database.close()
+    assert synced["user_version"] == 30, "the last sync began after all thirty were committed"
+    assert routine["synchronous"] == 1, "routine commits are back to NORMAL (durable through a process crash)"
