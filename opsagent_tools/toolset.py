@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -33,6 +33,7 @@ from opsagent_tools.metrics.files import FileMetricsClient
 from opsagent_tools.metrics.prometheus import PrometheusClient
 from opsagent_tools.repos import RepoBackend, RepoSettings, build_backends, repo_tools
 from opsagent_tools.runbooks import RunbookLibrary, runbook_tools
+from opsagent_tools.time_words import utc_now
 
 Clock = Callable[[], datetime]
 CHECK_SERVICE = "opsagent-check"
@@ -73,7 +74,7 @@ class ToolsSettings(BaseModel):
     def clock(self) -> Clock:
         """The tools' "now": the recording's end when there is one, else the wall clock."""
         recorded = self.recorded_at
-        return (lambda: recorded) if recorded is not None else (lambda: datetime.now(UTC))
+        return (lambda: recorded) if recorded is not None else utc_now
 
 
 def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 
 from opsagent_tools.changes.timeline import Change, ChangeQuery, SourceKind, SourceResult
 from opsagent_tools.metrics.links import MetricLinks
-from opsagent_tools.metrics.series import Series, format_labels, relative_time
+from opsagent_tools.metrics.series import Series, format_labels
 from opsagent_tools.metrics.tools import METRIC_NAME, NICE_STEPS_S, MetricsClient, promql_string
+from opsagent_tools.time_words import relative_time
 
 POINTS_PER_WINDOW = 240
 """The range queries' resolution: a change is placed within window/240 (15 s over an hour, 30 s over two)."""

@@ -14,8 +14,7 @@ from typing import Protocol, assert_never
 
 from kernel import SourceLink, ToolFailure, ToolOutput
 from opsagent_tools.links import safe_link
-from opsagent_tools.metrics.series import format_span, relative_time
-from opsagent_tools.metrics.tools import parse_duration
+from opsagent_tools.time_words import format_span, parse_duration, relative_time
 
 MAX_LINE_CHARS = 300
 """An entry's text (a commit subject, an alert's labels) is cut to this; untrusted text never spans lines."""

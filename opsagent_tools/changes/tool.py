@@ -6,7 +6,7 @@ Every source reads a backend built for another section (the cluster, the reposit
 # No `from __future__ import annotations`: the tool's argument descriptions are built at run time.
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Annotated
 
 from pydantic import Field
@@ -20,10 +20,10 @@ from opsagent_tools.changes.timeline import ChangeQuery, ChangeSource, read_sour
 from opsagent_tools.kubernetes.api import KubeApi
 from opsagent_tools.links import LinkSettings
 from opsagent_tools.metrics.links import MetricLinks
-from opsagent_tools.metrics.series import format_span
-from opsagent_tools.metrics.tools import MetricsClient, MetricsSettings, window_seconds
+from opsagent_tools.metrics.tools import MetricsClient, MetricsSettings
 from opsagent_tools.repos.github import GitHubRepo
 from opsagent_tools.repos.tools import RepoBackend, RepoSettings
+from opsagent_tools.time_words import format_span, utc_now, window_seconds
 
 DEFAULT_WINDOW = "2h"
 TOOL_MARGIN_S = 5.0
@@ -84,7 +84,7 @@ def recent_changes_tool(
     now, at start-up: a timeline that can only ever be empty would mislead."""
     if not sources:
         raise ValueError(NO_SOURCES)
-    clock = now or (lambda: datetime.now(UTC))
+    clock = now or utc_now
     offered = ", ".join(source.what for source in sources)
 
     async def recent_changes(
@@ -128,7 +128,7 @@ async def check_changes(sources: Sequence[ChangeSource]) -> str:
     if not sources:
         raise ValueError(NO_SOURCES)
     parts = [source.name for source in sources]
-    end = datetime.now(UTC)
+    end = utc_now()
     for source in sources:
         if isinstance(source, VersionChanges):
             names = await source.metric_names(end - CHECK_LOOKBACK, end)

@@ -8,7 +8,7 @@ Its description tells the model the backend's query syntax and the usual traps, 
 
 import os
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -28,10 +28,9 @@ from opsagent_tools.logs.search import (
     LogBackend,
     LogQuery,
     canonical_level,
-    describe_time,
     format_result,
-    parse_time,
 )
+from opsagent_tools.time_words import describe_time, parse_time, utc_now
 
 LevelArg = Literal["error", "warn", "warning", "info", "debug", "trace", "fatal", "any", "all"]
 MAX_LIMIT = 200
@@ -79,11 +78,6 @@ def build_backend(settings: LogsSettings, environ: Mapping[str, str] = os.enviro
                 password=_secret(es.password_env, "tools.logs.elasticsearch.password_env", environ),
                 api_key=_secret(es.api_key_env, "tools.logs.elasticsearch.api_key_env", environ),
             )
-
-
-def utc_now() -> datetime:
-    """The current time, aware and in UTC."""
-    return datetime.now(UTC)
 
 
 def log_tools(

@@ -7,23 +7,20 @@ import asyncio
 import math
 import re
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kernel.tool_errors import ToolFailure
-from kernel.tool_output import ToolOutput
-from kernel.tools import Tool, tool_from_function
+from kernel import Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.links import LinkSettings
 from opsagent_tools.metrics.headline import query_headline
 from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.prometheus import PrometheusClient
-from opsagent_tools.metrics.series import Series, Unit, format_span, report_series
+from opsagent_tools.metrics.series import Series, Unit, report_series
 from opsagent_tools.names import capped, unknown_name
+from opsagent_tools.time_words import format_span, parse_duration, utc_now, window_seconds
 
-MAX_WINDOW_S = 7 * 86400
-MIN_WINDOW_S = 60
 MAX_POINTS_PER_SERIES = 1000
 """Far below Prometheus' own 11,000-point limit: more points than this only cost time."""
 NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
@@ -35,11 +32,8 @@ LIST_CAP = 40
 PLACEHOLDERS = ("service", "service_label", "container_label", "rate_window", "window")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _UNKNOWN_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-_DURATION = re.compile(r"(?:\d+[wdhms])+")
-_DURATION_PART = re.compile(r"(?<!\d)(\d++)([wdhms])")  # from a number's first digit: one scan per number
 METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 """A metric name as PromQL spells one (anything else is taken as a query or a pattern)."""
-_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 class MetricAlias(BaseModel):
@@ -121,24 +115,6 @@ class MetricsSettings(BaseModel):
         if bad:
             raise ValueError(f"alias names must look like metric names (letters, digits, _): {', '.join(bad)}")
         return DEFAULT_ALIASES | aliases
-
-
-def parse_duration(text: str, what: str = "window") -> float:
-    """Seconds in a duration such as 15m, 1h or 2h30m (units w, d, h, m, s)."""
-    compact = text.strip().lower().replace(" ", "")
-    if not _DURATION.fullmatch(compact):
-        raise ToolFailure(f'{what} "{text}" is not a duration: write it like 15m, 1h or 2h30m (units s, m, h, d)')
-    return float(sum(int(count) * _SECONDS[unit] for count, unit in _DURATION_PART.findall(compact)))
-
-
-def window_seconds(text: str) -> float:
-    """A query window in seconds, between 1m and 7d."""
-    seconds = parse_duration(text)
-    if seconds < MIN_WINDOW_S:
-        raise ToolFailure(f'window "{text}" is shorter than 1m: use at least 1m, e.g. 15m, 1h or 2h30m')
-    if seconds > MAX_WINDOW_S:
-        raise ToolFailure(f'window "{text}" is longer than 7d: use at most 7d, e.g. 15m, 1h or 2h30m')
-    return seconds
 
 
 def step_seconds(window_s: float, step: str | None) -> float:
@@ -328,7 +304,7 @@ def metrics_tools(
     `links` says where people see a query (by default Prometheus' graph page at `settings.url`, without credentials)."""
     prometheus = client or PrometheusClient(base_url=settings.url, timeout=settings.timeout_s, headers=settings.headers)
     graphs = MetricLinks(links or LinkSettings(), settings.url)
-    state = _MetricsTools(settings, prometheus, now or (lambda: datetime.now(UTC)), graphs)
+    state = _MetricsTools(settings, prometheus, now or utc_now, graphs)
     aliases = ", ".join(settings.aliases)
     label = settings.service_label
 
