@@ -4,6 +4,6 @@
 """
 
 from opsagent_tools.changes.settings import ChangesSettings
-from opsagent_tools.changes.tool import change_sources, check_changes, recent_changes_tool
+from opsagent_tools.changes.tools import change_sources, check_changes, recent_changes_tool
 
 __all__ = ["ChangesSettings", "change_sources", "check_changes", "recent_changes_tool"]

@@ -11,9 +11,11 @@ from collections import defaultdict
 from datetime import UTC, datetime
 
 from opsagent_tools.changes.timeline import Change, ChangeQuery, SourceKind, SourceResult
+from opsagent_tools.metrics.client import MetricsClient
 from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.series import Series, format_labels
-from opsagent_tools.metrics.tools import METRIC_NAME, NICE_STEPS_S, MetricsClient, promql_string
+from opsagent_tools.metrics.settings import METRIC_NAME
+from opsagent_tools.metrics.tools import NICE_STEPS_S, promql_string
 from opsagent_tools.time_words import relative_time
 
 POINTS_PER_WINDOW = 240

@@ -10,9 +10,9 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import assert_never
 
 from opsagent_tools.changes.timeline import Change, ChangeQuery, SourceKind, SourceResult
+from opsagent_tools.repos import RepoBackend
 from opsagent_tools.repos.github import GitHubRepo
 from opsagent_tools.repos.shapes import RefKind
-from opsagent_tools.repos.tools import RepoBackend
 
 
 def service_names(repo: str, aliases: Mapping[str, str]) -> frozenset[str]:

@@ -4,6 +4,7 @@ Every backend answers the same `LogQuery` with counts and grouped messages, so t
 """
 
 from opsagent_tools.logs.search import LogQuery
-from opsagent_tools.logs.tools import LogsSettings, build_backend, log_tools
+from opsagent_tools.logs.settings import LogsSettings
+from opsagent_tools.logs.tools import build_backend, log_tools
 
 __all__ = ["LogQuery", "LogsSettings", "build_backend", "log_tools"]

@@ -16,7 +16,7 @@ from opsagent_tools.discovery import DiscoverySource, Kind
 from opsagent_tools.logs.elasticsearch import ElasticsearchBackend, ElasticsearchSettings
 from opsagent_tools.logs.loki import LokiBackend, LokiSettings
 from opsagent_tools.logs.search import LogBackend
-from opsagent_tools.logs.tools import LogsSettings
+from opsagent_tools.logs.settings import LogsSettings
 from opsagent_tools.names import capped, unknown_name
 from opsagent_tools.time_words import format_span
 

@@ -6,6 +6,6 @@ re-check, with their feedback and age, never as conclusions.
 
 from opsagent_tools.memory.records import IncidentMemory, PastIncident
 from opsagent_tools.memory.settings import MemorySettings
-from opsagent_tools.memory.tool import similar_incidents_tool
+from opsagent_tools.memory.tools import similar_incidents_tool
 
 __all__ = ["IncidentMemory", "MemorySettings", "PastIncident", "similar_incidents_tool"]

@@ -8,9 +8,9 @@ import pytest
 
 from fakes.log_servers import NOW
 from kernel import ErrorKind
+from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.records import guess_level
 from opsagent_tools.logs.search import (
-    LogQuery,
     LogRecord,
     LogSearchResult,
     MessageGroup,
@@ -18,7 +18,6 @@ from opsagent_tools.logs.search import (
     format_result,
     group_messages,
 )
-from opsagent_tools.logs.tools import LogsSettings, build_backend, log_tools
 from worlds.dispatch import search_logs
 
 

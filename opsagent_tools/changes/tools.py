@@ -17,12 +17,13 @@ from opsagent_tools.changes.repos import GitHubChanges, RefChanges, service_name
 from opsagent_tools.changes.rollouts import RolloutChanges
 from opsagent_tools.changes.settings import ChangesSettings
 from opsagent_tools.changes.timeline import ChangeQuery, ChangeSource, read_sources, timeline_output
-from opsagent_tools.kubernetes.api import KubeApi
+from opsagent_tools.kubernetes import KubeApi
 from opsagent_tools.links import LinkSettings
+from opsagent_tools.metrics import MetricsSettings
+from opsagent_tools.metrics.client import MetricsClient
 from opsagent_tools.metrics.links import MetricLinks
-from opsagent_tools.metrics.tools import MetricsClient, MetricsSettings
+from opsagent_tools.repos import RepoBackend, RepoSettings
 from opsagent_tools.repos.github import GitHubRepo
-from opsagent_tools.repos.tools import RepoBackend, RepoSettings
 from opsagent_tools.time_words import format_span, utc_now, window_seconds
 
 DEFAULT_WINDOW = "2h"
