@@ -7,45 +7,40 @@ one function checks that every configured backend answers, with a clear message 
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from pathlib import Path
-from urllib.parse import urlsplit
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from kernel import ToolFailure, ToolRegistry
-from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
-from opsagent_tools.changes import ChangesSettings, change_sources, check_changes, recent_changes_tool
-from opsagent_tools.changes.timeline import ChangeSource
-from opsagent_tools.check_result import CheckResult
+from kernel import ToolRegistry
+from opsagent_tools.actions import ActionJournal, ActionsSettings, ActionWebhook, action_tools
+from opsagent_tools.actions.check import check_actions
+from opsagent_tools.changes import ChangeSource, ChangesSettings, check_changes, recent_changes_tool
+from opsagent_tools.check_result import CheckResult, probe
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
+from opsagent_tools.kubernetes.changes import change_sources as kubernetes_change_sources
 from opsagent_tools.kubernetes.discovery import KubernetesDiscovery
 from opsagent_tools.links import LinkSettings
-from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
+from opsagent_tools.logs import LogsSettings, build_backend, log_tools
+from opsagent_tools.logs.check import check_logs
 from opsagent_tools.logs.discovery import log_discovery
 from opsagent_tools.mcp import McpConnections, McpSettings
 from opsagent_tools.memory import IncidentMemory, similar_incidents_tool
 from opsagent_tools.metrics import MetricsSettings, metrics_tools
+from opsagent_tools.metrics.changes import change_sources as metrics_change_sources
+from opsagent_tools.metrics.check import check_metrics
+from opsagent_tools.metrics.client import MetricsClient, metrics_client
 from opsagent_tools.metrics.discovery import PrometheusDiscovery
-from opsagent_tools.metrics.files import FileMetricsClient
-from opsagent_tools.metrics.prometheus import PrometheusClient
-from opsagent_tools.repos import RepoBackend, RepoSettings, build_backends, repo_tools
+from opsagent_tools.metrics.links import MetricLinks
+from opsagent_tools.repos import RepoSettings, build_backends, repo_tools
+from opsagent_tools.repos.changes import change_sources as repo_change_sources
+from opsagent_tools.repos.check import check_repo
 from opsagent_tools.runbooks import RunbookLibrary, runbook_tools
+from opsagent_tools.runbooks.check import check_runbooks
 from opsagent_tools.time_words import utc_now
 
 Clock = Callable[[], datetime]
-CHECK_SERVICE = "opsagent-check"
-"""A service name no one uses: a log search for it proves the backend answers without reading real logs."""
-
-
-class ActionsSettings(BaseModel):
-    """Side-effect actions; absent means the agent has no side-effect tools at all."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    webhook: ActionWebhookSettings
 
 
 class ToolsSettings(BaseModel):
@@ -77,14 +72,6 @@ class ToolsSettings(BaseModel):
         return (lambda: recorded) if recorded is not None else utc_now
 
 
-def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:
-    """The metrics backend the URL names: recorded series for `file://`, else the Prometheus HTTP API."""
-    url = urlsplit(settings.url)
-    if url.scheme == "file":
-        return FileMetricsClient(Path(url.path))
-    return PrometheusClient(base_url=settings.url, timeout=settings.timeout_s, headers=settings.headers)
-
-
 def build_tools(
     settings: ToolsSettings,
     *,
@@ -113,7 +100,7 @@ def build_tools(
     now = now or settings.clock()
     lookback = timedelta(seconds=settings.discover.lookback_s)
     sources: list[DiscoverySource] = []
-    metrics: PrometheusClient | FileMetricsClient | None = None
+    metrics: MetricsClient | None = None
     if kube is None and settings.kubernetes is not None:
         kube = KubeApi.from_settings(settings.kubernetes, environ)
     if settings.metrics is not None:
@@ -170,94 +157,45 @@ async def check_backends(
     if runbooks is not None:
         results += await check_runbooks(runbooks)
     end = settings.clock()()
-    if settings.metrics is not None:
-        results.append(await _probe("metrics", _check_metrics(settings.metrics, end)))
-    if settings.logs is not None:
-        results.append(await _probe(f"logs ({settings.logs.backend})", _check_logs(settings.logs, environ, end)))
+    if (metrics := settings.metrics) is not None:
+        results.append(await probe("metrics", lambda: check_metrics(metrics_client(metrics), metrics, end)))
+    if (logs := settings.logs) is not None:
+        results.append(await probe(f"logs ({logs.backend})", lambda: check_logs(build_backend(logs, environ), end)))
     if settings.repos is not None:
         for name, backend in build_backends(settings.repos).items():
-            results.append(await _probe(f"repo {name}", _check_repo(backend)))
-    if settings.kubernetes is not None:
-        results.append(await _probe("kubernetes", check_kubernetes(settings.kubernetes, environ)))
-    if settings.changes is not None:
-        results.append(await _probe("changes", _check_changes(settings.changes, settings, environ)))
+            results.append(await probe(f"repo {name}", lambda backend=backend: check_repo(backend)))
+    if (kubernetes := settings.kubernetes) is not None:
+        results.append(await probe("kubernetes", lambda: check_kubernetes(kubernetes, environ)))
+    if (changes := settings.changes) is not None:
+        results.append(await probe("changes", lambda: _check_changes(changes, settings, environ)))
     if settings.actions is not None:
-        results.append(_check_actions(settings.actions, environ, previews_only=previews_only))
+        results.append(check_actions(settings.actions, environ, previews_only=previews_only))
     if settings.mcp is not None:
         async with McpConnections(settings.mcp, environ) as mcp:
             results += mcp.report()
     return results
 
 
-async def check_runbooks(library: RunbookLibrary) -> list[CheckResult]:
-    """The runbooks read now: how many, from where, the last sync; then one failure per runbook skipped."""
-    status = await library.refresh()
-    results = [CheckResult("runbooks", status.error is None and status.loaded_at is not None, status.describe())]
-    return results + [CheckResult(f"runbook {skipped.path}", False, skipped.problem) for skipped in status.skipped]
-
-
 def _change_sources(
     changes: ChangesSettings,
     settings: ToolsSettings,
-    metrics: PrometheusClient | FileMetricsClient | None,
+    metrics: MetricsClient | None,
     kube: KubeApi | None,
     links: LinkSettings | None = None,
 ) -> list[ChangeSource]:
     """The timeline's sources over the backends the other sections configure."""
-    return change_sources(
-        changes,
-        kube=kube,
-        repos=settings.repos,
-        backends=build_backends(settings.repos) if settings.repos is not None else None,
-        metrics=settings.metrics,
-        metrics_client=metrics,
-        links=links,
-    )
+    sources: list[ChangeSource] = []
+    if settings.metrics is not None and metrics is not None:
+        graphs = MetricLinks(links or LinkSettings(), settings.metrics.url)
+        sources += metrics_change_sources(changes, metrics, settings.metrics, graphs)
+    if kube is not None:
+        sources += kubernetes_change_sources(changes, kube)
+    if settings.repos is not None:
+        sources += repo_change_sources(changes, settings.repos, build_backends(settings.repos))
+    return sources
 
 
 async def _check_changes(changes: ChangesSettings, settings: ToolsSettings, environ: Mapping[str, str]) -> str:
     metrics = metrics_client(settings.metrics) if settings.metrics is not None else None
     kube = KubeApi.from_settings(settings.kubernetes, environ) if settings.kubernetes is not None else None
-    return await check_changes(_change_sources(changes, settings, metrics, kube))
-
-
-async def _probe(name: str, check: Awaitable[str]) -> CheckResult:
-    try:
-        message = await check
-    except (ToolFailure, ValueError, OSError) as exc:
-        return CheckResult(name, False, str(exc))
-    return CheckResult(name, True, message)
-
-
-async def _check_metrics(settings: MetricsSettings, end: datetime) -> str:
-    client = metrics_client(settings)
-    services = await client.label_values(settings.service_label, start=end - timedelta(hours=6), end=end)
-    if not services:
-        return f"reachable, but no series carry the label '{settings.service_label}' in the last 6 h: check tools.metrics.service_label"
-    return f"reachable; {len(services)} services: {', '.join(services[:8])}{' …' if len(services) > 8 else ''}"
-
-
-async def _check_logs(settings: LogsSettings, environ: Mapping[str, str], end: datetime) -> str:
-    backend = build_backend(settings, environ)
-    probe = LogQuery(service=CHECK_SERVICE, since=end - timedelta(minutes=15), until=end, level=None, query="", limit=1)
-    result = await backend.search(probe)
-    services = f"; services seen: {', '.join(result.services[:8])}" if result.services else ""
-    return f"reachable ({result.total} lines for the probe service '{CHECK_SERVICE}'){services}"
-
-
-async def _check_repo(backend: RepoBackend) -> str:
-    listing = await backend.list_dir("", "HEAD")
-    return f"readable at HEAD ({len(listing.entries)} entries at the root)"
-
-
-def _check_actions(settings: ActionsSettings, environ: Mapping[str, str], *, previews_only: bool) -> CheckResult:
-    webhook = settings.webhook
-    if previews_only and not environ.get(webhook.secret_env):
-        return CheckResult(
-            "actions", True, f"webhook {webhook.url}: previews only (the policy sends nothing), no secret needed"
-        )
-    try:
-        ActionWebhook.from_env(webhook, environ)
-    except ValueError as exc:
-        return CheckResult("actions", False, str(exc))
-    return CheckResult("actions", True, f"webhook {webhook.url}, signing secret present (not called by check)")
+    return await check_changes(_change_sources(changes, settings, metrics, kube), utc_now())

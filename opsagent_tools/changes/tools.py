@@ -1,78 +1,25 @@
-"""`recent_changes`: the sources the configuration allows, read at once, as one timeline; and its `opsagent check`.
+"""`recent_changes`: the sources the other families offer, read at once, as one timeline.
 
-Every source reads a backend built for another section (the cluster, the repositories, Prometheus); none is required.
+Every source reads a backend another family configures (the cluster, the repositories, Prometheus); none is required,
+and this package knows none of them: each family makes its own sources (`ToolFamily.change_sources`).
 """
 
 # No `from __future__ import annotations`: the tool's argument descriptions are built at run time.
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Annotated
 
 from pydantic import Field
 
 from kernel import Tool, ToolOutput, tool_from_function
-from opsagent_tools.changes.prometheus import AlertChanges, VersionChanges
-from opsagent_tools.changes.repos import GitHubChanges, RefChanges, service_names
-from opsagent_tools.changes.rollouts import RolloutChanges
-from opsagent_tools.changes.settings import ChangesSettings
+from opsagent_tools.changes.settings import NO_SOURCES, ChangesSettings
 from opsagent_tools.changes.timeline import ChangeQuery, ChangeSource, read_sources, timeline_output
-from opsagent_tools.kubernetes import KubeApi
-from opsagent_tools.links import LinkSettings
-from opsagent_tools.metrics import MetricsSettings
-from opsagent_tools.metrics.client import MetricsClient
-from opsagent_tools.metrics.links import MetricLinks
-from opsagent_tools.repos import RepoBackend, RepoSettings
-from opsagent_tools.repos.github import GitHubRepo
-from opsagent_tools.time_words import format_span, utc_now, window_seconds
+from opsagent_tools.time_words import utc_now, window_seconds
 
 DEFAULT_WINDOW = "2h"
 TOOL_MARGIN_S = 5.0
 """The tool's timeout beyond its sources' budget: time to merge and render what they found."""
-CHECK_LOOKBACK = timedelta(hours=6)
-NO_SOURCES = (
-    "tools.changes is configured, but none of its sources is: it reads [tools.kubernetes], [tools.repos] and "
-    "[tools.metrics] (and may turn each off); configure one of them, or drop [tools.changes]"
-)
-
-
-def change_sources(
-    settings: ChangesSettings,
-    *,
-    kube: KubeApi | None = None,
-    repos: RepoSettings | None = None,
-    backends: Mapping[str, RepoBackend] | None = None,
-    metrics: MetricsSettings | None = None,
-    metrics_client: MetricsClient | None = None,
-    links: LinkSettings | None = None,
-) -> list[ChangeSource]:
-    """The sources the configured backends offer and `settings` leave on, in the timeline's order of kinds; `links`
-    says where people see Prometheus' changes (by default its graph page at the metrics URL, without credentials)."""
-    sources: list[ChangeSource] = []
-    if metrics is not None and metrics_client is not None:
-        graphs = MetricLinks(links or LinkSettings(), metrics.url)
-        if settings.alerts:
-            sources.append(AlertChanges(metrics_client, metrics.service_label, graphs))
-        if settings.build_info_metric:
-            sources.append(
-                VersionChanges(
-                    metrics_client,
-                    metric=settings.build_info_metric,
-                    version_label=settings.version_label,
-                    service_label=metrics.service_label,
-                    links=graphs,
-                )
-            )
-    if kube is not None and settings.kubernetes:
-        sources.append(RolloutChanges(kube, settings.deployment_labels))
-    if repos is not None and backends is not None:
-        for name, backend in backends.items():
-            services = service_names(name, repos.services)
-            if settings.github and isinstance(backend, GitHubRepo):
-                sources.append(GitHubChanges(backend, services, settings.github_environments))
-            if settings.repos:
-                sources.append(RefChanges(backend, services))
-    return sources
 
 
 def recent_changes_tool(
@@ -122,22 +69,3 @@ def recent_changes_tool(
         returns="a head line with the counts, sources that could not be read, one line per change "
         "('t-12m kubernetes: deployment/x in shop: revision 7 … rolled out: app image a → b'), then what was checked",
     )
-
-
-async def check_changes(sources: Sequence[ChangeSource]) -> str:
-    """What `recent_changes` reads, as one line; the version metric is looked up, since its name is a guess."""
-    if not sources:
-        raise ValueError(NO_SOURCES)
-    parts = [source.name for source in sources]
-    end = utc_now()
-    for source in sources:
-        if isinstance(source, VersionChanges):
-            names = await source.metric_names(end - CHECK_LOOKBACK, end)
-            lookback = format_span(CHECK_LOOKBACK.total_seconds())
-            parts[parts.index(source.name)] += (
-                f" ({', '.join(names[:5])}{' …' if len(names) > 5 else ''})"
-                if names
-                else f" (no series named like {source.metric} in the last {lookback}, so no versions will show: "
-                'set tools.changes.build_info_metric, or "" to leave versions out)'
-            )
-    return "sources: " + "; ".join(parts)

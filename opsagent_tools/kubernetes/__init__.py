@@ -4,7 +4,7 @@ Namespaces are allowlisted, Secrets can never be read, and every request goes th
 """
 
 from opsagent_tools.kubernetes.api import KubeApi
-from opsagent_tools.kubernetes.probe import check_kubernetes
+from opsagent_tools.kubernetes.check import check_kubernetes
 from opsagent_tools.kubernetes.settings import KubernetesSettings
 from opsagent_tools.kubernetes.tools import kubernetes_tools
 
