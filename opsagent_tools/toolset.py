@@ -1,46 +1,38 @@
-"""The configured tool set: which tools exist is decided by which backends the configuration names.
+"""The configured tool set: which tools exist is decided by which families the configuration names.
 
-One function builds the registry the agent, `opsagent tools call` and the Slack bot all use, and
-one function checks that every configured backend answers, with a clear message per failure.
+One function builds the registry the agent, `opsagent tools call` and the Slack bot all use, and one function checks
+that every configured backend answers, with a clear message per failure. Both iterate the configured families
+(`ToolFamily`), in the catalogue's order, and import only each family's public face, never its inner modules.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from datetime import datetime
+from typing import TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from kernel import ToolRegistry
-from opsagent_tools.actions import ActionJournal, ActionsSettings, ActionWebhook, action_tools
-from opsagent_tools.actions.check import check_actions
-from opsagent_tools.changes import ChangeSource, ChangesSettings, check_changes, recent_changes_tool
-from opsagent_tools.check_result import CheckResult, probe
-from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
-from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
-from opsagent_tools.kubernetes.changes import change_sources as kubernetes_change_sources
-from opsagent_tools.kubernetes.discovery import KubernetesDiscovery
+from opsagent_tools.actions import ActionJournal, ActionsFamily, ActionsSettings
+from opsagent_tools.changes import ChangesFamily, ChangesSettings
+from opsagent_tools.check_result import CheckResult
+from opsagent_tools.discovery import DiscoveryFamily, DiscoverySettings
+from opsagent_tools.family import ToolFamily
+from opsagent_tools.kubernetes import KubeApi, KubernetesFamily, KubernetesSettings
 from opsagent_tools.links import LinkSettings
-from opsagent_tools.logs import LogsSettings, build_backend, log_tools
-from opsagent_tools.logs.check import check_logs
-from opsagent_tools.logs.discovery import log_discovery
+from opsagent_tools.logs import LogsFamily, LogsSettings
 from opsagent_tools.mcp import McpConnections, McpSettings
-from opsagent_tools.memory import IncidentMemory, similar_incidents_tool
-from opsagent_tools.metrics import MetricsSettings, metrics_tools
-from opsagent_tools.metrics.changes import change_sources as metrics_change_sources
-from opsagent_tools.metrics.check import check_metrics
-from opsagent_tools.metrics.client import MetricsClient, metrics_client
-from opsagent_tools.metrics.discovery import PrometheusDiscovery
-from opsagent_tools.metrics.links import MetricLinks
-from opsagent_tools.repos import RepoSettings, build_backends, repo_tools
-from opsagent_tools.repos.changes import change_sources as repo_change_sources
-from opsagent_tools.repos.check import check_repo
-from opsagent_tools.runbooks import RunbookLibrary, runbook_tools
-from opsagent_tools.runbooks.check import check_runbooks
+from opsagent_tools.memory import IncidentMemory, MemoryFamily
+from opsagent_tools.metrics import MetricsFamily, MetricsSettings
+from opsagent_tools.repos import RepoSettings, ReposFamily
+from opsagent_tools.runbooks import RunbookLibrary, RunbooksFamily
 from opsagent_tools.time_words import utc_now
 
 Clock = Callable[[], datetime]
+S = TypeVar("S")
 
 
 class ToolsSettings(BaseModel):
@@ -95,52 +87,20 @@ def build_tools(
     names (the evaluation's, which is never called). `memory` adds `similar_incidents` over those past incidents
     (the bot's run store). `links` (`[links]`) says where people see each observation at its source; by default
     Prometheus' and GitHub's own pages, from the URLs above without credentials."""
-    registry = ToolRegistry()
-    links = links or LinkSettings()
-    now = now or settings.clock()
-    lookback = timedelta(seconds=settings.discover.lookback_s)
-    sources: list[DiscoverySource] = []
-    metrics: MetricsClient | None = None
-    if kube is None and settings.kubernetes is not None:
-        kube = KubeApi.from_settings(settings.kubernetes, environ)
-    if settings.metrics is not None:
-        metrics = metrics_client(settings.metrics)
-        for tool in metrics_tools(settings.metrics, client=metrics, now=now, links=links):
-            registry.add(tool)
-        sources.append(PrometheusDiscovery(metrics, settings.metrics, now, lookback))
-    if settings.logs is not None:
-        backend = build_backend(settings.logs, environ)
-        for tool in log_tools(settings.logs, backend=backend, now=now, links=links):
-            registry.add(tool)
-        if (source := log_discovery(settings.logs, backend, now, lookback)) is not None:
-            sources.append(source)
-    if settings.repos is not None:
-        for tool in repo_tools(settings.repos, links):
-            registry.add(tool)
-    if settings.kubernetes is not None:
-        for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, now=now):
-            registry.add(tool)
-        if kube is not None:
-            sources.append(KubernetesDiscovery(kube))
-    if settings.changes is not None:
-        changes = _change_sources(settings.changes, settings, metrics, kube, links)
-        registry.add(recent_changes_tool(settings.changes, changes, now=now))
-    if runbooks is not None:
-        for tool in runbook_tools(runbooks):
-            registry.add(tool)
-    if memory is not None:
-        registry.add(similar_incidents_tool(memory, now=now))
-    if (discover := discover_tool(sources, settings.discover)) is not None:
-        registry.add(discover)
-    if settings.actions is not None:
-        webhook = ActionWebhook.from_env(
-            settings.actions.webhook, environ, journal=journal, previews_only=previews_only
-        )
-        for tool in action_tools(webhook):
-            registry.add(tool)
-    for tool in mcp.tools() if mcp is not None else ():
-        registry.add(tool)
-    return registry
+    clock = now or settings.clock()
+    knowledge = [*_each(runbooks, RunbooksFamily), *_each(memory, lambda given: MemoryFamily(given, now=clock))]
+    families = configured_families(
+        settings,
+        environ=environ,
+        now=clock,
+        links=links or LinkSettings(),
+        knowledge=knowledge,
+        journal=journal,
+        previews_only=previews_only,
+        kube=kube,
+        mcp=mcp,
+    )
+    return ToolRegistry(tool for family in families for tool in family.tools())
 
 
 async def check_backends(
@@ -150,52 +110,64 @@ async def check_backends(
     environ: Mapping[str, str] = os.environ,
     previews_only: bool = False,
 ) -> list[CheckResult]:
-    """Reach each configured backend once, read the runbooks and start the MCP servers; never raises, one result
+    """Read the runbooks, reach each configured backend once and start the MCP servers; never raises, one result
     per backend (and one per runbook that cannot be read, one per MCP server; `previews_only` as for
-    `build_tools`)."""
+    `build_tools`). The runbooks come first, then the families in the catalogue's order."""
+    families = [
+        *_each(runbooks, RunbooksFamily),
+        *configured_families(
+            settings,
+            environ=environ,
+            now=settings.clock(),
+            links=LinkSettings(),
+            previews_only=previews_only,
+            mcp=McpConnections(settings.mcp, environ),
+        ),
+    ]
     results: list[CheckResult] = []
-    if runbooks is not None:
-        results += await check_runbooks(runbooks)
-    end = settings.clock()()
-    if (metrics := settings.metrics) is not None:
-        results.append(await probe("metrics", lambda: check_metrics(metrics_client(metrics), metrics, end)))
-    if (logs := settings.logs) is not None:
-        results.append(await probe(f"logs ({logs.backend})", lambda: check_logs(build_backend(logs, environ), end)))
-    if settings.repos is not None:
-        for name, backend in build_backends(settings.repos).items():
-            results.append(await probe(f"repo {name}", lambda backend=backend: check_repo(backend)))
-    if (kubernetes := settings.kubernetes) is not None:
-        results.append(await probe("kubernetes", lambda: check_kubernetes(kubernetes, environ)))
-    if (changes := settings.changes) is not None:
-        results.append(await probe("changes", lambda: _check_changes(changes, settings, environ)))
-    if settings.actions is not None:
-        results.append(check_actions(settings.actions, environ, previews_only=previews_only))
-    if settings.mcp is not None:
-        async with McpConnections(settings.mcp, environ) as mcp:
-            results += mcp.report()
+    async with AsyncExitStack() as held:
+        for family in families:
+            if isinstance(family, AbstractAsyncContextManager):  # it holds connections: started for the check
+                await held.enter_async_context(family)
+        for family in families:
+            results += await family.check()
     return results
 
 
-def _change_sources(
-    changes: ChangesSettings,
+def configured_families(
     settings: ToolsSettings,
-    metrics: MetricsClient | None,
-    kube: KubeApi | None,
-    links: LinkSettings | None = None,
-) -> list[ChangeSource]:
-    """The timeline's sources over the backends the other sections configure."""
-    sources: list[ChangeSource] = []
-    if settings.metrics is not None and metrics is not None:
-        graphs = MetricLinks(links or LinkSettings(), settings.metrics.url)
-        sources += metrics_change_sources(changes, metrics, settings.metrics, graphs)
-    if kube is not None:
-        sources += kubernetes_change_sources(changes, kube)
-    if settings.repos is not None:
-        sources += repo_change_sources(changes, settings.repos, build_backends(settings.repos))
-    return sources
+    *,
+    environ: Mapping[str, str],
+    now: Clock,
+    links: LinkSettings,
+    knowledge: Sequence[ToolFamily] = (),
+    journal: ActionJournal | None = None,
+    previews_only: bool = False,
+    kube: KubeApi | None = None,
+    mcp: McpConnections | None = None,
+) -> list[ToolFamily]:
+    """The families the configuration names, in the catalogue's order (the order the model has always read them
+    in): the backends read, the change timeline over them, `knowledge` (runbooks and the memory), `discover` over
+    all of these, the actions, then the MCP servers (`mcp`, entered or not). Nothing is reached yet: each family
+    sets up its backend when its tools are built or checked."""
+    reads: list[ToolFamily] = [
+        *_each(settings.metrics, lambda metrics: MetricsFamily(metrics, now=now, links=links)),
+        *_each(settings.logs, lambda logs: LogsFamily(logs, environ=environ, now=now, links=links)),
+        *_each(settings.repos, lambda repos: ReposFamily(repos, links=links)),
+        *_each(
+            settings.kubernetes,
+            lambda cluster: KubernetesFamily(cluster, environ=environ, now=now, api=kube),
+        ),
+    ]
+    families = [*reads, *_each(settings.changes, lambda changes: ChangesFamily(changes, reads, now=now)), *knowledge]
+    families.append(DiscoveryFamily(settings.discover, list(families)))
+    families += _each(
+        settings.actions,
+        lambda actions: ActionsFamily(actions, environ=environ, journal=journal, previews_only=previews_only),
+    )
+    return families if mcp is None else [*families, mcp]
 
 
-async def _check_changes(changes: ChangesSettings, settings: ToolsSettings, environ: Mapping[str, str]) -> str:
-    metrics = metrics_client(settings.metrics) if settings.metrics is not None else None
-    kube = KubeApi.from_settings(settings.kubernetes, environ) if settings.kubernetes is not None else None
-    return await check_changes(_change_sources(changes, settings, metrics, kube), utc_now())
+def _each(section: S | None, family: Callable[[S], ToolFamily]) -> list[ToolFamily]:
+    """The family made of `section`, or none when the section is left out."""
+    return [family(section)] if section is not None else []

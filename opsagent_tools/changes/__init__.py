@@ -5,7 +5,7 @@ them newest first. The sources live in their families (metrics, kubernetes, repo
 is (`ChangeSource`), the timeline and the tool.
 """
 
-from opsagent_tools.changes.check import check_changes
+from opsagent_tools.changes.family import ChangesFamily
 from opsagent_tools.changes.settings import ChangesSettings
 from opsagent_tools.changes.timeline import (
     Change,
@@ -21,10 +21,10 @@ __all__ = [
     "Change",
     "ChangeQuery",
     "ChangeSource",
+    "ChangesFamily",
     "ChangesSettings",
     "SourceKind",
     "SourceResult",
-    "check_changes",
     "one_line",
     "recent_changes_tool",
 ]

@@ -15,6 +15,7 @@ from typing import Self
 
 from kernel import Tool
 from opsagent_tools.check_result import CheckResult
+from opsagent_tools.family import ToolFamily
 from opsagent_tools.mcp.check import server_report
 from opsagent_tools.mcp.search import mcp_search_tool
 from opsagent_tools.mcp.server import McpServer, ServerState, quiet_sdk_logs
@@ -22,8 +23,9 @@ from opsagent_tools.mcp.settings import McpSettings
 from opsagent_tools.mcp.tools import McpToolEntry, SkippedTool, server_tools
 
 
-class McpConnections:
-    """The MCP servers of one process or command, and the kernel tools their listings make."""
+class McpConnections(ToolFamily):
+    """The MCP family: the servers of one process or command, and the kernel tools their listings make; entered,
+    they are started, and closed on exit."""
 
     def __init__(self, settings: McpSettings | None, environ: Mapping[str, str] = os.environ) -> None:
         servers = settings.servers if settings is not None else {}
@@ -56,6 +58,10 @@ class McpConnections:
         if any(tool.deferred for tool in tools):
             tools.append(mcp_search_tool(self.entries))
         return tools
+
+    async def check(self) -> list[CheckResult]:
+        """`report()`, once entered: the servers are started by entering, not by the check."""
+        return self.report()
 
     def report(self) -> list[CheckResult]:
         """One result per server: started with N tools (how many read-only, deferred, excluded), or why it failed;

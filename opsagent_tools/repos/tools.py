@@ -5,6 +5,7 @@ Settings name each repository (a local clone or a GitHub repo); both backends sh
 
 # No `from __future__ import annotations`: the tools' argument descriptions are built at run time.
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Protocol
 
@@ -66,10 +67,13 @@ def build_backends(settings: RepoSettings) -> dict[str, RepoBackend]:
     return backends
 
 
-def repo_tools(settings: RepoSettings, links: LinkSettings | None = None) -> list[Tool]:
-    """`read_repo_file` and `compare_refs` over the configured repositories; `links` says where people see a file or
-    a comparison (GitHub's pages by default; a local clone's only with `git_web_url`)."""
-    backends = build_backends(settings)
+def repo_tools(
+    settings: RepoSettings, links: LinkSettings | None = None, *, backends: Mapping[str, RepoBackend] | None = None
+) -> list[Tool]:
+    """`read_repo_file` and `compare_refs` over the configured repositories (`backends` when made already); `links`
+    says where people see a file or a comparison (GitHub's pages by default; a local clone's only with
+    `git_web_url`)."""
+    backends = backends if backends is not None else build_backends(settings)
     pages = {
         name: RepoLinks.of(name, config.github, config.api_url, links or LinkSettings())
         for name, config in settings.repositories.items()
