@@ -15,12 +15,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from opsagent_tools.actions.webhook import ActionWebhookSettings
+from opsagent_tools.actions import ActionWebhookSettings
+from opsagent_tools.logs import LogsSettings
 from opsagent_tools.logs.files import FileLogSettings
-from opsagent_tools.logs.tools import LogsSettings
+from opsagent_tools.metrics import MetricAlias, MetricsSettings
 from opsagent_tools.metrics.files import write_series
-from opsagent_tools.metrics.tools import MetricAlias, MetricsSettings
-from opsagent_tools.repos.tools import RepoSettings
+from opsagent_tools.repos import RepoSettings
 from opsagent_tools.toolset import ActionsSettings, ToolsSettings
 
 DEPLOY_AGO = timedelta(minutes=11)

@@ -1,50 +1,38 @@
-"""The configured tool set: which tools exist is decided by which backends the configuration names.
+"""The configured tool set: which tools exist is decided by which families the configuration names.
 
-One function builds the registry the agent, `opsagent tools call` and the Slack bot all use, and
-one function checks that every configured backend answers, with a clear message per failure.
+One function builds the registry the agent, `opsagent tools call` and the Slack bot all use, and one function checks
+that every configured backend answers, with a clear message per failure. Both iterate the configured families
+(`ToolFamily`), in the catalogue's order, and import only each family's public face, never its inner modules.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from urllib.parse import urlsplit
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from datetime import datetime
+from typing import TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from kernel import ToolFailure, ToolRegistry
-from opsagent_tools.actions import ActionJournal, ActionWebhook, ActionWebhookSettings, action_tools
-from opsagent_tools.changes import ChangesSettings, change_sources, check_changes, recent_changes_tool
-from opsagent_tools.changes.timeline import ChangeSource
+from kernel import ToolRegistry
+from opsagent_tools.actions import ActionJournal, ActionsFamily, ActionsSettings
+from opsagent_tools.changes import ChangesFamily, ChangesSettings
 from opsagent_tools.check_result import CheckResult
-from opsagent_tools.discovery import DiscoverySettings, DiscoverySource, discover_tool
-from opsagent_tools.kubernetes import KubeApi, KubernetesSettings, check_kubernetes, kubernetes_tools
-from opsagent_tools.kubernetes.discovery import KubernetesDiscovery
+from opsagent_tools.discovery import DiscoveryFamily, DiscoverySettings
+from opsagent_tools.family import ToolFamily
+from opsagent_tools.kubernetes import KubeApi, KubernetesFamily, KubernetesSettings
 from opsagent_tools.links import LinkSettings
-from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
-from opsagent_tools.logs.discovery import log_discovery
+from opsagent_tools.logs import LogsFamily, LogsSettings
 from opsagent_tools.mcp import McpConnections, McpSettings
-from opsagent_tools.memory import IncidentMemory, similar_incidents_tool
-from opsagent_tools.metrics import MetricsSettings, metrics_tools
-from opsagent_tools.metrics.discovery import PrometheusDiscovery
-from opsagent_tools.metrics.files import FileMetricsClient
-from opsagent_tools.metrics.prometheus import PrometheusClient
-from opsagent_tools.repos import RepoBackend, RepoSettings, build_backends, repo_tools
-from opsagent_tools.runbooks import RunbookLibrary, runbook_tools
+from opsagent_tools.memory import IncidentMemory, MemoryFamily
+from opsagent_tools.metrics import MetricsFamily, MetricsSettings
+from opsagent_tools.repos import RepoSettings, ReposFamily
+from opsagent_tools.runbooks import RunbookLibrary, RunbooksFamily
+from opsagent_tools.time_words import utc_now
 
 Clock = Callable[[], datetime]
-CHECK_SERVICE = "opsagent-check"
-"""A service name no one uses: a log search for it proves the backend answers without reading real logs."""
-
-
-class ActionsSettings(BaseModel):
-    """Side-effect actions; absent means the agent has no side-effect tools at all."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    webhook: ActionWebhookSettings
+S = TypeVar("S")
 
 
 class ToolsSettings(BaseModel):
@@ -73,15 +61,7 @@ class ToolsSettings(BaseModel):
     def clock(self) -> Clock:
         """The tools' "now": the recording's end when there is one, else the wall clock."""
         recorded = self.recorded_at
-        return (lambda: recorded) if recorded is not None else (lambda: datetime.now(UTC))
-
-
-def metrics_client(settings: MetricsSettings) -> PrometheusClient | FileMetricsClient:
-    """The metrics backend the URL names: recorded series for `file://`, else the Prometheus HTTP API."""
-    url = urlsplit(settings.url)
-    if url.scheme == "file":
-        return FileMetricsClient(Path(url.path))
-    return PrometheusClient(base_url=settings.url, timeout=settings.timeout_s, headers=settings.headers)
+        return (lambda: recorded) if recorded is not None else utc_now
 
 
 def build_tools(
@@ -107,52 +87,20 @@ def build_tools(
     names (the evaluation's, which is never called). `memory` adds `similar_incidents` over those past incidents
     (the bot's run store). `links` (`[links]`) says where people see each observation at its source; by default
     Prometheus' and GitHub's own pages, from the URLs above without credentials."""
-    registry = ToolRegistry()
-    links = links or LinkSettings()
-    now = now or settings.clock()
-    lookback = timedelta(seconds=settings.discover.lookback_s)
-    sources: list[DiscoverySource] = []
-    metrics: PrometheusClient | FileMetricsClient | None = None
-    if kube is None and settings.kubernetes is not None:
-        kube = KubeApi.from_settings(settings.kubernetes, environ)
-    if settings.metrics is not None:
-        metrics = metrics_client(settings.metrics)
-        for tool in metrics_tools(settings.metrics, client=metrics, now=now, links=links):
-            registry.add(tool)
-        sources.append(PrometheusDiscovery(metrics, settings.metrics, now, lookback))
-    if settings.logs is not None:
-        backend = build_backend(settings.logs, environ)
-        for tool in log_tools(settings.logs, backend=backend, now=now, links=links):
-            registry.add(tool)
-        if (source := log_discovery(settings.logs, backend, now, lookback)) is not None:
-            sources.append(source)
-    if settings.repos is not None:
-        for tool in repo_tools(settings.repos, links):
-            registry.add(tool)
-    if settings.kubernetes is not None:
-        for tool in kubernetes_tools(settings.kubernetes, api=kube, environ=environ, now=now):
-            registry.add(tool)
-        if kube is not None:
-            sources.append(KubernetesDiscovery(kube))
-    if settings.changes is not None:
-        changes = _change_sources(settings.changes, settings, metrics, kube, links)
-        registry.add(recent_changes_tool(settings.changes, changes, now=now))
-    if runbooks is not None:
-        for tool in runbook_tools(runbooks):
-            registry.add(tool)
-    if memory is not None:
-        registry.add(similar_incidents_tool(memory, now=now))
-    if (discover := discover_tool(sources, settings.discover)) is not None:
-        registry.add(discover)
-    if settings.actions is not None:
-        webhook = ActionWebhook.from_env(
-            settings.actions.webhook, environ, journal=journal, previews_only=previews_only
-        )
-        for tool in action_tools(webhook):
-            registry.add(tool)
-    for tool in mcp.tools() if mcp is not None else ():
-        registry.add(tool)
-    return registry
+    clock = now or settings.clock()
+    knowledge = [*_each(runbooks, RunbooksFamily), *_each(memory, lambda given: MemoryFamily(given, now=clock))]
+    families = configured_families(
+        settings,
+        environ=environ,
+        now=clock,
+        links=links or LinkSettings(),
+        knowledge=knowledge,
+        journal=journal,
+        previews_only=previews_only,
+        kube=kube,
+        mcp=mcp,
+    )
+    return ToolRegistry(tool for family in families for tool in family.tools())
 
 
 async def check_backends(
@@ -162,101 +110,64 @@ async def check_backends(
     environ: Mapping[str, str] = os.environ,
     previews_only: bool = False,
 ) -> list[CheckResult]:
-    """Reach each configured backend once, read the runbooks and start the MCP servers; never raises, one result
+    """Read the runbooks, reach each configured backend once and start the MCP servers; never raises, one result
     per backend (and one per runbook that cannot be read, one per MCP server; `previews_only` as for
-    `build_tools`)."""
+    `build_tools`). The runbooks come first, then the families in the catalogue's order."""
+    families = [
+        *_each(runbooks, RunbooksFamily),
+        *configured_families(
+            settings,
+            environ=environ,
+            now=settings.clock(),
+            links=LinkSettings(),
+            previews_only=previews_only,
+            mcp=McpConnections(settings.mcp, environ),
+        ),
+    ]
     results: list[CheckResult] = []
-    if runbooks is not None:
-        results += await check_runbooks(runbooks)
-    end = settings.clock()()
-    if settings.metrics is not None:
-        results.append(await _probe("metrics", _check_metrics(settings.metrics, end)))
-    if settings.logs is not None:
-        results.append(await _probe(f"logs ({settings.logs.backend})", _check_logs(settings.logs, environ, end)))
-    if settings.repos is not None:
-        for name, backend in build_backends(settings.repos).items():
-            results.append(await _probe(f"repo {name}", _check_repo(backend)))
-    if settings.kubernetes is not None:
-        results.append(await _probe("kubernetes", check_kubernetes(settings.kubernetes, environ)))
-    if settings.changes is not None:
-        results.append(await _probe("changes", _check_changes(settings.changes, settings, environ)))
-    if settings.actions is not None:
-        results.append(_check_actions(settings.actions, environ, previews_only=previews_only))
-    if settings.mcp is not None:
-        async with McpConnections(settings.mcp, environ) as mcp:
-            results += mcp.report()
+    async with AsyncExitStack() as held:
+        for family in families:
+            if isinstance(family, AbstractAsyncContextManager):  # it holds connections: started for the check
+                await held.enter_async_context(family)
+        for family in families:
+            results += await family.check()
     return results
 
 
-async def check_runbooks(library: RunbookLibrary) -> list[CheckResult]:
-    """The runbooks read now: how many, from where, the last sync; then one failure per runbook skipped."""
-    status = await library.refresh()
-    results = [CheckResult("runbooks", status.error is None and status.loaded_at is not None, status.describe())]
-    return results + [CheckResult(f"runbook {skipped.path}", False, skipped.problem) for skipped in status.skipped]
-
-
-def _change_sources(
-    changes: ChangesSettings,
+def configured_families(
     settings: ToolsSettings,
-    metrics: PrometheusClient | FileMetricsClient | None,
-    kube: KubeApi | None,
-    links: LinkSettings | None = None,
-) -> list[ChangeSource]:
-    """The timeline's sources over the backends the other sections configure."""
-    return change_sources(
-        changes,
-        kube=kube,
-        repos=settings.repos,
-        backends=build_backends(settings.repos) if settings.repos is not None else None,
-        metrics=settings.metrics,
-        metrics_client=metrics,
-        links=links,
+    *,
+    environ: Mapping[str, str],
+    now: Clock,
+    links: LinkSettings,
+    knowledge: Sequence[ToolFamily] = (),
+    journal: ActionJournal | None = None,
+    previews_only: bool = False,
+    kube: KubeApi | None = None,
+    mcp: McpConnections | None = None,
+) -> list[ToolFamily]:
+    """The families the configuration names, in the catalogue's order (the order the model has always read them
+    in): the backends read, the change timeline over them, `knowledge` (runbooks and the memory), `discover` over
+    all of these, the actions, then the MCP servers (`mcp`, entered or not). Nothing is reached yet: each family
+    sets up its backend when its tools are built or checked."""
+    reads: list[ToolFamily] = [
+        *_each(settings.metrics, lambda metrics: MetricsFamily(metrics, now=now, links=links)),
+        *_each(settings.logs, lambda logs: LogsFamily(logs, environ=environ, now=now, links=links)),
+        *_each(settings.repos, lambda repos: ReposFamily(repos, links=links)),
+        *_each(
+            settings.kubernetes,
+            lambda cluster: KubernetesFamily(cluster, environ=environ, now=now, api=kube),
+        ),
+    ]
+    families = [*reads, *_each(settings.changes, lambda changes: ChangesFamily(changes, reads, now=now)), *knowledge]
+    families.append(DiscoveryFamily(settings.discover, list(families)))
+    families += _each(
+        settings.actions,
+        lambda actions: ActionsFamily(actions, environ=environ, journal=journal, previews_only=previews_only),
     )
+    return families if mcp is None else [*families, mcp]
 
 
-async def _check_changes(changes: ChangesSettings, settings: ToolsSettings, environ: Mapping[str, str]) -> str:
-    metrics = metrics_client(settings.metrics) if settings.metrics is not None else None
-    kube = KubeApi.from_settings(settings.kubernetes, environ) if settings.kubernetes is not None else None
-    return await check_changes(_change_sources(changes, settings, metrics, kube))
-
-
-async def _probe(name: str, check: Awaitable[str]) -> CheckResult:
-    try:
-        message = await check
-    except (ToolFailure, ValueError, OSError) as exc:
-        return CheckResult(name, False, str(exc))
-    return CheckResult(name, True, message)
-
-
-async def _check_metrics(settings: MetricsSettings, end: datetime) -> str:
-    client = metrics_client(settings)
-    services = await client.label_values(settings.service_label, start=end - timedelta(hours=6), end=end)
-    if not services:
-        return f"reachable, but no series carry the label '{settings.service_label}' in the last 6 h: check tools.metrics.service_label"
-    return f"reachable; {len(services)} services: {', '.join(services[:8])}{' …' if len(services) > 8 else ''}"
-
-
-async def _check_logs(settings: LogsSettings, environ: Mapping[str, str], end: datetime) -> str:
-    backend = build_backend(settings, environ)
-    probe = LogQuery(service=CHECK_SERVICE, since=end - timedelta(minutes=15), until=end, level=None, query="", limit=1)
-    result = await backend.search(probe)
-    services = f"; services seen: {', '.join(result.services[:8])}" if result.services else ""
-    return f"reachable ({result.total} lines for the probe service '{CHECK_SERVICE}'){services}"
-
-
-async def _check_repo(backend: RepoBackend) -> str:
-    listing = await backend.list_dir("", "HEAD")
-    return f"readable at HEAD ({len(listing.entries)} entries at the root)"
-
-
-def _check_actions(settings: ActionsSettings, environ: Mapping[str, str], *, previews_only: bool) -> CheckResult:
-    webhook = settings.webhook
-    if previews_only and not environ.get(webhook.secret_env):
-        return CheckResult(
-            "actions", True, f"webhook {webhook.url}: previews only (the policy sends nothing), no secret needed"
-        )
-    try:
-        ActionWebhook.from_env(webhook, environ)
-    except ValueError as exc:
-        return CheckResult("actions", False, str(exc))
-    return CheckResult("actions", True, f"webhook {webhook.url}, signing secret present (not called by check)")
+def _each(section: S | None, family: Callable[[S], ToolFamily]) -> list[ToolFamily]:
+    """The family made of `section`, or none when the section is left out."""
+    return [family(section)] if section is not None else []

@@ -31,7 +31,7 @@ from kernel import (
     text_turn,
 )
 from opsagent_tools.demo_incident import DEMO_SECRET_ENV, write_demo_incident
-from opsagent_tools.metrics.tools import DEFAULT_ALIASES
+from opsagent_tools.metrics import DEFAULT_ALIASES
 from opsagent_tools.toolset import ToolsSettings, build_tools
 
 DEMO_TASK = "order-service 5xx went from 0.1% to 12% in 3 minutes, find the root cause"

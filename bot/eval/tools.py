@@ -22,16 +22,16 @@ from bot.eval.memory import NoIncidents
 from bot.eval.scenarios import RecordedMcpTool, Recording
 from bot.eval.scoring import args_match
 from kernel import Tool, ToolCall, ToolFailure, ToolRegistry
-from opsagent_tools.actions.webhook import ActionWebhookSettings
+from opsagent_tools.actions import ActionWebhookSettings
 from opsagent_tools.changes import ChangesSettings
 from opsagent_tools.kubernetes import KubeApi, KubernetesSettings
-from opsagent_tools.logs.tools import LogsSettings
+from opsagent_tools.logs import LogsSettings
 from opsagent_tools.mcp import McpServerSettings, ToolCaller, full_name, server_tools
 from opsagent_tools.memory import IncidentMemory
-from opsagent_tools.metrics.tools import MetricsSettings
-from opsagent_tools.repos.tools import RepoConfig, RepoSettings
-from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
-from opsagent_tools.runbooks.tools import runbook_tools
+from opsagent_tools.metrics import MetricsSettings
+from opsagent_tools.repos import RepoConfig, RepoSettings
+from opsagent_tools.runbooks import RunbookLibrary, runbook_tools
+from opsagent_tools.runbooks.library import TextSource
 from opsagent_tools.toolset import ActionsSettings, ToolsSettings, build_tools
 
 NEVER_CALLED_URL = "https://evaluation.invalid/never-called"

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_validator
 
 from opsagent_tools.actions.journal import SideEffectState
+from opsagent_tools.time_words import utc_now as utc_now  # the stores' default clock, re-exported for bot/
 
 
 class RunStatus(StrEnum):
@@ -107,8 +107,3 @@ class AlertThread:
     fingerprints: frozenset[str]
     run_id: str | None
     """None when the bot could not start a run (at capacity, shutting down): the thread says why."""
-
-
-def utc_now() -> datetime:
-    """The wall clock in UTC: the stores' default clock (tests inject their own)."""
-    return datetime.now(UTC)

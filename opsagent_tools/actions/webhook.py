@@ -13,13 +13,13 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 import httpx
-from pydantic import BaseModel, Field
 
-from kernel import CallContext, Tool, ToolFailure, ToolOutput, tool_from_function
+from kernel import CallContext, ToolFailure
 from opsagent_tools.actions.journal import ActionJournal, InMemoryActionJournal, SideEffectState
+from opsagent_tools.actions.settings import ActionWebhookSettings
 
 SIGNATURE_HEADER = "X-OpsAgent-Signature"
 TIMESTAMP_HEADER = "X-OpsAgent-Timestamp"
@@ -27,18 +27,6 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 SIGNATURE_SHOWN_IN_DRY_RUN = "<sha256 HMAC, computed when sent>"
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 """Failures before the request left: the action surely did not run."""
-
-
-class ActionWebhookSettings(BaseModel):
-    """Where side-effect actions go and how they are signed."""
-
-    url: str
-    """The operator's receiver (Argo CD / Jenkins / GitHub Actions bridge, runbook service)."""
-    secret_env: str = "OPSAGENT_ACTION_SECRET"
-    """Environment variable holding the HMAC key the receiver verifies; never in the config file."""
-    timeout_s: float = Field(default=10.0, gt=0)
-    headers: dict[str, str] = Field(default_factory=dict)
-    """Extra headers sent with every action (for example a gateway's routing header)."""
 
 
 @dataclass(frozen=True)
@@ -203,62 +191,3 @@ def idempotency_key(ctx: CallContext) -> str:
     """The same key for the same action (tool and arguments) within a run, however often it is sent or
     retried in later steps, so the receiver can de-duplicate it."""
     return hashlib.sha256(f"{ctx.run_id}:{ctx.args_hash}".encode()).hexdigest()[:32]
-
-
-def action_tools(webhook: ActionWebhook) -> list[Tool]:
-    """The side-effect tools; each runs only through the kernel's policy and a human approval."""
-
-    async def rollback_deployment(
-        service: Annotated[str, Field(description="The service to roll back, e.g. order-service.")],
-        to_version: Annotated[str, Field(description="The version to return to: the last good tag, e.g. v2.13.2.")],
-        ctx: CallContext,
-    ) -> ToolOutput:
-        """Roll a service back to an earlier version through the operator's deployment system.
-        Use it only when the evidence points at a deploy (the change point follows the deploy event and the diff
-        explains the errors); name the last good version. A human must approve; a denial is final."""
-        sent = await webhook.send(webhook.prepare("rollback_deployment", _params(service, to_version), ctx), ctx)
-        return ToolOutput(sent.outcome, headline=f"rollback {service} → {to_version}: {sent.summary()}")
-
-    async def preview_rollback(service: str, to_version: str, ctx: CallContext) -> ToolOutput:
-        request = webhook.prepare("rollback_deployment", _params(service, to_version), ctx)
-        return _preview(request, f"rollback {service} → {to_version}")
-
-    async def restart_service(
-        service: Annotated[str, Field(description="The service whose instances to restart.")],
-        ctx: CallContext,
-    ) -> ToolOutput:
-        """Restart a service's instances (a rolling restart) through the operator's deployment system.
-        Use it for a stuck process (leak, deadlock, exhausted pool that does not recover); it does not fix a bad
-        deploy. A human must approve; a denial is final."""
-        sent = await webhook.send(webhook.prepare("restart_service", _params(service), ctx), ctx)
-        return ToolOutput(sent.outcome, headline=f"restart {service}: {sent.summary()}")
-
-    async def preview_restart(service: str, ctx: CallContext) -> ToolOutput:
-        return _preview(webhook.prepare("restart_service", _params(service), ctx), f"restart {service}")
-
-    return [
-        tool_from_function(
-            rollback_deployment,
-            side_effect=True,
-            preview=preview_rollback,
-            timeout=30.0,
-            returns="the receiver's answer, or why the action did not run",
-        ),
-        tool_from_function(
-            restart_service,
-            side_effect=True,
-            preview=preview_restart,
-            timeout=30.0,
-            returns="the receiver's answer, or why the action did not run",
-        ),
-    ]
-
-
-def _preview(request: ActionRequest, what: str) -> ToolOutput:
-    """A dry run's answer: the request exactly as it would be sent, and for people what it would do."""
-    text = json.dumps(request.describe(), ensure_ascii=False, default=str)
-    return ToolOutput(text, headline=f"dry run: {what} (not sent)")
-
-
-def _params(service: str, to_version: str | None = None) -> dict[str, str]:
-    return {"service": service} if to_version is None else {"service": service, "to_version": to_version}

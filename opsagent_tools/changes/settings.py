@@ -12,6 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 DEFAULT_DEPLOYMENT_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app")
+NO_SOURCES = (
+    "tools.changes is configured, but none of its sources is: it reads [tools.kubernetes], [tools.repos] and "
+    "[tools.metrics] (and may turn each off); configure one of them, or drop [tools.changes]"
+)
 
 
 class ChangesSettings(BaseModel):

@@ -14,8 +14,7 @@ from typing import Protocol, assert_never
 
 from kernel import SourceLink, ToolFailure, ToolOutput
 from opsagent_tools.links import safe_link
-from opsagent_tools.metrics.series import format_span, relative_time
-from opsagent_tools.metrics.tools import parse_duration
+from opsagent_tools.time_words import format_span, parse_duration, relative_time
 
 MAX_LINE_CHARS = 300
 """An entry's text (a commit subject, an alert's labels) is cut to this; untrusted text never spans lines."""
@@ -93,6 +92,8 @@ class ChangeSource(Protocol):
     """How the timeline names it: "kubernetes", "git order-service", "github acme/orders", "prometheus versions"."""
     what: str
     """What it reads, for the tool's description: "Kubernetes rollouts", "tags and merges of order-service"."""
+    kind: SourceKind
+    """The kind of change it reads (its family's sources are read and described in the order of their kinds)."""
 
     def about(self, service: str | None) -> bool:
         """Whether it can hold changes of `service` (None: every service)."""
@@ -100,6 +101,10 @@ class ChangeSource(Protocol):
 
     async def read(self, query: ChangeQuery) -> SourceResult:
         """The changes in the query's window, or a ToolFailure saying what to fix."""
+        ...
+
+    async def check(self, end: datetime) -> str:
+        """How `opsagent check` names it at `end`: its name, and what it found when a setting may be a guess."""
         ...
 
 

@@ -6,6 +6,8 @@ from a per-process cache.
 """
 
 from opsagent_tools.discovery.cache import DiscoveryCache
-from opsagent_tools.discovery.tool import DiscoverySettings, DiscoverySource, Kind, discover_tool
+from opsagent_tools.discovery.family import DiscoveryFamily
+from opsagent_tools.discovery.settings import DiscoverySettings
+from opsagent_tools.discovery.tools import DiscoverySource, Kind, discover_tool
 
-__all__ = ["DiscoveryCache", "DiscoverySettings", "DiscoverySource", "Kind", "discover_tool"]
+__all__ = ["DiscoveryCache", "DiscoveryFamily", "DiscoverySettings", "DiscoverySource", "Kind", "discover_tool"]

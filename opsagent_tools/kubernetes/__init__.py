@@ -4,8 +4,8 @@ Namespaces are allowlisted, Secrets can never be read, and every request goes th
 """
 
 from opsagent_tools.kubernetes.api import KubeApi
-from opsagent_tools.kubernetes.probe import check_kubernetes
+from opsagent_tools.kubernetes.family import KubernetesFamily
 from opsagent_tools.kubernetes.settings import KubernetesSettings
 from opsagent_tools.kubernetes.tools import kubernetes_tools
 
-__all__ = ["KubeApi", "KubernetesSettings", "check_kubernetes", "kubernetes_tools"]
+__all__ = ["KubeApi", "KubernetesFamily", "KubernetesSettings", "kubernetes_tools"]

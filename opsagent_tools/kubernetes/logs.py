@@ -17,9 +17,10 @@ from opsagent_tools.kubernetes.objects import pod_status, termination
 from opsagent_tools.logs.files import text_matcher
 from opsagent_tools.logs.headline import log_headline
 from opsagent_tools.logs.records import record_from_line
-from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, describe_time, format_result, parse_iso
+from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, format_result
 from opsagent_tools.logs.source_redaction import redact_in_order
 from opsagent_tools.names import capped, unknown_name
+from opsagent_tools.time_words import describe_time, parse_iso
 
 DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 

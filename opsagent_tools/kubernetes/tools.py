@@ -8,7 +8,7 @@ Descriptions tell the model when each one helps and where it misleads; the allow
 
 import os
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from lightkube.resources.core_v1 import Pod
@@ -24,7 +24,8 @@ from opsagent_tools.kubernetes.settings import KubernetesSettings
 from opsagent_tools.kubernetes.usage import usage_output
 from opsagent_tools.kubernetes.workloads import find_workload, pods_headline, pods_table, workload_summary
 from opsagent_tools.logs.files import QUERY_SYNTAX
-from opsagent_tools.logs.search import LogQuery, canonical_level, describe_time, parse_time
+from opsagent_tools.logs.search import LogQuery, canonical_level
+from opsagent_tools.time_words import describe_time, parse_time, utc_now
 
 LevelArg = Literal["error", "warn", "warning", "info", "debug", "any"]
 MAX_LOG_LIMIT = 200
@@ -35,7 +36,7 @@ def kubernetes_tools(
     *,
     api: KubeApi | None = None,
     environ: Mapping[str, str] = os.environ,
-    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    now: Callable[[], datetime] = utc_now,
 ) -> list[Tool]:
     """The read-only Kubernetes tools; `api` replaces the cluster the settings name (tests, evaluation)."""
     kube = api if api is not None else KubeApi.from_settings(settings, environ)

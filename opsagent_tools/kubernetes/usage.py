@@ -17,7 +17,7 @@ from kernel import ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import METRICS_ROUTES, KubeApi, KubeApiError, KubeSession
 from opsagent_tools.kubernetes.objects import format_bytes, format_cpu, percent, quantity
 from opsagent_tools.kubernetes.workloads import find_workload
-from opsagent_tools.logs.search import parse_iso
+from opsagent_tools.time_words import parse_iso
 
 MAX_ROWS = 40
 METRICS_ABSENT = (

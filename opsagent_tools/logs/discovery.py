@@ -16,9 +16,9 @@ from opsagent_tools.discovery import DiscoverySource, Kind
 from opsagent_tools.logs.elasticsearch import ElasticsearchBackend, ElasticsearchSettings
 from opsagent_tools.logs.loki import LokiBackend, LokiSettings
 from opsagent_tools.logs.search import LogBackend
-from opsagent_tools.logs.tools import LogsSettings
-from opsagent_tools.metrics.series import format_span
+from opsagent_tools.logs.settings import LogsSettings
 from opsagent_tools.names import capped, unknown_name
+from opsagent_tools.time_words import format_span
 
 LABELS_WITH_VALUES = 15
 """Labels whose values are fetched along with the label names (one request each)."""

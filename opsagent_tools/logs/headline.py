@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from opsagent_tools.logs.search import LogQuery, LogSearchResult, MessageGroup, group_messages
+from opsagent_tools.time_words import clock_span
 
 MESSAGE_CHARS = 60
 """The commonest message, cut to this in a headline."""
@@ -30,14 +31,6 @@ def log_headline(q: LogQuery, result: LogSearchResult) -> str:
     if span is not None:
         parts.append(clock_span(*span))
     return " · ".join(parts)
-
-
-def clock_span(first: datetime, last: datetime) -> str:
-    """ "20:14–20:25 UTC", "at 20:14 UTC", or with dates when the span crosses midnight."""
-    first, last = first.astimezone(UTC), last.astimezone(UTC)
-    shape = "%H:%M" if first.date() == last.date() else "%m-%d %H:%M"
-    start, end = first.strftime(shape), last.strftime(shape)
-    return f"at {start} UTC" if start == end else f"{start}–{end} UTC"
 
 
 def _written(groups: Sequence[MessageGroup], result: LogSearchResult) -> tuple[datetime, datetime] | None:

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from opsagent_tools.bounded_json import load_json
-from opsagent_tools.logs.search import LogRecord, canonical_level, parse_iso
+from opsagent_tools.logs.search import LogRecord, canonical_level
+from opsagent_tools.time_words import parse_iso
 
 _LEVEL_IN_TEXT = re.compile(
     r"\blevel[=:]\s*\"?(?P<kv>[A-Za-z]+)|\b(?P<word>TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|PANIC)\b"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from kernel import DEFAULT_REDACTOR, Redactor, ToolFailure
+from kernel import DEFAULT_REDACTOR, Redactor
 from opsagent_tools.names import capped, unknown_name
 
 LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
@@ -127,55 +127,6 @@ def level_words(minimum: str) -> list[str]:
     """Every alias (lower-case) of the levels at or above `minimum`, for backends that match text."""
     allowed = LEVELS[LEVELS.index(minimum) :]
     return [word for level in allowed for word, meaning in LEVEL_ALIASES.items() if meaning == level]
-
-
-# --- time -----------------------------------------------------------------------------------
-
-_RELATIVE = re.compile(r"(?:t-|now-|-)?(?P<parts>(?:\d+[smhdw])+)")
-_PART = re.compile(r"(?<!\d)(\d++)([smhdw])")  # from a number's first digit: one scan per number
-_UNIT = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-TIME_FORMATS = (
-    "a relative time such as '15m', '2h', '1d' or 't-12m' (that long before now), 'now', "
-    "or an ISO-8601 time such as '2026-11-30T03:20:00Z' or '2026-11-30T04:20:00+01:00'"
-)
-
-
-def parse_iso(text: str) -> datetime | None:
-    """An ISO-8601 time (Z, an offset, or none meaning UTC; `,` or `.` before fractions) in UTC, or None."""
-    text = text.strip()
-    if not text[:4].isdigit():
-        return None
-    if text[-1:] in "zZ":
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-
-
-def parse_time(text: str, now: datetime) -> datetime:
-    """A point in time from `now`-relative text ("15m", "t-12m", "now") or ISO-8601, in UTC."""
-    spec = text.strip()
-    if spec.lower() in ("now", "t", "t-0", ""):
-        return now.astimezone(UTC)
-    relative = _RELATIVE.fullmatch(spec.lower())
-    if relative:
-        parts = _PART.findall(relative.group("parts"))
-        return now.astimezone(UTC) - sum((timedelta(**{_UNIT[u]: int(n)}) for n, u in parts), timedelta())
-    parsed = parse_iso(spec)
-    if parsed is None:
-        raise ToolFailure(f"Cannot read the time {text!r}. Use {TIME_FORMATS}.")
-    return parsed
-
-
-def describe_time(text: str, when: datetime) -> str:
-    """How a time argument is shown in a result header: `t-12m`, `now`, or the ISO time."""
-    spec = text.strip().lower()
-    if spec in ("now", "t", "t-0", ""):
-        return "now"
-    relative = _RELATIVE.fullmatch(spec)
-    return f"t-{relative.group('parts')}" if relative else when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- grouping -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The `search_logs` tool and its settings: one tool over whichever log backend is configured.
+"""The `search_logs` tool, one over whichever log backend is configured, and how that backend is built.
 
 Its description tells the model the backend's query syntax and the usual traps, so that the first search is a useful one.
 """
@@ -8,55 +8,32 @@ Its description tells the model the backend's query syntax and the usual traps, 
 
 import os
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
 from kernel import CallContext, SourceLink, Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.links import LinkSettings
 from opsagent_tools.logs.elasticsearch import QUERY_SYNTAX as ES_QUERY_SYNTAX
-from opsagent_tools.logs.elasticsearch import ElasticsearchBackend, ElasticsearchSettings
+from opsagent_tools.logs.elasticsearch import ElasticsearchBackend
 from opsagent_tools.logs.files import QUERY_SYNTAX as FILES_QUERY_SYNTAX
-from opsagent_tools.logs.files import FileLogBackend, FileLogSettings
+from opsagent_tools.logs.files import FileLogBackend
 from opsagent_tools.logs.headline import log_headline
 from opsagent_tools.logs.links import LABEL, kibana_discover, loki_explore
-from opsagent_tools.logs.loki import LEVEL_FILTER_NOTES, LokiBackend, LokiSettings
+from opsagent_tools.logs.loki import LEVEL_FILTER_NOTES, LokiBackend
 from opsagent_tools.logs.loki import QUERY_SYNTAX as LOKI_QUERY_SYNTAX
 from opsagent_tools.logs.search import (
-    SAMPLE_SIZE,
     LogBackend,
     LogQuery,
     canonical_level,
-    describe_time,
     format_result,
-    parse_time,
 )
+from opsagent_tools.logs.settings import LogsSettings
+from opsagent_tools.time_words import describe_time, parse_time, utc_now
 
 LevelArg = Literal["error", "warn", "warning", "info", "debug", "trace", "fatal", "any", "all"]
 MAX_LIMIT = 200
-
-
-class LogsSettings(BaseModel):
-    """Where `search_logs` looks. Only the selected backend's section is used; secrets are environment variable names."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    backend: Literal["files", "loki", "elasticsearch"] = "files"
-    files: FileLogSettings | None = None
-    """Required when backend is "files" (it has no sensible default directory)."""
-    loki: LokiSettings = Field(default_factory=LokiSettings)
-    elasticsearch: ElasticsearchSettings = Field(default_factory=ElasticsearchSettings)
-    sample_size: int = Field(default=SAMPLE_SIZE, ge=1, le=5000)
-    """Newest lines fetched per search for grouping, and never fewer than `limit` (Loki caps a query at 5000)."""
-    timeout_s: float = Field(default=30.0, gt=0)
-    """Seconds one search may take in all (Loki may need two requests; keep it above the backend's timeout_s)."""
-
-    @model_validator(mode="after")
-    def _selected_backend_is_configured(self) -> "LogsSettings":
-        if self.backend == "files" and self.files is None:
-            raise ValueError('tools.logs.backend is "files" but tools.logs.files.directory is not set')
-        return self
 
 
 def build_backend(settings: LogsSettings, environ: Mapping[str, str] = os.environ) -> LogBackend:
@@ -79,11 +56,6 @@ def build_backend(settings: LogsSettings, environ: Mapping[str, str] = os.enviro
                 password=_secret(es.password_env, "tools.logs.elasticsearch.password_env", environ),
                 api_key=_secret(es.api_key_env, "tools.logs.elasticsearch.api_key_env", environ),
             )
-
-
-def utc_now() -> datetime:
-    """The current time, aware and in UTC."""
-    return datetime.now(UTC)
 
 
 def log_tools(

@@ -4,8 +4,9 @@ The memory is a protocol (the bot's run store implements it); past root causes r
 re-check, with their feedback and age, never as conclusions.
 """
 
+from opsagent_tools.memory.family import MemoryFamily
 from opsagent_tools.memory.records import IncidentMemory, PastIncident
 from opsagent_tools.memory.settings import MemorySettings
-from opsagent_tools.memory.tool import similar_incidents_tool
+from opsagent_tools.memory.tools import similar_incidents_tool
 
-__all__ = ["IncidentMemory", "MemorySettings", "PastIncident", "similar_incidents_tool"]
+__all__ = ["IncidentMemory", "MemoryFamily", "MemorySettings", "PastIncident", "similar_incidents_tool"]

@@ -3,6 +3,8 @@
 A series becomes the few lines a model reads: relative times, units, and the change point.
 """
 
-from opsagent_tools.metrics.tools import MetricAlias, MetricsSettings, metrics_tools
+from opsagent_tools.metrics.family import MetricsFamily
+from opsagent_tools.metrics.settings import DEFAULT_ALIASES, MetricAlias, MetricsSettings
+from opsagent_tools.metrics.tools import metrics_tools
 
-__all__ = ["MetricAlias", "MetricsSettings", "metrics_tools"]
+__all__ = ["DEFAULT_ALIASES", "MetricAlias", "MetricsFamily", "MetricsSettings", "metrics_tools"]

@@ -12,9 +12,11 @@ from datetime import datetime, timedelta
 
 from kernel import ToolFailure
 from opsagent_tools.discovery import Kind
-from opsagent_tools.metrics.series import format_span
-from opsagent_tools.metrics.tools import MetricsClient, MetricsSettings, known_services, unknown_service
+from opsagent_tools.metrics.client import MetricsClient
+from opsagent_tools.metrics.settings import MetricsSettings
+from opsagent_tools.metrics.tools import known_services, unknown_service
 from opsagent_tools.names import capped, unknown_name
+from opsagent_tools.time_words import format_span
 
 MAX_SERIES = 500
 """Series read for one `prometheus_series` listing."""

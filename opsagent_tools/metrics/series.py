@@ -12,6 +12,8 @@ from itertools import pairwise
 from statistics import median
 from typing import Literal
 
+from opsagent_tools.time_words import format_span, relative_time
+
 Point = tuple[float, float]
 """A sample: unix time in seconds, value."""
 
@@ -121,29 +123,6 @@ def _sig3(v: float) -> str:
     if size >= 0.9995 or size == 0:
         return f"{v:.2f}"
     return f"{v:.2g}"
-
-
-def format_span(seconds: float) -> str:
-    """A duration as 45s, 10m, 1h30m or 2d3h: seconds are dropped past an hour, minutes past a day."""
-    total = int(abs(seconds) + 0.5)  # half up, not Python's half to even
-    if total >= 86400:
-        total = (total + 1800) // 3600 * 3600
-    elif total >= 3600:
-        total = (total + 30) // 60 * 60
-    parts = []
-    for size, name in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")):
-        count, total = divmod(total, size)
-        if count:
-            parts.append(f"{count}{name}")
-    return "".join(parts) or "0s"
-
-
-def relative_time(ts: float, now: float) -> str:
-    """A sample time relative to the end of the window: "t-10m", or "now" within a second of it."""
-    offset = now - ts
-    if abs(offset) < 1:
-        return "now"
-    return f"t-{format_span(offset)}" if offset > 0 else f"t+{format_span(offset)}"
 
 
 # --- downsampling -----------------------------------------------------------------------------

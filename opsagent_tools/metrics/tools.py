@@ -6,24 +6,23 @@ Configured aliases spare the model from writing PromQL; outputs lead with the ch
 import asyncio
 import math
 import re
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Annotated, Protocol
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field
 
-from kernel.tool_errors import ToolFailure
-from kernel.tool_output import ToolOutput
-from kernel.tools import Tool, tool_from_function
+from kernel import Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.links import LinkSettings
+from opsagent_tools.metrics.client import MetricsClient
 from opsagent_tools.metrics.headline import query_headline
 from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.prometheus import PrometheusClient
-from opsagent_tools.metrics.series import Series, Unit, format_span, report_series
+from opsagent_tools.metrics.series import report_series
+from opsagent_tools.metrics.settings import METRIC_NAME, PLACEHOLDERS, MetricsSettings
 from opsagent_tools.names import capped, unknown_name
+from opsagent_tools.time_words import format_span, parse_duration, utc_now, window_seconds
 
-MAX_WINDOW_S = 7 * 86400
-MIN_WINDOW_S = 60
 MAX_POINTS_PER_SERIES = 1000
 """Far below Prometheus' own 11,000-point limit: more points than this only cost time."""
 NICE_STEPS_S = (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
@@ -32,113 +31,7 @@ DISCOVERY_LOOKBACK = timedelta(hours=6)
 """`list_metrics` and the no-data diagnosis look at series seen in this much time before now."""
 LIST_CAP = 40
 """Names listed by `list_metrics` before "+N more"."""
-PLACEHOLDERS = ("service", "service_label", "container_label", "rate_window", "window")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
-_UNKNOWN_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-_DURATION = re.compile(r"(?:\d+[wdhms])+")
-_DURATION_PART = re.compile(r"(?<!\d)(\d++)([wdhms])")  # from a number's first digit: one scan per number
-METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-"""A metric name as PromQL spells one (anything else is taken as a query or a pattern)."""
-_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-class MetricAlias(BaseModel):
-    """A named PromQL template. Placeholders: {service} (the service name, escaped), {service_label},
-    {container_label}, {rate_window} (the rate() range that suits the step) and {window} (the query window)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    promql: str
-    unit: Unit | None = None
-    description: str
-
-    @field_validator("promql")
-    @classmethod
-    def _known_placeholders(cls, promql: str) -> str:
-        unknown = sorted({name for name in _UNKNOWN_PLACEHOLDER.findall(promql) if name not in PLACEHOLDERS})
-        if unknown:
-            known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
-            raise ValueError(f"unknown placeholder(s) {', '.join(unknown)} in alias PromQL; known: {known}")
-        return promql
-
-
-_REQUESTS = 'http_requests_total{{service_label}="{service}"'
-DEFAULT_ALIASES: dict[str, MetricAlias] = {
-    "http_5xx_rate": MetricAlias(
-        promql=f'(sum(rate({_REQUESTS},code=~"5.."}}[{{rate_window}}])) or vector(0))'
-        f" / sum(rate({_REQUESTS}}}[{{rate_window}}]))",
-        unit="percent",
-        description="share of HTTP requests answered with a 5xx status (http_requests_total, label code)",
-    ),
-    "http_request_rate": MetricAlias(
-        promql=f"sum(rate({_REQUESTS}}}[{{rate_window}}]))",
-        unit="rps",
-        description="HTTP requests per second (http_requests_total)",
-    ),
-    "latency_p99": MetricAlias(
-        promql='histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{{service_label}="'
-        '{service}"}[{rate_window}])))',
-        unit="seconds",
-        description="99th percentile HTTP latency (http_request_duration_seconds histogram)",
-    ),
-    "cpu_usage": MetricAlias(
-        promql='sum by (pod) (rate(container_cpu_usage_seconds_total{{container_label}="{service}"}[{rate_window}]))',
-        unit="cores",
-        description="CPU used per pod, in cores (cAdvisor; matched on the container name)",
-    ),
-    "memory_usage": MetricAlias(
-        promql='sum by (pod) (container_memory_working_set_bytes{{container_label}="{service}"})',
-        unit="bytes",
-        description="working-set memory per pod (cAdvisor; what the OOM killer looks at)",
-    ),
-}
-"""For the common exporters: client libraries' http_requests_total{code} and http_request_duration_seconds,
-and cAdvisor (kubelet) container metrics, which name the container rather than the service."""
-
-
-class MetricsSettings(BaseModel):
-    """Where Prometheus is and how services and metrics are named there. `aliases` given here are added to
-    (and override) the defaults."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = Field(
-        description="Base URL of the Prometheus-compatible API, e.g. http://prometheus:9090 or "
-        "https://mimir.example/prometheus."
-    )
-    timeout_s: float = Field(10.0, gt=0)
-    headers: dict[str, str] = Field(default_factory=dict, repr=False, description="e.g. Authorization, X-Scope-OrgID")
-    service_label: str = "service"
-    container_label: str = "container"
-    scrape_interval_s: float = Field(15.0, gt=0, description="Sets the rate() window: max(step + 1, 4) intervals.")
-    max_series: int = Field(5, ge=1, description="Series shown per query, largest change first.")
-    aliases: dict[str, MetricAlias] = Field(default_factory=lambda: dict(DEFAULT_ALIASES))
-
-    @field_validator("aliases")
-    @classmethod
-    def _over_defaults(cls, aliases: dict[str, MetricAlias]) -> dict[str, MetricAlias]:
-        bad = [name for name in aliases if not METRIC_NAME.fullmatch(name)]
-        if bad:
-            raise ValueError(f"alias names must look like metric names (letters, digits, _): {', '.join(bad)}")
-        return DEFAULT_ALIASES | aliases
-
-
-def parse_duration(text: str, what: str = "window") -> float:
-    """Seconds in a duration such as 15m, 1h or 2h30m (units w, d, h, m, s)."""
-    compact = text.strip().lower().replace(" ", "")
-    if not _DURATION.fullmatch(compact):
-        raise ToolFailure(f'{what} "{text}" is not a duration: write it like 15m, 1h or 2h30m (units s, m, h, d)')
-    return float(sum(int(count) * _SECONDS[unit] for count, unit in _DURATION_PART.findall(compact)))
-
-
-def window_seconds(text: str) -> float:
-    """A query window in seconds, between 1m and 7d."""
-    seconds = parse_duration(text)
-    if seconds < MIN_WINDOW_S:
-        raise ToolFailure(f'window "{text}" is shorter than 1m: use at least 1m, e.g. 15m, 1h or 2h30m')
-    if seconds > MAX_WINDOW_S:
-        raise ToolFailure(f'window "{text}" is longer than 7d: use at most 7d, e.g. 15m, 1h or 2h30m')
-    return seconds
 
 
 def step_seconds(window_s: float, step: str | None) -> float:
@@ -174,30 +67,6 @@ def render_promql(template: str, settings: MetricsSettings, service: str, *, ste
 def promql_string(text: str) -> str:
     """Text made safe inside a double-quoted PromQL string."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-class MetricsClient(Protocol):
-    """What the metrics tools need from a backend: `PrometheusClient`, or `FileMetricsClient` for recordings.
-
-    Metric names are the values of the `__name__` label.
-    """
-
-    async def query_range(self, promql: str, start: datetime, end: datetime, step_s: float) -> list[Series]: ...
-
-    async def label_values(
-        self,
-        label: str,
-        match: str | Sequence[str] | None = None,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-    ) -> list[str]: ...
-
-    async def label_names(self, *, start: datetime | None = None, end: datetime | None = None) -> list[str]: ...
-
-    async def series(
-        self, match: str, *, start: datetime | None = None, end: datetime | None = None, limit: int = 0
-    ) -> list[dict[str, str]]: ...
 
 
 class _MetricsTools:
@@ -328,7 +197,7 @@ def metrics_tools(
     `links` says where people see a query (by default Prometheus' graph page at `settings.url`, without credentials)."""
     prometheus = client or PrometheusClient(base_url=settings.url, timeout=settings.timeout_s, headers=settings.headers)
     graphs = MetricLinks(links or LinkSettings(), settings.url)
-    state = _MetricsTools(settings, prometheus, now or (lambda: datetime.now(UTC)), graphs)
+    state = _MetricsTools(settings, prometheus, now or utc_now, graphs)
     aliases = ", ".join(settings.aliases)
     label = settings.service_label
 

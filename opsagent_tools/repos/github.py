@@ -38,6 +38,7 @@ from opsagent_tools.repos.shapes import (
     file_content,
     is_merge,
 )
+from opsagent_tools.time_words import parse_iso
 
 RAW_MEDIA = "application/vnd.github.raw+json"
 SHA_MEDIA = "application/vnd.github.sha"
@@ -354,11 +355,7 @@ def _listed(data: Any) -> list[dict[str, Any]]:
 
 def _time(text: Any) -> datetime | None:
     """GitHub's ISO 8601 timestamps ("2026-11-30T05:28:00Z"); None when absent or unreadable."""
-    try:
-        moment = datetime.fromisoformat(str(text)) if text else None
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=moment.tzinfo or UTC) if moment is not None else None
+    return parse_iso(text) if isinstance(text, str) else None
 
 
 def _iso(moment: datetime) -> str:

@@ -5,8 +5,9 @@ task in its first message. Runbooks are data: what they say to do goes through t
 """
 
 from opsagent_tools.runbooks.briefing import runbooks_note
+from opsagent_tools.runbooks.family import RunbooksFamily
 from opsagent_tools.runbooks.library import RunbookLibrary
 from opsagent_tools.runbooks.settings import RunbookSettings
 from opsagent_tools.runbooks.tools import runbook_tools
 
-__all__ = ["RunbookLibrary", "RunbookSettings", "runbook_tools", "runbooks_note"]
+__all__ = ["RunbookLibrary", "RunbookSettings", "RunbooksFamily", "runbook_tools", "runbooks_note"]

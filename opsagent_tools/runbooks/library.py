@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import assert_never
 
@@ -23,6 +23,7 @@ from opsagent_tools.runbooks.documents import MAX_FILE_BYTES, FrontMatterError, 
 from opsagent_tools.runbooks.index import RunbookIndex
 from opsagent_tools.runbooks.settings import RunbookSettings
 from opsagent_tools.runbooks.sync import GitMirror, SyncFailed, mirror_directory, shown_url
+from opsagent_tools.time_words import utc_now
 
 log = structlog.get_logger("opsagent.runbooks")
 
@@ -105,7 +106,7 @@ class RunbookLibrary:
         *,
         interval_s: float = 300.0,
         max_bytes: int = MAX_FILE_BYTES,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._source, self._interval_s, self._max_bytes, self._clock = source, interval_s, max_bytes, clock
         self._index = RunbookIndex([])

@@ -8,6 +8,7 @@ from typing import Any
 
 from fakes.github_api import commit_json, deployment_json, deployment_status_json, release_json, tag_json
 from fakes.model_server import Reply
+from opsagent_tools.changes import ChangeQuery, SourceResult
 from samples.kube_objects import deployment, replica_set
 
 PAYMENTS = "acme/payment-service"
@@ -66,3 +67,13 @@ def payment_history(now: datetime) -> dict[str, Reply | list[Any]]:
         ],
         "/tags": [tag_json(PAYMENTS, "v1.9.0-rc1", MERGE_SHA), tag_json(PAYMENTS, "v1.8.3", "a" * 40)],
     }  # fmt: skip
+
+
+def window(now: datetime, duration: timedelta, service: str | None = None) -> ChangeQuery:
+    """The window of `duration` that ends at `now`, for `service` (None: every service)."""
+    return ChangeQuery(service, now - duration, now)
+
+
+def described(result: SourceResult, now: datetime) -> list[tuple[str, str]]:
+    """(how long before now, text) per change, newest first."""
+    return [(str(now - c.at), c.text) for c in sorted(result.changes, key=lambda c: c.at, reverse=True)]

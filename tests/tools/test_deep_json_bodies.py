@@ -8,7 +8,7 @@ import pytest
 from fakes.log_servers import NOW, FakeLoki, LokiEntry
 from fakes.model_server import FakeModelServer, Reply
 from kernel import ToolFailure
-from opsagent_tools.logs.tools import LogsSettings, log_tools
+from opsagent_tools.logs import LogsSettings, log_tools
 from opsagent_tools.metrics.prometheus import PrometheusClient
 from worlds.dispatch import search_logs
 

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from fakes.log_servers import NOW
 from kernel import ErrorKind, ToolFailure
-from opsagent_tools.logs.tools import LogsSettings, log_tools
+from opsagent_tools.logs import LogsSettings, log_tools
 from opsagent_tools.metrics.files import FileMetricsClient, write_series
 from opsagent_tools.model_regex import compile_model_regex
 from servers.local_server import LocalServer

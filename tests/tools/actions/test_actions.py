@@ -23,16 +23,14 @@ from kernel import (
     ToolRegistry,
     text_turn,
 )
-from opsagent_tools.actions.journal import InMemoryActionJournal, SideEffectState
-from opsagent_tools.actions.webhook import (
-    IDEMPOTENCY_HEADER,
-    SIGNATURE_HEADER,
-    TIMESTAMP_HEADER,
+from opsagent_tools.actions import (
     ActionWebhook,
     ActionWebhookSettings,
+    InMemoryActionJournal,
+    SideEffectState,
     action_tools,
-    idempotency_key,
 )
+from opsagent_tools.actions.webhook import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, idempotency_key
 from worlds.dispatch import dispatch_call
 
 SECRET = b"s3cr3t-hmac-key"

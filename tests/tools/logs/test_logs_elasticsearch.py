@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from fakes.log_servers import NOW, Failure, FakeElasticsearch, es_error
 from fakes.model_server import closed_port_url
-from opsagent_tools.logs.tools import LogsSettings, log_tools
+from opsagent_tools.logs import LogsSettings, log_tools
 from worlds.dispatch import search_logs
 
 

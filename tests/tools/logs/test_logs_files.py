@@ -10,9 +10,8 @@ import pytest
 
 from fakes.log_servers import NOW
 from kernel import ErrorKind, ScriptedModel, ToolRegistry, react, text_turn
+from opsagent_tools.logs import LogQuery, LogsSettings, log_tools
 from opsagent_tools.logs.files import FileLogBackend, FileLogSettings, parse_line
-from opsagent_tools.logs.search import LogQuery
-from opsagent_tools.logs.tools import LogsSettings, log_tools
 from worlds.dispatch import search_logs
 
 

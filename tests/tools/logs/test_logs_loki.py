@@ -9,9 +9,8 @@ import pytest
 
 from fakes.log_servers import NOW, Failure, FakeLoki, LokiEntry
 from fakes.model_server import closed_port_url
+from opsagent_tools.logs import LogQuery, LogsSettings, log_tools
 from opsagent_tools.logs.loki import LokiSettings, build_logql
-from opsagent_tools.logs.search import LogQuery
-from opsagent_tools.logs.tools import LogsSettings, log_tools
 from worlds.dispatch import search_logs
 
 NS = 1_000_000_000

@@ -12,9 +12,9 @@ import pytest
 
 from kernel.tool_errors import ToolFailure
 from kernel.tools import Tool
+from opsagent_tools.metrics import MetricAlias, MetricsSettings, metrics_tools
 from opsagent_tools.metrics.files import UNSUPPORTED, FileMetricsClient, write_series
 from opsagent_tools.metrics.series import Point, Series
-from opsagent_tools.metrics.tools import MetricAlias, MetricsSettings, metrics_tools
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 N = NOW.timestamp()

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from kernel import DispatchResult, Tool
 from opsagent_tools.links import LinkSettings
+from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.files import FileMetricsClient, write_series
 from opsagent_tools.metrics.headline import BARS, SPARK_CELLS, sparkline
 from opsagent_tools.metrics.links import prometheus_duration
-from opsagent_tools.metrics.tools import MetricsSettings, metrics_tools
 from servers.prometheus import PrometheusServer
 from worlds.dispatch import dispatch_call
 

@@ -18,8 +18,8 @@ from kernel import (
     Tool,
     ToolFailure,
 )
+from opsagent_tools.metrics import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
 from opsagent_tools.metrics.prometheus import LONG_QUERY_CHARS, PrometheusClient
-from opsagent_tools.metrics.tools import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
 from servers.prometheus import PrometheusServer, binary
 from worlds.dispatch import dispatch_call
 

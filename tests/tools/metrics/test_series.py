@@ -15,9 +15,7 @@ from opsagent_tools.metrics.series import (
     distinguishing_labels,
     downsample,
     format_labels,
-    format_span,
     format_value,
-    relative_time,
     render_points,
     report_series,
 )
@@ -73,30 +71,6 @@ def noisy(level: float, spread: float, seed: int = 1) -> list[float]:
 )
 def test_values_read_with_their_unit(value: float, unit: str | None, text: str) -> None:
     assert format_value(value, unit) == text
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [
-        (0, "0s"),
-        (45, "45s"),
-        (90, "1m30s"),
-        (600, "10m"),
-        (3600, "1h"),
-        (5430, "1h31m"),
-        (2 * 86400 + 3 * 3600, "2d3h"),
-    ],
-)
-def test_spans_are_compact(seconds: float, text: str) -> None:
-    assert format_span(seconds) == text
-
-
-def test_times_are_relative_to_now() -> None:
-    assert relative_time(NOW, NOW) == "now"
-    assert relative_time(NOW - 0.4, NOW) == "now"
-    assert relative_time(NOW - 600, NOW) == "t-10m"
-    assert relative_time(NOW - 5400, NOW) == "t-1h30m"
-    assert relative_time(NOW + 60, NOW) == "t+1m"
 
 
 # --- downsampling -----------------------------------------------------------------------------

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from kernel import Tool, ToolFailure
+from opsagent_tools.repos import RepoConfig, RepoSettings, repo_tools
 from opsagent_tools.repos.git import GitRepo
 from opsagent_tools.repos.sandbox import close_paths
 from opsagent_tools.repos.shapes import PathIsDirectory
-from opsagent_tools.repos.tools import RepoConfig, RepoSettings, repo_tools
 from samples.git_repos import (
     APP_YAML_V1,
     APP_YAML_V2,

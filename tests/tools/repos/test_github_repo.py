@@ -13,8 +13,8 @@ import pytest
 
 from fakes.model_server import FakeModelServer, Reply, closed_port_url
 from kernel import ToolFailure
+from opsagent_tools.repos import RepoSettings, repo_tools
 from opsagent_tools.repos.github import GitHubRepo
-from opsagent_tools.repos.tools import RepoSettings, repo_tools
 
 TOKEN = "ghp_testtoken0123456789abcdefABCDEF0123"
 REPO = "/repos/acme/order-service"

@@ -11,10 +11,10 @@ import pytest
 from fakes.model_server import FakeModelServer, Reply
 from kernel import SourceLink, Tool
 from opsagent_tools.links import LinkSettings
+from opsagent_tools.repos import RepoSettings, repo_tools
 from opsagent_tools.repos.headline import diff_headline, setting_changes
 from opsagent_tools.repos.links import RepoLinks
 from opsagent_tools.repos.shapes import Diff, FileChange
-from opsagent_tools.repos.tools import RepoSettings, repo_tools
 from samples.git_repos import make_order_service
 from tools.repos.test_github_repo import APP_YAML, COMPARE_FILES, TOKEN, compare_json, content_json
 from worlds.dispatch import dispatch_call

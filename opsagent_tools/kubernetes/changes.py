@@ -13,7 +13,15 @@ from typing import cast
 from lightkube.resources.apps_v1 import Deployment, ReplicaSet
 
 from kernel import ToolFailure
-from opsagent_tools.changes.timeline import Change, ChangeQuery, SourceKind, SourceResult, one_line
+from opsagent_tools.changes import (
+    Change,
+    ChangeQuery,
+    ChangeSource,
+    ChangesSettings,
+    SourceKind,
+    SourceResult,
+    one_line,
+)
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession, Page
 from opsagent_tools.kubernetes.objects import ago
 from opsagent_tools.kubernetes.rollouts import (
@@ -25,17 +33,26 @@ from opsagent_tools.kubernetes.rollouts import (
 )
 
 
+def change_sources(settings: ChangesSettings, api: KubeApi) -> list[ChangeSource]:
+    """What the cluster adds to the timeline: its deployments' rollouts, unless `settings` turn them off."""
+    return [RolloutChanges(api, settings.deployment_labels)] if settings.kubernetes else []
+
+
 class RolloutChanges:
     """The rollouts of deployments in every allowed namespace; one namespace refused is one line, not a failure."""
 
     name = "kubernetes"
     what = "Kubernetes rollouts (ReplicaSet revisions, with what each changed)"
+    kind = SourceKind.KUBERNETES
 
     def __init__(self, api: KubeApi, labels: Sequence[str]) -> None:
         self.api, self.labels = api, tuple(labels)
 
     def about(self, service: str | None) -> bool:
         return True  # deployments are matched by name and labels when read
+
+    async def check(self, end: datetime) -> str:
+        return self.name
 
     async def read(self, query: ChangeQuery) -> SourceResult:
         namespaces = self.api.namespaces("")

@@ -8,17 +8,44 @@ Alerts come from the ALERTS series rather than Alertmanager, whose API holds onl
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from opsagent_tools.changes.timeline import Change, ChangeQuery, SourceKind, SourceResult
+from opsagent_tools.changes import Change, ChangeQuery, ChangeSource, ChangesSettings, SourceKind, SourceResult
+from opsagent_tools.metrics.client import MetricsClient
 from opsagent_tools.metrics.links import MetricLinks
-from opsagent_tools.metrics.series import Series, format_labels, relative_time
-from opsagent_tools.metrics.tools import METRIC_NAME, NICE_STEPS_S, MetricsClient, promql_string
+from opsagent_tools.metrics.series import Series, format_labels
+from opsagent_tools.metrics.settings import METRIC_NAME, MetricsSettings
+from opsagent_tools.metrics.tools import NICE_STEPS_S, promql_string
+from opsagent_tools.time_words import format_span, relative_time
 
 POINTS_PER_WINDOW = 240
 """The range queries' resolution: a change is placed within window/240 (15 s over an hour, 30 s over two)."""
 PER_INSTANCE_LABELS = ("instance", "pod", "pod_name", "container_id")
 """Labels that tell the replicas of one service apart; they do not make another service."""
+CHECK_LOOKBACK = timedelta(hours=6)
+"""How far back `opsagent check` looks for the version metric."""
+NAMES_SHOWN = 5
+
+
+def change_sources(
+    settings: ChangesSettings, client: MetricsClient, metrics: MetricsSettings, links: MetricLinks
+) -> list[ChangeSource]:
+    """What Prometheus adds to the timeline, as far as `settings` leave it on: the alerts that fired, then the
+    versions of the build-info metric; `links` says where people see each query."""
+    sources: list[ChangeSource] = []
+    if settings.alerts:
+        sources.append(AlertChanges(client, metrics.service_label, links))
+    if settings.build_info_metric:
+        sources.append(
+            VersionChanges(
+                client,
+                metric=settings.build_info_metric,
+                version_label=settings.version_label,
+                service_label=metrics.service_label,
+                links=links,
+            )
+        )
+    return sources
 
 
 def grid_step(window_s: float) -> float:
@@ -56,6 +83,9 @@ class _RangeSource:
     def about(self, service: str | None) -> bool:
         return True  # series are matched on the service label in the query
 
+    async def check(self, end: datetime) -> str:
+        return self.name
+
     async def series(self, promql: str, query: ChangeQuery) -> tuple[list[Series], float]:
         step = grid_step(query.until.timestamp() - query.since.timestamp())
         return [s for s in await self.client.query_range(promql, query.since, query.until, step) if s.points], step
@@ -72,6 +102,7 @@ class VersionChanges(_RangeSource):
     """A new value of the version label on a build-info metric: one change per service each time a version appears."""
 
     name = "prometheus versions"
+    kind = SourceKind.PROMETHEUS
 
     def __init__(
         self, client: MetricsClient, *, metric: str, version_label: str, service_label: str, links: MetricLinks | None
@@ -80,9 +111,16 @@ class VersionChanges(_RangeSource):
         self.metric, self.version_label = metric, version_label
         self.what = f"version changes of {metric}{{{version_label}}} in Prometheus"
 
-    async def metric_names(self, start: datetime, end: datetime) -> list[str]:
-        """The metric names the build-info setting finds between `start` and `end` (for `opsagent check`)."""
-        return await self.client.label_values("__name__", selector(self.metric, {}), start=start, end=end)
+    async def check(self, end: datetime) -> str:
+        """Its name, with the metric names the build-info setting finds (a guess until checked), or that none."""
+        start = end - CHECK_LOOKBACK
+        names = await self.client.label_values("__name__", selector(self.metric, {}), start=start, end=end)
+        if names:
+            return f"{self.name} ({', '.join(names[:NAMES_SHOWN])}{' …' if len(names) > NAMES_SHOWN else ''})"
+        return (
+            f"{self.name} (no series named like {self.metric} in the last {format_span(CHECK_LOOKBACK.total_seconds())}, "
+            'so no versions will show: set tools.changes.build_info_metric, or "" to leave versions out)'
+        )
 
     async def read(self, query: ChangeQuery) -> SourceResult:
         promql = selector(self.metric, self.matchers(query))
@@ -101,9 +139,7 @@ class VersionChanges(_RangeSource):
                         continue  # already there when the window began
                     before = sorted(v for v, ts in versions.items() if v != version and _present(ts, first - step))
                     what = f"version {', '.join(before)} → {version}" if before else f"first reports version {version}"
-                    changes.append(
-                        Change(_moment(first, query), SourceKind.PROMETHEUS, f"{who} {what} ({metric})", link)
-                    )
+                    changes.append(Change(_moment(first, query), self.kind, f"{who} {what} ({metric})", link))
         whose = sorted({who for who, _ in seen})
         scope = f"{promql}: versions of {len(whose)} service{'' if len(whose) == 1 else 's'}"
         return SourceResult(self.name, scope, changes)
@@ -125,6 +161,7 @@ class AlertChanges(_RangeSource):
     """Each firing episode of an alert in the window: when it started (or that it already fired), and if it ended."""
 
     name = "prometheus alerts"
+    kind = SourceKind.ALERT
     what = "alerts that fired (Prometheus' ALERTS series)"
 
     async def read(self, query: ChangeQuery) -> SourceResult:
@@ -141,7 +178,7 @@ class AlertChanges(_RangeSource):
                 began = "was already firing when the window began" if first <= start + step / 2 else "started firing"
                 ended = "still firing" if last >= now - 1.5 * step else f"last seen firing {relative_time(last, now)}"
                 text = f"{alert}{labels} {began}, {ended}"
-                changes.append(Change(_moment(first, query), SourceKind.ALERT, text, link))
+                changes.append(Change(_moment(first, query), self.kind, text, link))
         return SourceResult(self.name, f"{promql}: {len(found)} alert series", changes)
 
 

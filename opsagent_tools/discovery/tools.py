@@ -11,25 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from kernel import Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.discovery.cache import DiscoveryCache
+from opsagent_tools.discovery.settings import DiscoverySettings
 
 HEADLINE_CHARS = 120
-
-
-class DiscoverySettings(BaseModel):
-    """`[tools.discover]`: how long answers are kept, how many, and how far back sources look."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    ttl_s: float = Field(default=300.0, ge=0)
-    """Seconds an answer is reused before the source is asked again."""
-    max_entries: int = Field(default=256, ge=1)
-    """Answers kept; the least recently used go first."""
-    lookback_s: float = Field(default=6 * 3600.0, gt=0)
-    """Series and streams seen in this much time before now are listed."""
 
 
 @dataclass(frozen=True, slots=True)

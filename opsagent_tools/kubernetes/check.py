@@ -6,21 +6,15 @@ An RBAC gap shows up here per namespace, with its status, rather than in the mid
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Mapping
 
 from lightkube.resources.core_v1 import Pod
 
 from kernel import ToolFailure
 from opsagent_tools.kubernetes.api import METRICS_ROUTES, ROUTES, KubeApi, KubeApiError, KubeSession
-from opsagent_tools.kubernetes.settings import KubernetesSettings
 
 
-async def check_kubernetes(
-    settings: KubernetesSettings, environ: Mapping[str, str] = os.environ, *, api: KubeApi | None = None
-) -> str:
+async def check_kubernetes(kube_api: KubeApi) -> str:
     """What is reachable, as one line; a ToolFailure with the same line when any allowed namespace is not."""
-    kube_api = api if api is not None else KubeApi.from_settings(settings, environ)
     namespaces = kube_api.namespaces("")
     async with kube_api.session() as kube:
         answers = await asyncio.gather(

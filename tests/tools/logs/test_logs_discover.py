@@ -7,10 +7,10 @@ from datetime import timedelta
 
 from fakes.log_servers import NOW, FakeElasticsearch, FakeLoki, LokiEntry
 from kernel import ToolRegistry
-from opsagent_tools.discovery import DiscoveryCache, DiscoverySettings
+from opsagent_tools.discovery import DiscoverySettings
+from opsagent_tools.logs import LogsSettings
 from opsagent_tools.logs.discovery import index_pattern
 from opsagent_tools.logs.files import FileLogSettings
-from opsagent_tools.logs.tools import LogsSettings
 from opsagent_tools.toolset import ToolsSettings, build_tools
 from worlds.dispatch import dispatch_call
 
@@ -73,19 +73,6 @@ async def test_answers_are_cached_until_their_time_to_live_runs_out():
         before = len(loki.requests)
         await discover(uncached, "loki_labels", "pod")
         assert len(loki.requests) > before
-
-
-def test_the_cache_forgets_expired_answers_and_drops_the_least_recently_used():
-    now = [0.0]
-    cache = DiscoveryCache(ttl_s=10, max_entries=2, clock=lambda: now[0])
-    cache.put("a", "A")
-    cache.put("b", "B")
-    assert cache.get("a") == "A"  # a is now the most recently used
-    cache.put("c", "C")
-    assert (cache.get("a"), cache.get("b"), cache.get("c")) == ("A", None, "C")
-    now[0] = 10.0
-    assert cache.get("a") is None
-    assert len(cache) == 1
 
 
 def es_tools(es: FakeElasticsearch, **settings: str) -> ToolRegistry:

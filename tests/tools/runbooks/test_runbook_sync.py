@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli.main import main
+from opsagent_tools.runbooks.check import check_runbooks
 from opsagent_tools.runbooks.library import RunbookLibrary
 from opsagent_tools.runbooks.settings import RunbookSettings
 from opsagent_tools.runbooks.sync import shown_url
-from opsagent_tools.toolset import check_runbooks
 from samples.git_repos import commit, git, write
 
 CHECKOUT = "---\ntitle: Checkout 5xx\nservices: [checkout]\n---\nOpen the checkout dashboard.\n"

@@ -1,0 +1,46 @@
+"""The metrics family: one client for Prometheus (or recorded series), shared by `query_metrics` and `list_metrics`,
+`discover`'s Prometheus kinds, the alerts and versions of the change timeline, and `opsagent check`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from functools import cached_property
+
+from kernel import Tool
+from opsagent_tools.changes import ChangeSource, ChangesSettings
+from opsagent_tools.check_result import CheckResult, probe
+from opsagent_tools.discovery import DiscoverySettings, DiscoverySource
+from opsagent_tools.family import ToolFamily
+from opsagent_tools.links import LinkSettings
+from opsagent_tools.metrics.changes import change_sources
+from opsagent_tools.metrics.check import check_metrics
+from opsagent_tools.metrics.client import MetricsClient, metrics_client
+from opsagent_tools.metrics.discovery import PrometheusDiscovery
+from opsagent_tools.metrics.links import MetricLinks
+from opsagent_tools.metrics.settings import MetricsSettings
+from opsagent_tools.metrics.tools import metrics_tools
+
+
+class MetricsFamily(ToolFamily):
+    """`[tools.metrics]`: the tools read "now" from `now`; `links` says where people see a query."""
+
+    def __init__(self, settings: MetricsSettings, *, now: Callable[[], datetime], links: LinkSettings) -> None:
+        self.settings, self.now, self.links = settings, now, links
+
+    @cached_property
+    def client(self) -> MetricsClient:
+        """The backend the URL names, made once."""
+        return metrics_client(self.settings)
+
+    def tools(self) -> Sequence[Tool]:
+        return metrics_tools(self.settings, client=self.client, now=self.now, links=self.links)
+
+    def discovery(self, settings: DiscoverySettings) -> DiscoverySource:
+        return PrometheusDiscovery(self.client, self.settings, self.now, timedelta(seconds=settings.lookback_s))
+
+    def change_sources(self, settings: ChangesSettings) -> Sequence[ChangeSource]:
+        return change_sources(settings, self.client, self.settings, MetricLinks(self.links, self.settings.url))
+
+    async def check(self) -> list[CheckResult]:
+        return [await probe("metrics", lambda: check_metrics(self.client, self.settings, self.now()))]
