@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from bot.cli.terminal import TerminalView
+from bot.cli.terminal import Terminal
 from bot.slack.blocks import no_step_urls
 from bot.slack.summary import final_summary
 from bot.verdict import verdict_of
@@ -60,7 +60,7 @@ def slack(result: RunResult) -> Said:
 
 def terminal(result: RunResult) -> Said:
     shown = io.StringIO()
-    view = TerminalView(Console(file=shown, width=200, color_system=None))
+    view = Terminal(Console(file=shown, width=200, color_system=None))
     view.show(RunFinished(result))
     lines = shown.getvalue().splitlines()
     footer = next(line for line in lines if re.match(r"\d+ steps? · ", line))
