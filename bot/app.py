@@ -163,6 +163,8 @@ async def create_app(
         trace_link=trace_link,
         runbooks=runbooks,
         memory=memory,
+        broadcast_verdict=settings.broadcast_verdict,
+        workspace_url=workspace_url,
     )
     app = AsyncApp(
         client=client,
