@@ -16,8 +16,8 @@ from bot.audit.trail import AuditEvent, AuditKind, AuditLog
 from bot.runs.saved import readable_trace
 from bot.slack.thread_history import ThreadHistory, ThreadMessage
 from bot.store.ports import FeedbackStore, SideEffectStore
-from bot.store.records import FeedbackRecord, RunRecord, SideEffectRecord
-from kernel import DEFAULT_REDACTOR, RunResult, Step
+from bot.store.records import FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
+from kernel import DEFAULT_REDACTOR, RunResult, Step, StopReason
 
 AUDIT_LIMIT = 5000
 """Audit events of one run read at most."""
@@ -62,6 +62,8 @@ class IncidentFacts:
     feedback: tuple[FeedbackRecord, ...]
     history: ThreadHistory
     timeline: tuple[TimelineEntry, ...]
+    trace_file: str = ""
+    """The trace file the facts were read from, for a run no run store holds ("" for a stored run)."""
 
     @property
     def started_at(self) -> datetime:
@@ -105,6 +107,38 @@ async def gather_facts(
         history=redacted,
         timeline=tuple(timeline(events, trace, redacted.messages)),
     )
+
+
+def trace_facts(trace: RunResult, trace_file: str) -> IncidentFacts:
+    """The facts of a run known only by its trace file: no audit log, side-effect journal, ratings or thread, so
+    the timeline holds what the trace records with a time (its start, each approval's decision)."""
+    status = {StopReason.AWAITING_APPROVAL: RunStatus.AWAITING_APPROVAL, StopReason.INTERRUPTED: RunStatus.RUNNING}
+    record = RunRecord(
+        run_id=trace.run_id,
+        channel="",
+        thread_ts="",
+        requested_by="",
+        task=trace.task,
+        task_data=trace.task_data,
+        status=status.get(trace.stop_reason, RunStatus.FINISHED),
+        created_at=trace.started_at,
+        updated_at=trace.started_at,
+    )
+    moments = [AuditEvent(at=trace.started_at, kind=AuditKind.RUN_STARTED, detail={"task": trace.task})]
+    moments += [
+        AuditEvent(
+            at=step.approval.at,
+            kind=AuditKind.APPROVAL_DECIDED,
+            actor=step.approval.by,
+            detail={"step": step.index, "tool": step.call.name if step.call else "", "decision": step.approval.decision}
+            | ({"reason": step.approval.reason} if step.approval.reason else {}),
+        )
+        for step in trace.steps
+        if step.approval is not None and step.approval.at is not None and not step.pending
+    ]
+    history = ThreadHistory((), "a trace file has no thread")
+    entries = tuple(timeline(moments, trace, ()))
+    return IncidentFacts(record, trace, (), (), (), history, entries, trace_file=trace_file)
 
 
 def timeline(
