@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.audit.trail import AuditEvent, AuditKind, AuditLog
+from bot.audit.trail import AuditEvent, AuditKind, AuditLog, names_in
 from bot.runs.saved import readable_trace
 from bot.slack.thread_history import ThreadHistory, ThreadMessage
 from bot.store.ports import FeedbackStore, SideEffectStore
@@ -64,6 +64,11 @@ class IncidentFacts:
     timeline: tuple[TimelineEntry, ...]
     trace_file: str = ""
     """The trace file the facts were read from, for a run no run store holds ("" for a stored run)."""
+
+    def named(self, who: str) -> str:
+        """A person by the name they had when they acted (the audit log keeps it), else as recorded (a user id,
+        `alertmanager`, "alice (terminal)")."""
+        return names_in(self.audit).get(who) or who
 
     @property
     def started_at(self) -> datetime:
@@ -145,7 +150,9 @@ def timeline(
     audit: Sequence[AuditEvent], trace: RunResult | None, messages: Sequence[ThreadMessage]
 ) -> list[TimelineEntry]:
     """The audit events (each said in words, with its step's call and outcome from the trace) and the thread's
-    messages, in time order; an audit event before a message of the same instant."""
+    messages, in time order; an audit event before a message of the same instant. People are named as the audit
+    log kept them when they acted (a person who never acted in the run is shown by their user id)."""
+    names = names_in(audit)
     steps = {step.index: step for step in trace.steps} if trace is not None else {}
     by_approval = {
         step.approval.approval_id: step for step in steps.values() if step.approval and step.approval.approval_id
@@ -153,13 +160,13 @@ def timeline(
     entries = [
         TimelineEntry(
             event.at,
-            OPSAGENT if event.kind in _AGENT_KINDS or not event.actor else event.actor,
+            OPSAGENT if event.kind in _AGENT_KINDS or not event.actor else names.get(event.actor) or event.actor,
             _said(event, steps, by_approval),
             event.kind,
         )
         for event in audit
     ]
-    entries += [TimelineEntry(m.at, m.user, _flat(m.text), MESSAGE) for m in messages]
+    entries += [TimelineEntry(m.at, names.get(m.user) or m.user, _flat(m.text), MESSAGE) for m in messages]
     return sorted(entries, key=lambda entry: (entry.at, entry.kind == MESSAGE))
 
 

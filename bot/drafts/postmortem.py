@@ -165,7 +165,7 @@ def _detection(facts: IncidentFacts) -> list[str]:
     if record.alert_labels:
         labels = "; ".join(", ".join(f"{k}={v}" for k, v in sorted(alert.items())) for alert in record.alert_labels[:5])
         return [f"Alertmanager opened the investigation: {escaped(labels)}."]
-    who = escaped(record.requested_by) if record.requested_by else "Someone"
+    who = escaped(facts.named(record.requested_by)) if record.requested_by else "Someone"
     return [f"{who} asked OpsAgent to investigate at {_when(record.created_at)} UTC."]
 
 
@@ -177,7 +177,7 @@ def _resolution(facts: IncidentFacts) -> list[str]:
         when = f" at {_when(action.approved_at)} UTC" if action.approved_at else ""
         result = "succeeded" if action.ok else f"failed ({action.error})"
         lines.append(
-            f"- Step {action.step}: {escaped(action.call.render())}, approved by {escaped(action.approved_by)}{when}; "
+            f"- Step {action.step}: {escaped(action.call.render())}, approved by {escaped(facts.named(action.approved_by))}{when}; "
             f"{result}: {escaped(action.outcome)}"
         )
     for effect in facts.side_effects:
