@@ -114,7 +114,16 @@ async def create_app(
     workspace_url = str(auth.get("url") or "")
     if memory is not None:
         memory.link_threads(workspace_url)
-    audit = AuditTrail(store.audit)
+    access = access or AccessSettings()
+    approvers = Approvers(frozenset(settings.approvers), frozenset(settings.approver_groups))
+    identities = Identities(
+        SlackDirectory(client),
+        installing_team=auth["team_id"],
+        allowed_workspaces=access.allowed_workspaces,
+        approvers=approvers,
+        allow_guests=access.allow_guests,
+    )
+    audit = AuditTrail(store.audit, names=identities.name_of)  # people kept by name as they act, for the viewer
     drafts = DraftService(
         runs=store.runs,
         audit=store.audit,
@@ -124,15 +133,6 @@ async def create_app(
         client=client,
         llm=drafter,
         workspace_url=workspace_url,
-    )
-    access = access or AccessSettings()
-    approvers = Approvers(frozenset(settings.approvers), frozenset(settings.approver_groups))
-    identities = Identities(
-        SlackDirectory(client),
-        installing_team=auth["team_id"],
-        allowed_workspaces=access.allowed_workspaces,
-        approvers=approvers,
-        allow_guests=access.allow_guests,
     )
     limits = AccessPolicy(access, clock=clock)
     gate = Gate(identities=identities, access=limits, ratings=store.feedback, audit=audit)
@@ -163,6 +163,8 @@ async def create_app(
         trace_link=trace_link,
         runbooks=runbooks,
         memory=memory,
+        broadcast_verdict=settings.broadcast_verdict,
+        workspace_url=workspace_url,
     )
     app = AsyncApp(
         client=client,

@@ -92,7 +92,12 @@ async def serve_slack(
     the tools search, whose runbooks are named to the model at the start of each run. `memory`: the memory of past
     incidents the tools search, which remembers each run as it finishes. `drafter`: the model that writes the
     narrative of postmortem and status drafts."""
-    viewer = TraceViewer.from_settings(settings.viewer, store.runs) if settings.viewer is not None else None
+    prices = settings.llm.prices if settings.llm is not None else {}
+    viewer = (
+        TraceViewer.from_settings(settings.viewer, store.runs, store.audit, priced=prices)
+        if settings.viewer is not None
+        else None
+    )
     metrics = BotMetrics(tools=tools)
     spans = spans_from_env(settings.llm.provider if settings.llm else "openai")
     observers: list[RunObserver] = [metrics, *([spans] if spans else [])]

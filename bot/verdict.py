@@ -23,6 +23,7 @@ from kernel import (
     ClaimStatus,
     Confidence,
     ErrorKind,
+    Hypothesis,
     RunResult,
     SourceLink,
     Step,
@@ -38,6 +39,8 @@ OUTCOME_CHARS = 120
 """A step's outcome (its headline, or an excerpt of its observation) is cut to this."""
 THOUGHT_CHARS = 120
 """A step's thought in one line is cut to this."""
+CUT_SHORT = "cut short: the run was stopped"
+"""The outcome of a call the run's stop cut short (the kernel's observation is for the model)."""
 _VALUE_CHARS = 40
 
 
@@ -189,6 +192,8 @@ class Verdict:
     """Sentences of the answer that claim an action ("rolled back checkout") no approved step took."""
     partial_answer: str
     """A run that did not finish: the model's last word on what it knew. Not an answer."""
+    hypothesis: Hypothesis | None
+    """The leading hypothesis the steps stated last: what was known, for a run that ended without an answer."""
     steps: tuple[StepLine, ...]
     """Every step but the `finish` itself."""
     tool_steps: int
@@ -265,6 +270,7 @@ def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
         actions=actions,
         claimed_not_taken=tuple(f"“{a.sentence}”" for a in check.unbacked_actions) if check else (),
         partial_answer="" if result.ok else (result.partial_answer or "").strip(),
+        hypothesis=result.leading_hypothesis,
         steps=tuple(line for line in lines.values() if not _is_finish(line)),
         tool_steps=tool_steps(result.steps),
         stopped_by=stopped_by,
@@ -342,6 +348,8 @@ def _excerpt(step: Step) -> str:
         return "waiting for approval"
     if (refusal := refusal_of(step.approval)) is not None:
         return refusal.said()
+    if step.error is ErrorKind.CANCELLED:  # the kernel's words for the model name the stop's detail, not a person
+        return CUT_SHORT
     lines = (line.strip(" \t`#>-*") for line in step.observation.splitlines())
     return next((line for line in lines if line), "(no output)")
 

@@ -22,6 +22,8 @@ class SlackUser:
     deleted: bool = False
     is_restricted: bool = False
     is_ultra_restricted: bool = False
+    name: str = ""
+    """How Slack shows the person (their display name, else their full name, else their handle); "" if unknown."""
 
 
 class Directory(Protocol):

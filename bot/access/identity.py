@@ -76,6 +76,18 @@ class Identities:
             return RefusalReason.DIRECTORY_UNAVAILABLE
         return refusal
 
+    async def name_of(self, user_id: str) -> str:
+        """The name Slack shows for a person, from the directory the gate has just asked (cached); "" when Slack
+        cannot say, or for a name that is no user id (`alertmanager`), without asking. For the audit log: who acted
+        is kept with the name they had then."""
+        if not (user_id[:1] in ("U", "W") and user_id.isascii() and user_id.isalnum() and user_id.isupper()):
+            return ""
+        try:
+            return (await self._directory.user(user_id)).name
+        except Exception as exc:
+            log.info("user_name_unknown", user=user_id, error=repr(exc)[:200])
+            return ""
+
     def _account_refusal(self, user: SlackUser, workspaces: frozenset[str], needs: Standing) -> RefusalReason | None:
         if user.team_id not in workspaces:
             return RefusalReason.WORKSPACE

@@ -6,7 +6,8 @@ and only the side-effect journal (which must not act without its record) lets it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
@@ -77,20 +78,58 @@ class AuditKind(StrEnum):
     """A person rated a run's verdict (👍/👎), or said why a 👎."""
 
 
-class AuditTrail:
-    """Appends audit events to the store; `record` never raises, `require` does (for the side-effect journal)."""
+ACTOR_NAME = "actor_name"
+"""The detail that keeps the name a person had when they acted (the event's `actor` is their user id)."""
+NAME_WAIT_S = 1.0
+"""How long an event waits for its actor's name (the gate has usually just looked them up: no wait at all)."""
 
-    def __init__(self, sink: AuditSink, *, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+NameLookup = Callable[[str], Awaitable[str]]
+"""The name a person is shown by, from their user id; "" when unknown (never raises)."""
+
+
+def names_in(events: Iterable[AuditEvent]) -> dict[str, str]:
+    """Who the events name, by actor: the name each had when they last acted (`ACTOR_NAME`), for surfaces that
+    show people by name (the trace viewer, the drafts); an actor without one is left out."""
+    return {e.actor: e.detail[ACTOR_NAME] for e in events if e.actor and isinstance(e.detail.get(ACTOR_NAME), str)}
+
+
+class AuditTrail:
+    """Appends audit events to the store; `record` never raises, `require` does (for the side-effect journal).
+    With `names`, an event `record`s keeps its actor's name as they acted (`ACTOR_NAME`)."""
+
+    def __init__(
+        self,
+        sink: AuditSink,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        names: NameLookup | None = None,
+    ) -> None:
         self._sink = sink
         self._clock = clock
+        self._names = names
 
     async def record(self, kind: AuditKind, *, run_id: str = "", actor: str = "", **detail: Any) -> None:
-        """Append one event; if the store cannot take it, say so in the logs and go on."""
+        """Append one event, with its actor's name when it is a person's; if the store cannot take it, say so in the
+        logs and go on."""
+        at = self._clock()
         try:
-            await self.require(kind, run_id=run_id, actor=actor, **detail)
+            if (name := await self._name(actor)) and ACTOR_NAME not in detail:
+                detail[ACTOR_NAME] = name
+            await self._append(at, kind, run_id, actor, detail)
         except Exception as exc:
             log.error("audit_write_failed", kind=str(kind), run_id=run_id, actor=actor, error=repr(exc)[:300])
 
+    async def _name(self, actor: str) -> str:
+        if not actor or self._names is None:
+            return ""
+        try:
+            return await asyncio.wait_for(self._names(actor), NAME_WAIT_S)
+        except TimeoutError:  # Slack is slow: the event is kept without the name, at once
+            return ""
+
     async def require(self, kind: AuditKind, *, run_id: str = "", actor: str = "", **detail: Any) -> None:
         """Append one event, raising if the store cannot take it."""
-        await self._sink.audit(AuditEvent(at=self._clock(), kind=kind, run_id=run_id, actor=actor, detail=detail))
+        await self._append(self._clock(), kind, run_id, actor, detail)
+
+    async def _append(self, at: datetime, kind: AuditKind, run_id: str, actor: str, detail: dict[str, Any]) -> None:
+        await self._sink.audit(AuditEvent(at=at, kind=kind, run_id=run_id, actor=actor, detail=detail))

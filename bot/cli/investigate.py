@@ -11,12 +11,14 @@ from pathlib import Path
 
 from bot.agent import build_agent, require_llm
 from bot.cli.demo import demo_script
+from bot.cli.kept import RunKeeper, run_keeper
 from bot.cli.session import exit_code, save_trace, watch
 from bot.cli.terminal import Terminal
 from bot.cli.terminal_approval import TerminalApprover, read_line
 from bot.cli.tools import shown_toolset
 from bot.settings import Settings
-from kernel import LLM, StopReason, follow_up_data
+from bot.store.protocol import StoreConflictError, StoreUnavailableError
+from kernel import LLM, RunResult, StopReason, follow_up_data
 from opsagent_tools.runbooks import runbooks_note
 
 FOLLOW_UP_PROMPT = "follow-up question (an empty line ends the session): "
@@ -25,18 +27,22 @@ FOLLOW_UP_PROMPT = "follow-up question (an empty line ends the session): "
 async def investigate(
     settings: Settings, task: str, terminal: Terminal, *, trace: Path | None, interactive: bool, scripted: bool
 ) -> int:
-    """Run `task` (on the demo's scripted model with `scripted`), save its trace, and with `interactive` keep
-    taking follow-up questions until an empty line or the end of input; the exit code is the last run's."""
+    """Run `task` (on the demo's scripted model with `scripted`), save its trace (and, with `[store]` configured,
+    keep the run in the run store and its memory: `bot.cli.kept`), and with `interactive` keep taking follow-up
+    questions until an empty line or the end of input; the exit code is the last run's."""
     llm: LLM = demo_script() if scripted else require_llm(settings, instead="run `opsagent demo`, which runs offline")
     prices = settings.llm.prices if settings.llm else {}
     priced = llm.model in prices
-    async with shown_toolset(settings, terminal) as toolset:
+    async with (
+        run_keeper(settings) as keeper,
+        shown_toolset(settings, terminal, memory=keeper.memory if keeper else None) as toolset,
+    ):
         agent = build_agent(settings, llm=llm, tools=toolset.tools, confirm=TerminalApprover(terminal))
         briefing = await runbooks_note(toolset.runbooks, task)
         result = await watch(
             lambda control: agent.events(task, data=briefing, control=control), terminal, priced=priced
         )
-        save_trace(result, trace, terminal)
+        await _keep(keeper, result, save_trace(result, trace, terminal), terminal)
         while interactive and result.stop_reason is not StopReason.CANCELLED:
             terminal.prompt(FOLLOW_UP_PROMPT)
             question = (await read_line(sys.stdin)).strip()
@@ -48,5 +54,19 @@ async def investigate(
                 terminal,
                 priced=priced,
             )
-            save_trace(result, None, terminal)
+            await _keep(keeper, result, save_trace(result, None, terminal), terminal)
     return exit_code(result)
+
+
+async def _keep(keeper: RunKeeper | None, result: RunResult, saved: Path, terminal: Terminal) -> None:
+    """Keep the run in the run store when one is configured, and say so; a store that fails loses nothing (the
+    trace file has the run) and is said as a warning."""
+    if keeper is None:
+        return
+    try:
+        remembered = await keeper.keep(result)
+    except (StoreUnavailableError, StoreConflictError) as exc:
+        terminal.warn(f"opsagent: the run was not kept in the run store ({exc}); its trace is in {saved}")
+        return
+    memory = ", remembered for similar_incidents" if remembered else ""
+    terminal.say(f"kept in the run store{memory}: opsagent postmortem {result.run_id}", style="dim")

@@ -17,6 +17,7 @@ from bot.cli.terminal_approval import TerminalApprover
 from bot.settings import Settings
 from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, Tool, ToolCall, ToolRegistry
 from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpToolEntry, printable_name
+from opsagent_tools.memory import IncidentMemory
 
 NO_TOOLS = (
     "no tools are configured: add [tools.metrics], [tools.logs], [tools.repos], [tools.kubernetes], "
@@ -25,12 +26,15 @@ NO_TOOLS = (
 
 
 @contextlib.asynccontextmanager
-async def shown_toolset(settings: Settings, terminal: Terminal) -> AsyncIterator[Toolset]:
-    """The configured toolset, opened under a spinner, closed on exit. A server that did not start or is
-    misconfigured, and each tool left out, is said once on stderr; the command goes on with the other tools."""
+async def shown_toolset(
+    settings: Settings, terminal: Terminal, *, memory: IncidentMemory | None = None
+) -> AsyncIterator[Toolset]:
+    """The configured toolset (with `similar_incidents` over `memory` when given), opened under a spinner, closed
+    on exit. A server that did not start or is misconfigured, and each tool left out, is said once on stderr; the
+    command goes on with the other tools."""
     async with contextlib.AsyncExitStack() as stack:
         with terminal.working("starting the tools…"):
-            toolset = await stack.enter_async_context(opened_toolset(settings))
+            toolset = await stack.enter_async_context(opened_toolset(settings, memory=memory))
         for report in toolset.mcp.report():
             if not report.ok:
                 terminal.warn(f"opsagent: {report.name}: {report.message}")

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.audit.trail import AuditEvent, AuditKind, AuditLog
+from bot.audit.trail import AuditEvent, AuditKind, AuditLog, names_in
 from bot.runs.saved import readable_trace
 from bot.slack.thread_history import ThreadHistory, ThreadMessage
 from bot.store.ports import FeedbackStore, SideEffectStore
-from bot.store.records import FeedbackRecord, RunRecord, SideEffectRecord
-from kernel import DEFAULT_REDACTOR, RunResult, Step
+from bot.store.records import FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
+from kernel import DEFAULT_REDACTOR, RunResult, Step, StopReason
 
 AUDIT_LIMIT = 5000
 """Audit events of one run read at most."""
@@ -62,6 +62,13 @@ class IncidentFacts:
     feedback: tuple[FeedbackRecord, ...]
     history: ThreadHistory
     timeline: tuple[TimelineEntry, ...]
+    trace_file: str = ""
+    """The trace file the facts were read from, for a run no run store holds ("" for a stored run)."""
+
+    def named(self, who: str) -> str:
+        """A person by the name they had when they acted (the audit log keeps it), else as recorded (a user id,
+        `alertmanager`, "alice (terminal)")."""
+        return names_in(self.audit).get(who) or who
 
     @property
     def started_at(self) -> datetime:
@@ -107,11 +114,45 @@ async def gather_facts(
     )
 
 
+def trace_facts(trace: RunResult, trace_file: str) -> IncidentFacts:
+    """The facts of a run known only by its trace file: no audit log, side-effect journal, ratings or thread, so
+    the timeline holds what the trace records with a time (its start, each approval's decision)."""
+    status = {StopReason.AWAITING_APPROVAL: RunStatus.AWAITING_APPROVAL, StopReason.INTERRUPTED: RunStatus.RUNNING}
+    record = RunRecord(
+        run_id=trace.run_id,
+        channel="",
+        thread_ts="",
+        requested_by="",
+        task=trace.task,
+        task_data=trace.task_data,
+        status=status.get(trace.stop_reason, RunStatus.FINISHED),
+        created_at=trace.started_at,
+        updated_at=trace.started_at,
+    )
+    moments = [AuditEvent(at=trace.started_at, kind=AuditKind.RUN_STARTED, detail={"task": trace.task})]
+    moments += [
+        AuditEvent(
+            at=step.approval.at,
+            kind=AuditKind.APPROVAL_DECIDED,
+            actor=step.approval.by,
+            detail={"step": step.index, "tool": step.call.name if step.call else "", "decision": step.approval.decision}
+            | ({"reason": step.approval.reason} if step.approval.reason else {}),
+        )
+        for step in trace.steps
+        if step.approval is not None and step.approval.at is not None and not step.pending
+    ]
+    history = ThreadHistory((), "a trace file has no thread")
+    entries = tuple(timeline(moments, trace, ()))
+    return IncidentFacts(record, trace, (), (), (), history, entries, trace_file=trace_file)
+
+
 def timeline(
     audit: Sequence[AuditEvent], trace: RunResult | None, messages: Sequence[ThreadMessage]
 ) -> list[TimelineEntry]:
     """The audit events (each said in words, with its step's call and outcome from the trace) and the thread's
-    messages, in time order; an audit event before a message of the same instant."""
+    messages, in time order; an audit event before a message of the same instant. People are named as the audit
+    log kept them when they acted (a person who never acted in the run is shown by their user id)."""
+    names = names_in(audit)
     steps = {step.index: step for step in trace.steps} if trace is not None else {}
     by_approval = {
         step.approval.approval_id: step for step in steps.values() if step.approval and step.approval.approval_id
@@ -119,13 +160,13 @@ def timeline(
     entries = [
         TimelineEntry(
             event.at,
-            OPSAGENT if event.kind in _AGENT_KINDS or not event.actor else event.actor,
+            OPSAGENT if event.kind in _AGENT_KINDS or not event.actor else names.get(event.actor) or event.actor,
             _said(event, steps, by_approval),
             event.kind,
         )
         for event in audit
     ]
-    entries += [TimelineEntry(m.at, m.user, _flat(m.text), MESSAGE) for m in messages]
+    entries += [TimelineEntry(m.at, names.get(m.user) or m.user, _flat(m.text), MESSAGE) for m in messages]
     return sorted(entries, key=lambda entry: (entry.at, entry.kind == MESSAGE))
 
 

@@ -62,7 +62,10 @@ def render_postmortem(facts: IncidentFacts, narrative: Narrative, *, thread_url:
     lines = [f"# Postmortem draft: {escaped(incident_title(facts))}", "", *_banner(facts, narrative, model, now), ""]
     lines += section("Summary", "summary", _verdict_summary(facts))
     lines += section("Impact window", "impact", _impact_window(facts))
-    lines += ["## Timeline", "", "All times UTC; from the audit log and the thread's messages.", ""]
+    source = (
+        f"the trace file {escaped(facts.trace_file)}" if facts.trace_file else "the audit log and the thread's messages"
+    )
+    lines += ["## Timeline", "", f"All times UTC; from {source}.", ""]
     lines += [*timeline_rows(facts.timeline), ""]
     lines += section("Root cause", "root_cause", _root_cause(facts))
     lines += section("Trigger", "trigger", [])
@@ -162,7 +165,8 @@ def _detection(facts: IncidentFacts) -> list[str]:
     if record.alert_labels:
         labels = "; ".join(", ".join(f"{k}={v}" for k, v in sorted(alert.items())) for alert in record.alert_labels[:5])
         return [f"Alertmanager opened the investigation: {escaped(labels)}."]
-    return [f"{escaped(record.requested_by)} asked OpsAgent to investigate at {_when(record.created_at)} UTC."]
+    who = escaped(facts.named(record.requested_by)) if record.requested_by else "Someone"
+    return [f"{who} asked OpsAgent to investigate at {_when(record.created_at)} UTC."]
 
 
 def _resolution(facts: IncidentFacts) -> list[str]:
@@ -173,7 +177,7 @@ def _resolution(facts: IncidentFacts) -> list[str]:
         when = f" at {_when(action.approved_at)} UTC" if action.approved_at else ""
         result = "succeeded" if action.ok else f"failed ({action.error})"
         lines.append(
-            f"- Step {action.step}: {escaped(action.call.render())}, approved by {escaped(action.approved_by)}{when}; "
+            f"- Step {action.step}: {escaped(action.call.render())}, approved by {escaped(facts.named(action.approved_by))}{when}; "
             f"{result}: {escaped(action.outcome)}"
         )
     for effect in facts.side_effects:
@@ -189,8 +193,16 @@ def _resolution(facts: IncidentFacts) -> list[str]:
 
 def _sources(facts: IncidentFacts, thread_url: str) -> list[str]:
     record, trace = facts.record, facts.trace
-    lines = [f"- Thread: {thread_url}" if thread_url else f"- Thread: channel {record.channel}, ts {record.thread_ts}"]
-    lines.append(f"- Run `{record.run_id}` (its trace is the file opsagent-trace-{record.run_id}.json in the thread)")
+    if not record.channel:  # asked at a terminal (`opsagent investigate`), or known from its trace file only
+        lines = ["- Thread: none (the investigation was not asked for in Slack)"]
+        kept = f"the file {escaped(facts.trace_file)}" if facts.trace_file else "kept in the run store"
+        lines.append(f"- Run `{record.run_id}` (its trace: {kept})")
+    else:
+        where = thread_url or f"channel {record.channel}, ts {record.thread_ts}"
+        lines = [f"- Thread: {where}"]
+        lines.append(
+            f"- Run `{record.run_id}` (its trace is the file opsagent-trace-{record.run_id}.json in the thread)"
+        )
     if trace is not None and trace.stop_reason is not StopReason.FINISH:
         lines.append(f"- The investigation's end: {stop_title(trace.stop_reason).said()} ({trace.stop_reason.value})")
     up = sum(1 for f in facts.feedback if f.rating == "up")

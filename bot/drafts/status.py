@@ -12,9 +12,11 @@ from typing import assert_never
 from bot.drafts.facts import IncidentFacts
 from bot.drafts.narrative import Narrative, narrate
 from bot.drafts.postmortem import FACTS_CHARS, facts_text, incident_title
+from bot.runs.memory import SERVICE_ARGUMENTS, SERVICE_LABELS
 from bot.store.records import RunStatus
 from bot.verdict import tool_steps
 from kernel import LLM
+from opsagent_tools.metrics.headline import BARS
 
 KEYS = ("affected", "known", "doing", "next_update")
 ASK = (
@@ -24,6 +26,9 @@ ASK = (
     "next_update (when the next update comes, e.g. within 30 minutes)."
 )
 NEXT_UPDATE = "Within 30 minutes, or sooner if anything changes."
+METRIC_TOOLS = frozenset({"query_metrics"})
+"""The tools whose headline is a measured change ("http_5xx_rate 0.10% → 12.0% at t-10m ▁▁▇█"): the symptom."""
+MAX_SYMPTOMS = 3
 
 
 @dataclass(frozen=True)
@@ -43,10 +48,32 @@ async def draft_status(facts: IncidentFacts, llm: LLM | None) -> StatusUpdate:
     return StatusUpdate(title=incident_title(facts), parts=written, narrative=narrative)
 
 
+def _affected(facts: IncidentFacts) -> str:
+    """What is affected, from what the run measured, never from the request's words: each service with the change
+    its metric showed ("order-service: http_5xx_rate 0.10% → 12.0%"), else the services its alert or its calls
+    named, else that it is not established yet."""
+    trace = facts.trace
+    steps = trace.steps if trace is not None else []
+    symptoms: dict[str, str] = {}
+    for step in steps:
+        args = step.call.args if step.call is not None and step.call.name in METRIC_TOOLS else {}
+        service, change = args.get("service"), step.headline.rstrip(BARS + " ").partition(" at t-")[0]
+        if step.ok and isinstance(service, str) and service.strip() and "→" in change:
+            symptoms.setdefault(service.strip(), change)
+    if symptoms:
+        return "; ".join(f"{service}: {change}" for service, change in list(symptoms.items())[:MAX_SYMPTOMS]) + "."
+    labelled = [v for alert in facts.record.alert_labels for k, v in alert.items() if k in SERVICE_LABELS]
+    read = [step.call for step in steps if step.call is not None and step.approval is None]  # not its actions
+    called = [call.args.get(key) for call in read for key in SERVICE_ARGUMENTS]
+    services = list(dict.fromkeys(s.strip() for s in (*labelled, *called) if isinstance(s, str) and s.strip()))
+    if services:
+        named = ", ".join(services[:MAX_SYMPTOMS])
+        return f"{named} (the symptom is not measured yet)."
+    return "Not established yet: no service has been checked."
+
+
 def _from_facts(facts: IncidentFacts) -> dict[str, str]:
     record, trace = facts.record, facts.trace
-    services = sorted({v for alert in record.alert_labels for k, v in alert.items() if k in ("service", "app", "job")})
-    affected = f"The {', '.join(services)} service{'s' if len(services) > 1 else ''}." if services else record.task
     findings = trace.findings if trace is not None else None
     hypothesis = trace.leading_hypothesis if trace is not None else None
     if findings is not None:
@@ -71,4 +98,4 @@ def _from_facts(facts: IncidentFacts) -> dict[str, str]:
             assert_never(record.status)
     if done and record.status is not RunStatus.FINISHED:
         doing += f" Actions taken: {done}."
-    return {"affected": affected, "known": known, "doing": doing, "next_update": NEXT_UPDATE}
+    return {"affected": _affected(facts), "known": known, "doing": doing, "next_update": NEXT_UPDATE}

@@ -16,7 +16,7 @@ import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access.askers import requester
-from bot.approvals.broker import ApprovalBroker
+from bot.approvals.broker import RUN_STOPPED_REASON, ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.gate import Admitted, Gate
 from bot.gate.requests import Investigate, StopRun
@@ -29,7 +29,7 @@ from bot.runs.topics import STOPS_TOPIC
 from bot.runs.voice import ServiceVoice
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
-from bot.slack.run_thread import RunThread, TraceLink, stop_notice
+from bot.slack.run_thread import RunThread, TraceLink
 from bot.slack.updates import MessageUpdates
 from bot.store.ports import Leases, RunRecords, Topics
 from bot.store.protocol import StoreAtCapacityError, StoreConflictError, StoreUnavailableError
@@ -68,6 +68,8 @@ class InvestigationService:
         trace_link: TraceLink | None = None,
         runbooks: RunbookLibrary | None = None,
         memory: RunMemory | None = None,
+        broadcast_verdict: bool = False,
+        workspace_url: str = "",
     ) -> None:
         self._agent_factory = agent_factory
         self._runbooks = runbooks
@@ -89,6 +91,8 @@ class InvestigationService:
             runs=runs,
             approvers=broker.approvers(),
             trace_link=trace_link,
+            broadcast_verdict=broadcast_verdict,
+            workspace_url=workspace_url,
         )
 
     @property
@@ -161,7 +165,8 @@ class InvestigationService:
 
     async def stop(self, run_id: str, by: str) -> bool:
         """Stop a run wherever it runs and void its pending approvals, for `by` (a user id the gate let through, or
-        `alertmanager` for a resolved alert); whether it stopped it (False: it had ended already)."""
+        `alertmanager` for a resolved alert); whether it stopped it (False: it had ended already). Whoever carries
+        the run says so at its end, once (`RunThread.finished`)."""
         run = self.supervisor.active.get(run_id)
         record = await self._runs.get_run(run_id)
         if record is None or record.status is RunStatus.FINISHED:
@@ -170,8 +175,8 @@ class InvestigationService:
             self.supervisor.cancel(run_id, by=by)
         await self._runs.request_stop(run_id, by)  # durable: whoever carries the run reads it
         await self._audit.record(AuditKind.STOP_REQUESTED, run_id=run_id, actor=by)
-        self._voice.reply(record.channel, record.thread_ts, stop_notice(by))
-        await self._broker.void_run(run_id, "the run was stopped", by=by)
+        # No word here: the run's end says, in one reply, who stopped it, what was known and what the Stop voided.
+        await self._broker.void_run(run_id, RUN_STOPPED_REASON, by=by)
         log.info("run_stop_requested", run_id=run_id, user=by)
         if run is None and record.owner and record.lease_until is not None and record.lease_until > utc_now():
             await self._topics.notify(STOPS_TOPIC, json.dumps({"run_id": run_id, "by": by}))
@@ -190,7 +195,10 @@ class InvestigationService:
         replica = self.supervisor.replica
         if record is None or not await self._leases.acquire_lease(run_id, replica, self.supervisor.lease_ttl_s):
             return  # a replica has just taken it over: it will see the voided approvals and the stop is lost
-        await self._broker.void_run(run_id, detail)
+        if stopped:
+            await self._broker.void_run(run_id, RUN_STOPPED_REASON, by=stopped)
+        else:
+            await self._broker.void_run(run_id, detail)
         saved = readable_trace(record)
         ended = (
             saved.model_copy(update={"stop_reason": reason, "detail": detail})

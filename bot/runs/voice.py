@@ -16,6 +16,7 @@ from bot.access.identity import Approvers
 from bot.gate.requests import Place
 from bot.slack.blocks import ephemeral
 from bot.slack.outbox import Outbox
+from bot.slack.permalinks import thread_url
 from bot.slack.run_thread import RunThread, TraceLink
 from bot.slack.updates import MessageUpdates
 from bot.store.ports import RunRecords
@@ -37,12 +38,17 @@ class ServiceVoice:
         runs: RunRecords,
         approvers: Approvers,
         trace_link: TraceLink | None,
+        broadcast_verdict: bool = False,
+        workspace_url: str = "",
     ) -> None:
         self._client, self._outbox, self._updates, self._runs = client, outbox, updates, runs
         self._approvers, self._trace_link = approvers, trace_link
+        self._broadcast, self._workspace_url = broadcast_verdict, workspace_url
 
     def thread(self, record: RunRecord, asked: str | None = None) -> RunThread:
-        """The run's thread; `asked`: what its summary says was asked (default: the task)."""
+        """The run's thread; `asked`: what its summary says was asked (default: the task). A run asked for by a
+        message (a mention) ends with its verdict sent to the channel too when `broadcast_verdict` is on; an alert's
+        run does not: its thread's first message is the alert, at the channel's top already."""
 
         async def remember(summary_ts: str) -> None:
             try:
@@ -64,6 +70,9 @@ class ServiceVoice:
             summary_ts=record.summary_ts,
             trace_link=self._trace_link,
             summary_posted=remember,
+            broadcast_url=thread_url(self._workspace_url, record.channel, record.thread_ts)
+            if self._broadcast and record.mention_ts
+            else None,
         )
 
     def refuse(self, asker: Asker, place: Place, text: str) -> None:

@@ -84,8 +84,10 @@ class SlackDirectory:
         self._client = client
 
     async def user(self, user_id: str) -> SlackUser:
-        """Who clicked: workspace, bot, deactivated, guest."""
+        """Who clicked: workspace, bot, deactivated, guest, and the name Slack shows for them."""
         user = (await self._client.users_info(user=user_id))["user"]
+        profile = user.get("profile") or {}
+        names = (profile.get("display_name"), profile.get("real_name"), user.get("real_name"), user.get("name"))
         return SlackUser(
             id=user["id"],
             team_id=user.get("team_id", ""),
@@ -93,6 +95,7 @@ class SlackDirectory:
             deleted=bool(user.get("deleted")),
             is_restricted=bool(user.get("is_restricted")),
             is_ultra_restricted=bool(user.get("is_ultra_restricted")),
+            name=next((" ".join(str(n).split()) for n in names if n and str(n).strip()), ""),
         )
 
     async def group_members(self, group_id: str) -> set[str]:

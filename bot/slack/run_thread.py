@@ -18,7 +18,6 @@ from bot.access.identity import Approvers
 from bot.slack.approval_blocks import action_done
 from bot.slack.approval_words import approver_mentions
 from bot.slack.blocks import Message
-from bot.slack.mrkdwn import user_ref
 from bot.slack.outbox import Outbox
 from bot.slack.steps import step_message
 from bot.slack.summary import (
@@ -34,7 +33,7 @@ from bot.slack.summary import (
 )
 from bot.slack.updates import MessageUpdates
 from bot.verdict import StepLine, StepStatus, call_words, step_line, verdict_of
-from kernel import FINISH_TOOL, Hypothesis, RunResult, Step, ToolCall
+from kernel import FINISH_TOOL, ErrorKind, Hypothesis, RunResult, Step, ToolCall
 
 log = structlog.get_logger("opsagent.investigations")
 
@@ -49,14 +48,10 @@ SummaryPosted = Callable[[str], Awaitable[None]]
 """What to do with the summary message's ts once Slack has it (the run store keeps it, for a resumed run)."""
 
 
-def stop_notice(by: str) -> str:
-    """What a run's thread is told when someone stops the run (`by`: a user id, or `alertmanager`), a real mention."""
-    return f"⏹ {user_ref(by)} stopped this investigation; pending approvals are void."
-
-
 class RunThread:
     """One run's messages in its thread; `mention_ts` (the asking message) gets the reactions, `summary_ts` is the
-    summary message when a process before this one posted it."""
+    summary message when a process before this one posted it; `broadcast_url`, when not None, sends the last reply
+    to the channel too, linking the thread there (its permalink; "" when the workspace's address is unknown)."""
 
     def __init__(
         self,
@@ -74,8 +69,10 @@ class RunThread:
         summary_ts: str = "",
         trace_link: TraceLink | None = None,
         summary_posted: SummaryPosted | None = None,
+        broadcast_url: str | None = None,
     ) -> None:
         self._outbox, self._updates, self._client = outbox, updates, client
+        self._broadcast_url = broadcast_url
         self.run_id, self.channel, self.thread_ts, self.mention_ts = run_id, channel, thread_ts, mention_ts
         self._task, self._requested_by, self._approvers = task, requested_by, approver_mentions(approvers)
         self._trace_url = trace_link(run_id) if trace_link is not None else None
@@ -154,8 +151,8 @@ class RunThread:
             self._activity = AwaitingApproval(step.index, line.call, self._approvers)
         else:
             self._activity = Running(tuple(self._running.values())) if self._running else Thinking()
-        if line.status is StepStatus.WAITING:
-            pass  # the approval message, just posted, is this step
+        if line.status is StepStatus.WAITING or step.error is ErrorKind.CANCELLED:
+            pass  # the approval message, just posted, is this step; a call the Stop cut short is said at the end
         elif step.approval is not None and approval_ts:
             self._updates.set(self.channel, approval_ts, action_done(line, self.step_url))
         else:
@@ -164,8 +161,9 @@ class RunThread:
         self._refresh(urgent=new_level or line.status is StepStatus.WAITING)
 
     def finished(self, result: RunResult, *, stopped_by: str = "") -> None:
-        """The end: the summary becomes the verdict (no Stop button), the last reply carries the trace file, and
-        ✅/❌ goes on the asking message. `stopped_by`: who stopped the run (a user id), shown as a mention."""
+        """The end: the summary becomes the verdict (no Stop button), the last reply says it in a line with the trace
+        file (before it, when the reply goes to the channel too), and ✅/❌ goes on the asking message. `stopped_by`:
+        who stopped the run (a user id), shown as a mention."""
         self._ended = True
         verdict = verdict_of(result, stopped_by=stopped_by)
         summary = final_summary(verdict, step_url=self.step_url, trace_url=self._trace_url)
@@ -173,18 +171,23 @@ class RunThread:
             self._set_summary(summary, within_s=0.0)
         else:  # no summary reached Slack (or none was posted from here): the verdict is posted instead
             self._post(summary)
-        reply = final_reply(verdict)
-        trace_name = f"opsagent-trace-{result.run_id}.json"
-        upload = self._outbox.enqueue(
-            "files_upload_v2",
-            self.channel,
-            thread_ts=self.thread_ts,
-            content=result.to_json(),
-            filename=trace_name,
-            title=f"Trace of run {result.run_id}",
-            initial_comment=reply,
-        )
-        upload.add_done_callback(lambda done: self._reply_if_lost(done, reply))
+        trace = {
+            "content": result.to_json(),
+            "filename": f"opsagent-trace-{result.run_id}.json",
+            "title": f"Trace of run {result.run_id}",
+        }
+        if self._broadcast_url is not None:  # a file's comment cannot be sent to the channel: the file goes first
+            reply = final_reply(verdict, thread_url=self._broadcast_url)
+            self._outbox.enqueue("files_upload_v2", self.channel, thread_ts=self.thread_ts, **trace)
+            self._outbox.enqueue(
+                "chat_postMessage", self.channel, thread_ts=self.thread_ts, text=reply, reply_broadcast=True
+            )
+        else:
+            reply = final_reply(verdict)
+            upload = self._outbox.enqueue(
+                "files_upload_v2", self.channel, thread_ts=self.thread_ts, initial_comment=reply, **trace
+            )
+            upload.add_done_callback(lambda done: self._reply_if_lost(done, reply))
         if self.mention_ts:
             name = "white_check_mark" if result.ok else "x"
             self._outbox.enqueue("reactions_add", self.channel, name=name, timestamp=self.mention_ts)

@@ -19,7 +19,7 @@ STEP_BATCH_S = 3.0
 
 
 class SlackSettings(BaseModel):
-    """`[slack]`: who may approve, limits of the bot. Tokens come from the environment only."""
+    """`[slack]`: who may approve, limits of the bot, what the channel sees. Tokens come from the environment only."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -35,6 +35,9 @@ class SlackSettings(BaseModel):
     """Spacing of messages per channel (Slack allows about one per second)."""
     step_batch_s: float = Field(default=STEP_BATCH_S, ge=0)
     """How long a step's reply waits for the steps after it to join it in one message (0: none waits)."""
+    broadcast_verdict: bool = True
+    """Whether a run asked for by a message ends with its one-line verdict sent to the channel too (Slack's "also
+    send to channel"), with a link to the thread. An alert's run never is: its thread opens at the channel's top."""
 
     @model_validator(mode="before")
     @classmethod

@@ -8,9 +8,11 @@ the actions taken with who approved them, 👍/👎, and what the run took.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import assert_never
 
+from bot.approvals.broker import RUN_STOPPED_REASON
 from bot.slack.action_ids import STOP
 from bot.slack.approval_blocks import action_text
 from bot.slack.blocks import (
@@ -30,13 +32,16 @@ from bot.slack.blocks import (
 from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import clip, inline_markdown, link, literal, markdown_to_mrkdwn, split_mrkdwn, user_ref
 from bot.slack.steps import step_text
-from bot.verdict import Claim, StepLine, Verdict, one_line, usage_facts
+from bot.verdict import CUT_SHORT, Claim, StepLine, StepStatus, Verdict, one_line, usage_facts
 from kernel import Confidence, Hypothesis, StopReason
 
 CHECKED_LINES = 8
 """Steps the live summary lists (the latest); earlier ones are counted."""
 MAX_EVIDENCE, MAX_RULED_OUT, MAX_NEXT = 6, 4, 5
 _FIELD_CHARS = 700
+_REPLY_CHARS, _REPLY_CALLS = 300, 3
+"""The last reply is one line: the root cause is cut to this, and a stopped run names its latest calls."""
+_CHECKED = frozenset({StepStatus.OK, StepStatus.FAILED})
 _PARTIAL_CHARS = 2500
 
 
@@ -86,14 +91,7 @@ class LiveRun:
 def live_summary(run: LiveRun) -> Message:
     """The summary while the run goes on: status, hypothesis, what was checked, what is next, and Stop."""
     lines = [f"🔎 *Investigating:* {literal(clip(' '.join(run.task.split()), 300))}"]
-    if run.hypothesis is not None:
-        level = f" · _{run.hypothesis.confidence.value}_" if run.hypothesis.confidence is not None else ""
-        lines.append(f"*Leading hypothesis:* {literal(run.hypothesis.text)}{level}")
-    if run.steps:
-        shown = run.steps[-CHECKED_LINES:]
-        earlier = len(run.steps) - len(shown)
-        lines.append("*Checked:*" + (f" _({earlier} earlier steps in the thread)_" if earlier else ""))
-        lines += [step_text(line) for line in shown]
+    lines += _known_lines(run.hypothesis, run.steps)
     lines.append(f"*Next:* {_activity_words(run.activity)}")
     blocks = section_blocks("\n".join(lines))
     blocks.append(context_block(f"Run {short_code(run.run_id)} · requested by {user_ref(run.requested_by)}"))
@@ -131,7 +129,7 @@ def final_summary(
     if verdict.claimed_not_taken:
         claims = " ".join(literal(clip(c, 200)) for c in verdict.claimed_not_taken[:3])
         blocks += section_blocks(f"⚠️ *Claimed, not done:* {claims} No approved step took this action.")
-    if verdict.stop_reason is not StopReason.AWAITING_APPROVAL:
+    if verdict.ok:  # a run that gave no answer has none to rate
         blocks.append(feedback_block(verdict.run_id))
     facts = [*usage_facts(verdict, priced=priced), f"run {short_code(verdict.run_id)}"]
     if trace_url:
@@ -142,12 +140,68 @@ def final_summary(
     return build_message(clip(fallback, 600), blocks, content_id(f"summary.{id_part(verdict.run_id)}.end", blocks))
 
 
-def final_reply(verdict: Verdict) -> str:
-    """The run's last reply (with the trace file), which notifies the thread: one line, the verdict being above."""
+def final_reply(verdict: Verdict, *, thread_url: str = "") -> str:
+    """The run's last reply, which notifies the thread, in one line: the verdict's status, confidence and root cause;
+    for a run that gave no answer, who or what stopped it and what was known (the steps checked, the leading
+    hypothesis, the approvals the Stop voided). `thread_url`: the thread's permalink, for a reply the channel sees
+    too (a broadcast); without one it points to the summary above."""
     if verdict.ok:
-        level = f" ({literal(verdict.confidence.value)})" if verdict.confidence is not None else ""
-        return f"{_icon(verdict)} *{verdict.title}*{level} · the verdict is at the top of this thread."
-    return f"{_icon(verdict)} *{_stop_text(verdict)}* · the top of this thread says what is known."
+        level = f" · confidence *{literal(verdict.confidence.value)}*" if verdict.confidence is not None else ""
+        cause = verdict.root_cause or verdict.summary or verdict.prose
+        said = f"{_icon(verdict)} *{verdict.title}*{level}" + (f" — {_inline(cause, _REPLY_CHARS)}" if cause else "")
+        where = "the verdict is at the top of this thread."
+    else:
+        said = f"{_icon(verdict)} *{_stop_text(verdict)}* {_known_words(verdict)}"
+        where = "what each step found is at the top of this thread."
+    return f"{said} · {link(thread_url, 'Open the thread') if thread_url else where}"
+
+
+def _known_words(verdict: Verdict) -> str:
+    """What a run that gave no answer knew, in a few words: "after 3 steps · checked `a`, `b` · leading hypothesis:
+    … · 1 pending approval voided: step 3 `c`"."""
+    count = verdict.tool_steps
+    parts = [f"after {count} step{'' if count == 1 else 's'}" if count else "before any step"]
+    checked = [line.call for line in verdict.steps if line.tool and line.status in _CHECKED and not _cut(line)]
+    if checked:
+        shown = checked[-_REPLY_CALLS:]
+        more = f" and {len(checked) - len(shown)} more" if len(checked) > len(shown) else ""
+        parts.append(f"checked {', '.join(short_code(call, 60) for call in shown)}{more}")
+    hypothesis = verdict.hypothesis
+    level = f" (_{hypothesis.confidence.value}_)" if hypothesis is not None and hypothesis.confidence else ""
+    parts.append(f"leading hypothesis: {_inline(hypothesis.text, 200)}{level}" if hypothesis else "no hypothesis yet")
+    voided = _voided_by_stop(verdict) if verdict.stop.by else []
+    if voided:
+        parts.append(f"{len(voided)} pending approval{'' if len(voided) == 1 else 's'} voided: {', '.join(voided)}")
+    return " · ".join(parts)
+
+
+def _cut(line: StepLine) -> bool:
+    """A call the Stop cut short: it checked nothing."""
+    return line.status is StepStatus.FAILED and line.outcome == CUT_SHORT
+
+
+def _voided_by_stop(verdict: Verdict) -> list[str]:
+    """The side effects that waited for an approval when the run was stopped, as "step 5 `call`": the Stop voided
+    them (a run ended where no replica carried it keeps them waiting in its trace)."""
+    return [
+        f"step {line.index} {short_code(line.call, 60)}"
+        for line in verdict.steps
+        if line.status is StepStatus.WAITING or (line.refusal is not None and line.refusal.reason == RUN_STOPPED_REASON)
+    ]
+
+
+def _known_lines(hypothesis: Hypothesis | None, steps: Sequence[StepLine]) -> list[str]:
+    """What is known so far, in the summary: the leading hypothesis and the latest steps checked."""
+    lines = []
+    if hypothesis is not None:
+        level = f" · _{hypothesis.confidence.value}_" if hypothesis.confidence is not None else ""
+        lines.append(f"*Leading hypothesis:* {literal(hypothesis.text)}{level}")
+    if steps:
+        shown = steps[-CHECKED_LINES:]
+        earlier = len(steps) - len(shown)
+        lines.append("*Checked:*" + (f" _({earlier} earlier steps in the thread)_" if earlier else ""))
+        lines += [step_text(line) for line in shown]
+    return lines
 
 
 def _stop_text(verdict: Verdict) -> str:
@@ -160,7 +214,7 @@ def _verdict_text(verdict: Verdict, step_url: StepUrl) -> str:
         title = _stop_text(verdict)
         if verdict.detail and not verdict.stop.by:  # "stopped by U…" only repeats the title
             title += f" — {literal(clip(one_line(verdict.detail, 600), 600))}"
-        lines = [f"{_icon(verdict)} *{title}*"]
+        lines = [f"{_icon(verdict)} *{title}*", *_known_lines(verdict.hypothesis, verdict.steps)]
         if verdict.partial_answer:
             lines += ["⚠️ *Not a final answer.* What the agent knew when it stopped:", _block(verdict.partial_answer)]
         return "\n".join(lines)
@@ -190,9 +244,9 @@ def _block(text: str) -> str:
     return (chunks[0] if chunks else "") + ("\n_… the rest is in the trace_" if len(chunks) > 1 else "")
 
 
-def _inline(text: str) -> str:
+def _inline(text: str, limit: int = _FIELD_CHARS) -> str:
     """Model text on one line as mrkdwn: its inline code, emphasis and links kept, everything else escaped."""
-    return inline_markdown(one_line(text, _FIELD_CHARS))
+    return inline_markdown(one_line(text, limit))
 
 
 def _activity_words(activity: Activity) -> str:
@@ -214,7 +268,7 @@ def _activity_words(activity: Activity) -> str:
 
 def _icon(verdict: Verdict) -> str:
     if not verdict.ok:
-        return "⏸" if verdict.stop_reason is StopReason.AWAITING_APPROVAL else "❌"
+        return {StopReason.AWAITING_APPROVAL: "⏸", StopReason.CANCELLED: "⏹"}.get(verdict.stop_reason, "❌")
     match verdict.confidence:
         case Confidence.CONFIRMED:
             return "✅"

@@ -1,15 +1,20 @@
 """The trace viewer's HTML: one run's header, its timeline of steps, approvals and usage, as one page.
 
 Pure functions over a `RunResult`. Every piece of trace text is redacted again and HTML-escaped (the
-trace is model and tool output: untrusted), and the page needs no script, font or image to load.
+trace is model and tool output: untrusted), and the page needs no font or image to load. People are shown by the
+names they had when they acted (from the audit log), and times in UTC, which one small script of ours (the only
+one the page's CSP lets run, by its hash) rewrites in the reader's own time zone, keeping UTC on hover.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import re
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from bot.verdict import Claim, Verdict, refusal_of, tool_steps, verdict_of
 from bot.words import duration
@@ -41,23 +46,42 @@ td,th{border:1px solid #dde1e8;padding:6px 10px;text-align:left;vertical-align:t
 """
 
 
-def run_page(result: RunResult, *, redactor: Redactor = DEFAULT_REDACTOR) -> str:
-    """The whole page of one run: header and outcome, steps, approvals, usage and cost."""
-    text = _Text(redactor)
+LOCAL_TIMES = (
+    'for(const t of document.querySelectorAll("time[datetime]")){const d=new Date(t.dateTime);'
+    'if(!isNaN(d))t.textContent=d.toLocaleString(undefined,{year:"numeric",month:"short",day:"numeric",'
+    'hour:"2-digit",minute:"2-digit",second:"2-digit",timeZoneName:"short"})}'
+)
+"""Each time, written in UTC, rewritten in the reader's time zone (its `title` keeps UTC, shown on hover)."""
+LOCAL_TIMES_HASH = "'sha256-" + base64.b64encode(hashlib.sha256(LOCAL_TIMES.encode()).digest()).decode() + "'"
+"""The CSP source that lets `LOCAL_TIMES` run, and nothing else."""
+
+
+def run_page(
+    result: RunResult,
+    *,
+    names: Mapping[str, str] | None = None,
+    stopped_by: str = "",
+    priced: bool = False,
+    redactor: Redactor = DEFAULT_REDACTOR,
+) -> str:
+    """The whole page of one run: header and outcome, steps, approvals, usage and cost. `names`: people's names by
+    user id (who approved, denied, stopped); `stopped_by`: who stopped the run; `priced`: whether its model has a
+    price (else the cost reads "no price", not $0)."""
+    text = _Text(redactor, names)
     body = [
         f"<h1>{text(result.task)}</h1>",
         f'<p class="meta">Run <code>{text(result.run_id)}</code> · model <code>{text(result.model or "?")}</code>'
-        f" · started {text(_when(result.started_at))}</p>",
+        f" · started {_time(result.started_at)}</p>",
         _task_data(result, text),
-        _outcome(result, text),
+        _outcome(result, text, stopped_by),
         f'<h2>Steps <span class="meta">({_step_count(result)})</span></h2>',
         '<ol class="steps">' + "".join(_step(result, step, text) for step in result.steps) + "</ol>"
         if result.steps
         else '<p class="meta">The run took no steps.</p>',
         _approvals(result, text),
-        _usage(result),
+        _usage(result, priced=priced),
     ]
-    return _document(f"Trace {result.run_id}", "".join(body), text)
+    return _document(f"Trace {result.run_id}", "".join(body), text, script=LOCAL_TIMES)
 
 
 def notice_page(title: str, message: str) -> str:
@@ -71,25 +95,31 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 class _Text:
-    """Trace text made safe for the page: redacted again (defence in depth), then HTML-escaped."""
+    """Trace text made safe for the page: redacted again (defence in depth), then HTML-escaped; people by name."""
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(self, redactor: Redactor, names: Mapping[str, str] | None = None) -> None:
         self._redactor = redactor
+        self._names = names or {}
 
     def __call__(self, value: str) -> str:
         return html.escape(self._redactor.redact(value))
+
+    def person(self, who: str) -> str:
+        """Who acted, by the name they had then; their id (or `opsagent`, `alertmanager`) when none is known."""
+        return self(self._names.get(who) or who)
 
     def inline(self, value: str) -> str:
         """The same, with the model's `code` spans shown as code (as Slack and the terminal show them)."""
         return _CODE_SPAN.sub(r"<code>\1</code>", self(value))
 
 
-def _document(title: str, body: str, text: _Text) -> str:
+def _document(title: str, body: str, text: _Text, *, script: str = "") -> str:
+    tail = f"<script>{script}</script>" if script else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="referrer" content="no-referrer"><title>{text(title)} · OpsAgent</title>'
-        f"<style>{STYLE}</style></head><body><main>{body}</main></body></html>"
+        f"<style>{STYLE}</style></head><body><main>{body}</main>{tail}</body></html>"
     )
 
 
@@ -103,13 +133,13 @@ def _task_data(result: RunResult, text: _Text) -> str:
     )
 
 
-def _outcome(result: RunResult, text: _Text) -> str:
+def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
     """The verdict (`bot.verdict`, as Slack and the terminal show it): the answer with its gated confidence,
     evidence linked to its steps and sources, what was ruled out, next steps and the actions taken; or the stop."""
-    verdict = verdict_of(result)
-    detail = f'<p class="meta">{text(verdict.detail)}</p>' if verdict.detail else ""
+    verdict = verdict_of(result, stopped_by=stopped_by)
+    detail = f'<p class="meta">{text(verdict.detail)}</p>' if verdict.detail and not verdict.stop.by else ""
     if not verdict.ok:
-        head = f'<p class="label">{text(verdict.stop.said())} <code>({text(result.stop_reason.value)})</code></p>'
+        head = f'<p class="label">{verdict.stop.said(person=text.person, text=text)} <code>({text(result.stop_reason.value)})</code></p>'
         partial = ""
         if verdict.partial_answer:
             partial = (
@@ -152,7 +182,7 @@ def _actions(verdict: Verdict, text: _Text) -> str:
         return ""
     items = "".join(
         f'<li><a href="#step-{a.step}">step {a.step}</a> <code>{text(a.call)}</code> · approved by'
-        f" {text(a.approved_by)} · {'' if a.ok else 'FAILED: '}{text(a.outcome)}</li>"
+        f" {text.person(a.approved_by)} · {'' if a.ok else 'FAILED: '}{text(a.outcome)}</li>"
         for a in verdict.actions
     )
     return f'<p class="label">Actions taken</p><ul class="actions">{items}</ul>'
@@ -201,9 +231,9 @@ def _approval_line(step: Step, text: _Text) -> str:
     approval = step.approval
     assert approval is not None
     if (refusal := refusal_of(approval)) is not None:
-        return "Approval " + refusal.said(person=text, moment=lambda at: text(_when(at)), text=text)
-    by = f" by {text(approval.by)}" if approval.by else ""
-    at = f" at {text(_when(approval.at))}" if approval.at else ""
+        return "Approval " + refusal.said(person=text.person, moment=_time, text=text)
+    by = f" by {text.person(approval.by)}" if approval.by else ""
+    at = f" at {_time(approval.at)}" if approval.at else ""
     reason = f": {text(approval.reason)}" if approval.reason else ""
     return f"Approval {text(approval.decision)}{by}{at}{reason}"
 
@@ -217,9 +247,11 @@ def _approvals(result: RunResult, text: _Text) -> str:
         approval = step.approval
         assert approval is not None
         call = step.call.render() if step.call is not None else ""
-        at = _when(approval.at) if approval.at else ""
-        cells = [str(step.index), call, approval.decision, approval.by, at, approval.reason, approval.approval_id]
-        rows.append("<tr>" + "".join(f"<td>{text(c)}</td>" for c in cells) + "</tr>")
+        at = _time(approval.at) if approval.at else ""
+        by = text.person(approval.by) if approval.by else ""
+        cells = [text(str(step.index)), text(call), text(approval.decision), by, at, text(approval.reason)]
+        cells.append(text(approval.approval_id))
+        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("Step", "Call", "Decision", "By", "When", "Reason", "Approval id"))
     return f'<h2>Approvals</h2><table id="approvals"><tr>{head}</tr>{"".join(rows)}</table>'
 
@@ -232,15 +264,16 @@ def _step_count(result: RunResult) -> str:
     return f"{count}" + (f" · {others} more not counted" if others else "")
 
 
-def _usage(result: RunResult) -> str:
+def _usage(result: RunResult, *, priced: bool) -> str:
     usage = result.usage
+    cost = f"${usage.cost_usd:.4f}" if priced or usage.cost_usd else "no price (add the model to [llm.prices])"
     estimated = f" (≈, {usage.estimated_turns} turns estimated)" if usage.estimated_turns else ""
     rows = [
         ("Steps", f"{tool_steps(result.steps)}"),
         ("Model turns", f"{usage.turns}"),
         ("Prompt tokens", f"{usage.prompt_tokens:,}{estimated}"),
         ("Completion tokens", f"{usage.completion_tokens:,}"),
-        ("Cost", f"${usage.cost_usd:.4f}"),
+        ("Cost", cost),
         ("Duration", duration(usage.elapsed_s * 1000) + " (not counting waits for approval)"),
     ]
     body = "".join(f"<tr><th>{name}</th><td>{html.escape(value)}</td></tr>" for name, value in rows)
@@ -255,5 +288,9 @@ def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def _when(at: datetime) -> str:
-    return at.isoformat(timespec="seconds")
+def _time(at: datetime) -> str:
+    """A moment as the page shows it: UTC, readable, and marked up for `LOCAL_TIMES` (UTC stays on hover)."""
+    utc = at.astimezone(UTC)
+    said = f"{utc:%Y-%m-%d %H:%M:%S} UTC"
+    stamp = utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return f'<time datetime="{stamp}" title="{said}">{said}</time>'

@@ -12,15 +12,16 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from enum import StrEnum
 from typing import assert_never
 from urllib.parse import quote, urlencode
 
 from aiohttp import web
 
+from bot.audit.trail import AuditLog
 from bot.store.ports import RunLookup
-from bot.viewer.page import notice_page, run_page
+from bot.viewer.page import LOCAL_TIMES_HASH, notice_page, run_page
 from bot.viewer.settings import ViewerSettings
 from bot.viewer.source import StoredTraces, TraceSource
 
@@ -28,13 +29,14 @@ SECRET_ENV = "OPSAGENT_VIEWER_SECRET"
 MIN_SECRET_CHARS = 32
 
 SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'none'",
+    "Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; script-src {LOCAL_TIMES_HASH}; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "private, no-store",
 }
-"""Sent with every viewer response: nothing but inline styles may load, and nothing is cached or leaked."""
+"""Sent with every viewer response: nothing but inline styles and our one script (by its hash: never a script in
+the trace's text) may load, and nothing is cached or leaked."""
 
 _EXPIRY = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"[0-9a-f]{64}")
@@ -84,23 +86,33 @@ class TraceViewer:
         settings: ViewerSettings,
         signer: LinkSigner,
         source: TraceSource,
+        priced: Collection[str] = (),
     ) -> None:
         self.settings = settings
         self.signer = signer
         self.source = source
+        self.priced = frozenset(priced)
+        """The models with a price (`[llm.prices]`): another model's cost reads "no price", not $0."""
 
     @classmethod
     def from_settings(
-        cls, settings: ViewerSettings, runs: RunLookup, environ: Mapping[str, str] = os.environ
+        cls,
+        settings: ViewerSettings,
+        runs: RunLookup,
+        audit: AuditLog,
+        *,
+        priced: Collection[str] = (),
+        environ: Mapping[str, str] = os.environ,
     ) -> TraceViewer:
-        """The viewer over the runs in the store; refuses to start without the signing secret."""
+        """The viewer over the runs in the store (their people named from the audit log; `priced`: the models with
+        a price); refuses to start without the signing secret."""
         secret = environ.get(SECRET_ENV, "")
         if not secret:
             raise ValueError(
                 f"the [viewer] section enables the trace viewer, which signs its links with {SECRET_ENV}: "
                 "set it to a random string of 32+ characters (the same on every replica), or remove [viewer]"
             )
-        return cls(settings, LinkSigner(secret), StoredTraces(runs))
+        return cls(settings, LinkSigner(secret), StoredTraces(runs, audit), priced)
 
     def link(self, run_id: str, *, expires: int | None = None) -> str:
         """The signed URL of a run's page, valid for `link_ttl_s` from now unless `expires` says otherwise."""
@@ -117,10 +129,12 @@ class TraceViewer:
         check = self.signer.check(run_id, request.query.get("exp"), request.query.get("sig"), now=time.time())
         match check:
             case LinkCheck.VALID:
-                result = await self.source(run_id)
-                if result is None:
+                shown = await self.source(run_id)
+                if shown is None:
                     return _html(404, notice_page("Run not found", _unknown(run_id)))
-                return _html(200, run_page(result))
+                priced = shown.trace.model in self.priced
+                page = run_page(shown.trace, names=shown.names, stopped_by=shown.stopped_by, priced=priced)
+                return _html(200, page)
             case LinkCheck.EXPIRED:
                 return _html(
                     410, notice_page("This trace link has expired", _expired(run_id, self.settings.link_ttl_s))

@@ -261,7 +261,7 @@ async def test_slack_answering_429_and_5xx_for_a_while_loses_no_message(tmp_path
         assert thread[1].edits[0]["text"] == "🔎 Investigating: order-service 5xx at 12%", "the summary, first"
         assert "Stop" not in json.dumps(thread[1].blocks), "then the verdict, once Slack was back"
         step = next(i for i, text in enumerate(texts) if text.startswith("✓ 1 query_metrics"))
-        last = next(i for i, text in enumerate(texts) if text.endswith("the verdict is at the top of this thread."))
+        last = next(i for i, text in enumerate(texts) if text.endswith("|Open the thread>"))
         assert 1 < step < last  # nothing lost, and the thread reads in order once Slack is back
         assert inc.slack.reactions[(CHANNEL, ts)].count("eyes") == 1
 

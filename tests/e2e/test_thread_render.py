@@ -82,7 +82,8 @@ async def test_the_demo_thread_from_the_real_app_lays_out_in_chromium():
     texts = [m["text"] for m in thread.messages]
     assert texts[0].endswith("order-service 5xx went from 0.1% to 12% in 3 minutes, find the root cause")
     assert texts[1].startswith("✅ Root cause found: Deploy v2.14.0"), "the summary, now the verdict, comes first"
-    assert texts[-1].startswith("✅ *Root cause found* (confirmed) · the verdict is at the top"), "the last reply"
+    assert texts[-1].startswith("✅ *Root cause found* · confidence *confirmed* — "), "the last reply"
+    assert thread.messages[-1]["subtype"] == "thread_broadcast", "sent to the channel too"
     assert "white_check_mark" in thread.reactions[thread.messages[0]["ts"]]
     page = render_thread(thread.messages, Directory(users=USERS), reactions=thread.reactions)
     assert page.count('class="button primary"') == 0, "the decided approval has no buttons left"

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import time
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.async_api import Browser, ConsoleMessage, async_playwright
@@ -94,9 +96,10 @@ async def test_the_link_in_the_thread_opens_every_step_in_chromium(tools, browse
         ]
         assert "upstream connect error #1500" in texts[1], "the truncated output is shown in full"
         assert "error: exception" in texts[2]
-        assert "Approval approved by U0ALICE" in texts[4]
+        assert "Approval approved by alice at " in texts[4], "named as she was when she clicked"
         assert "<script>document.title='pwned'</script>" in texts[0], "hostile text shows as text"
-        assert await page.locator("script, img").count() == 0
+        assert await page.locator("img").count() == 0
+        assert await page.locator("script").count() == 1, "ours, which localises times; none from the trace"
         assert await page.title() != "pwned"
         assert "Finished with an answer" in await page.locator("#outcome").inner_text()
         await page.close()
@@ -115,6 +118,32 @@ async def test_the_link_in_the_thread_opens_every_step_in_chromium(tools, browse
         assert await page.locator("h1").inner_text() == "This trace link has expired"
         assert f"opsagent-trace-{run_id}.json" in await page.locator("main").inner_text()
         await page.close()
+
+
+async def test_times_show_in_the_readers_time_zone_with_utc_on_hover(tools, browser):
+    async with ViewerBot(tools, [list(INCIDENT_SCRIPT)]) as bot:
+        ts = await bot.investigate(TASK)
+        await bot.approve(ts)
+        link = await bot.trace_link(ts)
+        context = await browser.new_context(timezone_id="Asia/Kolkata", locale="en-GB")
+        page = await context.new_page()
+        errors: list[str] = []
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        await page.goto(link)
+        started = page.locator("p.meta time").first
+        stamp = await started.get_attribute("datetime")
+        assert stamp is not None
+        utc = datetime.fromisoformat(stamp)
+        local = utc.astimezone(ZoneInfo("Asia/Kolkata"))
+        assert await started.get_attribute("title") == f"{utc:%Y-%m-%d %H:%M:%S} UTC", "UTC on hover"
+        shown = await started.inner_text()
+        assert f"{local:%H:%M:%S}" in shown, f"the reader's time (IST, UTC+5:30), not UTC: {shown}"
+        assert "UTC" not in shown
+        approved = page.locator("#approvals time")
+        assert await approved.count() == 1
+        assert f"{local:%Y}" in await approved.inner_text()
+        assert errors == [], "our script runs under the CSP, by its hash"
+        await context.close()
 
 
 async def test_the_demo_incident_page_in_chromium(tools, browser):

@@ -89,7 +89,7 @@ def _json_param(value: Any, error: str) -> Any:
 class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
     """Slack's Web API on a free 127.0.0.1 port: point `AsyncWebClient(base_url=fake.api_url)` at it.
 
-    State: the workspace's (`messages(channel)`, `thread(channel, thread_ts)`, `posted`, `ephemerals`,
+    State: the workspace's (`messages(channel)`, `channel_view(channel)`, `thread(channel, thread_ts)`, `posted`, `ephemerals`,
     `reactions`, `files`, `status_updates`, `responses`) and `calls` (every request, faults included).
     Faults: `fail_next`, `fail_always`, `rate_limit`, `hang`, `clear_faults`. A request for a method the
     fake lacks gets `unknown_method`, as on Slack. Delays end at once when the server closes.
@@ -120,6 +120,7 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
             "files.completeUploadExternal": self._files_complete_upload,
             "assistant.threads.setStatus": self._assistant_set_status,
             "conversations.replies": self._conversations_replies,
+            "conversations.history": self._conversations_history,
             "views.open": self._views_open,
         }
 
@@ -307,7 +308,7 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
             blocks=blocks or [],
             metadata=self._metadata(params),
             markdown_text=markdown_text,
-            reply_broadcast=_truthy(params.get("reply_broadcast")),
+            reply_broadcast=thread_ts is not None and _truthy(params.get("reply_broadcast")),  # alone, it means nothing
         )
         return {"channel": channel, "ts": message.ts, "message": message.to_api()} | warning
 
@@ -454,6 +455,15 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
         if not messages:
             raise _ApiError("thread_not_found")
         limit = int(params.get("limit") or 1000)
+        page = [m.to_api() for m in messages[:limit]]
+        return {"messages": page, "has_more": len(messages) > limit, "response_metadata": {"next_cursor": ""}}
+
+    def _conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The channel's messages, newest first: its top level and the replies broadcast to it (with their
+        `thread_ts` and the subtype `thread_broadcast`)."""
+        channel = self._channel(params)
+        messages = list(reversed(self.channel_view(channel)))
+        limit = int(params.get("limit") or 100)
         page = [m.to_api() for m in messages[:limit]]
         return {"messages": page, "has_more": len(messages) > limit, "response_metadata": {"next_cursor": ""}}
 

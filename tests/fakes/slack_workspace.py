@@ -38,6 +38,7 @@ class Message:
     team: str = TEAM_ID
     markdown_text: str | None = None
     reply_broadcast: bool = False
+    """A reply sent to the channel too ("Also send to channel"): the thread has it, and so does the channel's top."""
     reply_count: int = 0
     edited: dict[str, str] | None = None
     edits: list[dict[str, Any]] = field(default_factory=list)
@@ -66,6 +67,8 @@ class Message:
             body["files"] = self.files
         if self.thread_ts is not None:
             body["thread_ts"] = self.thread_ts
+        if self.reply_broadcast:
+            body["subtype"] = "thread_broadcast"
         if self.reply_count:
             body["reply_count"] = self.reply_count
         if self.edited is not None:
@@ -157,8 +160,8 @@ class ResponseUrlPost:
 class SlackWorkspace:
     """One workspace's users, channels and what was said in them; `SlackFake` serves it as the Web API.
 
-    Seed it with `add_user` and `add_message`; read `messages(channel)`, `thread(channel, thread_ts)`,
-    `threads`, `status(channel, thread_ts)`, `posted`, `ephemerals`, `reactions`, `files`, `status_updates`, `views`
+    Seed it with `add_user` and `add_message`; read `messages(channel)`, `channel_view(channel)`,
+    `thread(channel, thread_ts)`, `threads`, `status(channel, thread_ts)`, `posted`, `ephemerals`, `reactions`, `files`, `status_updates`, `views`
     and `responses`. `clock` is what the fake's timestamps and rate limits count by.
     """
 
@@ -270,6 +273,11 @@ class SlackWorkspace:
     def messages(self, channel: str) -> list[Message]:
         """Every message in a channel, top-level and replies, in ts order."""
         return sorted(self._channels.get(channel, {}).values(), key=lambda m: m.ts)
+
+    def channel_view(self, channel: str) -> list[Message]:
+        """What the channel itself shows, oldest first (`conversations.history`): its top-level messages and the
+        replies sent to the channel too; the other replies only in their threads."""
+        return [m for m in self.messages(channel) if not m.is_reply or m.reply_broadcast]
 
     def message(self, channel: str, ts: str) -> Message:
         """The message at `(channel, ts)`; KeyError when there is none."""

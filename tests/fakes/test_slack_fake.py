@@ -118,6 +118,24 @@ async def test_thread_replies_keep_their_order_and_the_parent(slack: SlackFake):
     assert slack.count("chat.postMessage") == 3
 
 
+async def test_a_reply_broadcast_shows_in_the_thread_and_in_the_channel(slack: SlackFake):
+    client = slack.client()
+    parent = slack.add_message(C, f"<@{BOT_USER_ID}> why are 5xx up?", user=ALICE)
+
+    await client.chat_postMessage(channel=C, thread_ts=parent.ts, text="a step")
+    told = await client.chat_postMessage(channel=C, thread_ts=parent.ts, text="the verdict", reply_broadcast=True)
+    alone = await client.chat_postMessage(channel=C, text="top level", reply_broadcast=True)
+
+    assert [m.text for m in slack.thread(C, parent.ts)] == [parent.text, "a step", "the verdict"]
+    assert [m.text for m in slack.channel_view(C)] == [parent.text, "the verdict", "top level"]
+    assert told["message"]["subtype"] == "thread_broadcast"
+    assert told["message"]["thread_ts"] == parent.ts
+    assert "subtype" not in alone["message"], "without thread_ts there is nothing to broadcast: a plain message"
+    history = await client.conversations_history(channel=C)
+    assert [m["text"] for m in history["messages"]] == ["top level", "the verdict", parent.text], "newest first"
+    assert parent.reply_count == 2
+
+
 async def test_timestamps_look_like_slack_and_increase(slack: SlackFake):
     client = slack.client()
     stamps = [(await client.chat_postMessage(channel=C, text=str(i)))["ts"] for i in range(3)]

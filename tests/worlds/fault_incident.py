@@ -147,8 +147,7 @@ async def assert_one_outcome(inc: Incident, store: RunStore, ts: str, *, ok: boo
     """Exactly one ✅/❌, one last reply and one trace in the thread; the trace has every step and is the
     store's; the run is finished in the store."""
     assert inc.outcomes(ts) == ["white_check_mark" if ok else "x"], inc.texts(ts)
-    last = "the verdict is at the top of this thread." if ok else "the top of this thread says what is known."
-    assert sum(text.endswith(last) for text in inc.texts(ts)) == 1, inc.texts(ts)
+    assert sum(text.endswith("|Open the thread>") for text in inc.texts(ts)) == 1, inc.texts(ts)  # sent to the channel
     [trace] = inc.traces(ts)
     assert [step.call.name for step in trace.steps if step.call] == steps
     assert all(step.observation or step.error for step in trace.steps if step.call and step.call.name != "finish")

@@ -42,7 +42,7 @@ class ViewerBot(ThreadWatcher):
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.viewer = TraceViewer.from_settings(
-            ViewerSettings(public_url=self.url), store.runs, {SECRET_ENV: VIEWER_SECRET}
+            ViewerSettings(public_url=self.url), store.runs, store.audit, environ={SECRET_ENV: VIEWER_SECRET}
         )
         secrets = SlackSecrets(BOT_TOKEN, SIGNING_SECRET, None, self.slack.api_url)
         self.services = await create_app(

@@ -1,4 +1,5 @@
-"""`opsagent postmortem RUN_ID`: the postmortem draft of a stored run, as “@opsagent postmortem” makes it."""
+"""`opsagent postmortem RUN_ID|TRACE`: the postmortem draft of a stored run or of a trace file, as “@opsagent
+postmortem” makes it."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ from bot.cli.terminal import Terminal
 def register(commands: Commands) -> None:
     """Add `opsagent postmortem`."""
     postmortem = commands.add(
-        "postmortem", "draft the postmortem of a run in the run store, as @opsagent postmortem does", _run
+        "postmortem", "draft the postmortem of a stored run or a trace file, as @opsagent postmortem does", _run
     )
-    postmortem.add_argument("run_id", metavar="RUN_ID", help="the run (opsagent memory list shows run ids)")
+    postmortem.add_argument(
+        "target",
+        metavar="RUN_ID|TRACE",
+        help="a run in the run store (opsagent memory list shows run ids), or a trace file (traces/<run id>.json)",
+    )
     postmortem.add_argument("--output", type=Path, help="write the Markdown draft to this file instead of stdout")
     postmortem.add_argument(
         "--facts-only", action="store_true", help="no model: only the recorded facts, the narrative left to people"
@@ -24,8 +29,8 @@ def register(commands: Commands) -> None:
 async def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     from bot.cli.postmortem import postmortem_draft
 
-    with terminal.working(f"drafting the postmortem of run {args.run_id}…"):
-        markdown = await postmortem_draft(settings_of(args), args.run_id, facts_only=args.facts_only)
+    with terminal.working(f"drafting the postmortem of {args.target}…"):
+        markdown = await postmortem_draft(settings_of(args), args.target, facts_only=args.facts_only)
     if args.output is None:
         terminal.data(markdown, end="")
     else:

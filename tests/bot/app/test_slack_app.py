@@ -17,6 +17,8 @@ from fakes.slack_workspace import SIGNING_SECRET
 from kernel import text_turn
 from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, fenced
 
+THREAD_URL = f"https://opsagent-test.slack.com/archives/{CHANNEL}"
+
 
 async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
     script.append([text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH])
@@ -33,9 +35,10 @@ async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
     step = json.dumps(thread[2].blocks)
     assert "query_metrics order-service" in step
     assert "jumped from 0.10% to 12.0%" in step
-    assert len(thread) == 4, "then one last reply"
-    assert thread[3].files, "which carries the trace"
-    assert "the verdict is at the top of this thread" in thread[3].text
+    assert len(thread) == 5, "then the trace file and one last reply"
+    assert thread[3].files, "the trace"
+    assert thread[4].text == f"💬 *Answered* — v2.14.0. · <{THREAD_URL}/p{ts.replace('.', '')}|Open the thread>"
+    assert thread[4].reply_broadcast, "the channel sees the verdict too (tests/bot/app/test_verdict_broadcast.py)"
     trace = next(f for f in harness.slack.files.values() if f.thread_ts == ts)
     assert json.loads(trace.content)["ok"] is True
 
@@ -200,7 +203,9 @@ async def test_a_stop_mention_in_the_thread_cancels_the_run(harness, script):
     await asyncio.sleep(0.1)
     await harness.mention("stop", thread_ts=ts, user=ALICE)
     await harness.until(lambda: harness.reacted(ts, "x"), "the run ends with ❌")
-    assert any(m.text.startswith(f"⏹ <@{ALICE}> stopped this investigation") for m in harness.thread(ts))
+    await harness.ended(ts)
+    [reply] = await harness.until(lambda: [m for m in harness.thread(ts) if m.reply_broadcast], "the last reply")
+    assert reply.text.startswith(f"⏹ *Stopped by <@{ALICE}>* after 1 step · no hypothesis yet")
 
 
 @pytest.mark.parametrize("slack_settings", [{"approval_ttl_s": 0.3}], indirect=True)

@@ -5,11 +5,13 @@ hostile text escaped in every field; Slack's limits kept whatever the sizes."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from bot.approvals.broker import RUN_STOPPED_REASON
 from bot.slack.action_ids import FEEDBACK, FEEDBACK_REASON, STOP
 from bot.slack.blocks import no_step_urls
 from bot.slack.feedback import feedback_block, feedback_click, reason_modal, submitted_reason
@@ -27,6 +29,7 @@ from bot.verdict import step_line, verdict_of
 from kernel import (
     ApprovalRecord,
     Confidence,
+    ErrorKind,
     Evidence,
     Findings,
     Hypothesis,
@@ -196,32 +199,68 @@ def test_the_gate_is_shown_a_lowered_confidence_why_an_unsupported_claim_and_an_
 
 
 def test_a_stopped_run_says_so_first_with_who_stopped_it_and_what_it_knew():
+    first = replace(steps()[0], hypothesis=Hypothesis("v3.8.0 broke checkout", Confidence.LIKELY))
     stopped = RunResult(
         run_id="r1",
         task="t",
         stop_reason=StopReason.CANCELLED,
         detail="stopped by U0ALICE1",
         partial_answer="Probably **v3.8.0**.",
-        steps=steps()[:1],
+        steps=[first],
     )
-    text = "\n".join(texts_of(final_summary(verdict_of(stopped, stopped_by="U0ALICE1"), step_url=no_step_urls)))
-    assert text.startswith(
-        "❌ *Stopped by <@U0ALICE1>*\n⚠️ *Not a final answer.* What the agent knew when it stopped:\nProbably *v3.8.0*."
+    message = final_summary(verdict_of(stopped, stopped_by="U0ALICE1"), step_url=no_step_urls)
+    assert "\n".join(texts_of(message)).startswith(
+        "⏹ *Stopped by <@U0ALICE1>*\n"
+        "*Leading hypothesis:* v3.8.0 broke checkout · _likely_\n"
+        "*Checked:*\n"
+        "✓ *1* `query_metrics checkout` — 5xx 0.2% → 31% at t-11m\n"
+        "⚠️ *Not a final answer.* What the agent knew when it stopped:\nProbably *v3.8.0*."
     )
+    assert FEEDBACK not in json.dumps(message.blocks), "no 👍/👎 for an answer the run did not give"
     budget = stopped.model_copy(update={"stop_reason": StopReason.MAX_STEPS, "detail": "20 of 20 <b>"})
     assert texts_of(final_summary(verdict_of(budget), step_url=no_step_urls))[0].startswith(
         "❌ *Stopped: the step budget ran out — 20 of 20 &lt;b&gt;*"
     )
     assert final_reply(verdict_of(stopped, stopped_by="U0ALICE1")) == (
-        "❌ *Stopped by <@U0ALICE1>* · the top of this thread says what is known."
+        "⏹ *Stopped by <@U0ALICE1>* after 1 step · checked `query_metrics checkout` · leading hypothesis: v3.8.0 "
+        "broke checkout (_likely_) · what each step found is at the top of this thread."
+    )
+    assert final_reply(verdict_of(budget.model_copy(update={"steps": []}))) == (
+        "❌ *Stopped: the step budget ran out* before any step · no hypothesis yet · what each step found is at the "
+        "top of this thread."
     )
 
 
-def test_the_last_reply_is_one_line_pointing_at_the_verdict():
-    findings = Findings(summary="x", confidence=Confidence.LIKELY, evidence=(Evidence(claim="a", steps=(1,)),))
+def test_a_stop_names_the_approvals_it_voided_and_only_when_there_were_some():
+    rollback = replace(
+        steps()[1],
+        error=ErrorKind.DENIED,
+        approval=ApprovalRecord(decision="denied", by="U0ALICE1", at=AT, reason=RUN_STOPPED_REASON),
+    )
+    voided = RunResult(run_id="r1", task="t", stop_reason=StopReason.CANCELLED, steps=[steps()[0], rollback])
+    reply = final_reply(verdict_of(voided, stopped_by="U0ALICE1"))
+    assert "· checked `query_metrics checkout` ·" in reply, "a side effect that did not run checked nothing"
+    assert "· 1 pending approval voided: step 2 `rollback_deployment checkout v3.7.2` ·" in reply
+    denied = replace(rollback, approval=ApprovalRecord(decision="denied", by="U0ALICE1", at=AT, reason="not now"))
+    by_a_person = voided.model_copy(update={"steps": [steps()[0], denied]})
+    assert "voided" not in final_reply(verdict_of(by_a_person, stopped_by="U0ALICE1")), "denied before the Stop"
+    assert "voided" not in final_reply(verdict_of(voided.model_copy(update={"steps": steps()[:1]}), stopped_by="U1"))
+
+
+def test_the_last_reply_is_one_line_with_the_verdict():
+    findings = Findings(
+        summary="x",
+        root_cause="`v3.8.0` shrank the pool",
+        confidence=Confidence.LIKELY,
+        evidence=(Evidence(claim="a", steps=(1,)),),
+    )
     assert final_reply(verdict_of(finished(findings))) == (
-        "🟡 *Likely cause* (likely) · the verdict is at the top of this thread."
+        "🟡 *Likely cause* · confidence *likely* — `v3.8.0` shrank the pool · the verdict is at the top of this thread."
     )
+    link = "https://acme.slack.com/archives/C1/p1700000000000100"
+    assert final_reply(verdict_of(finished(findings)), thread_url=link) == (
+        f"🟡 *Likely cause* · confidence *likely* — `v3.8.0` shrank the pool · <{link}|Open the thread>"
+    ), "sent to the channel too: it links the thread"
 
 
 def test_hostile_model_and_tool_text_is_escaped_in_every_field_of_the_summary():

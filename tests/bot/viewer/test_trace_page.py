@@ -5,26 +5,31 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 
 from bot.verdict import tool_steps
-from bot.viewer.page import notice_page, run_page
+from bot.viewer.page import LOCAL_TIMES, notice_page, run_page
 from kernel import Confidence, ErrorKind, Findings, StopReason
 from samples.trace_runs import HOSTILE, TASK, failed_run, incident_run
 
 
 class Elements(HTMLParser):
-    """The page's tags, and the text inside each `<li class="step">`, as a browser's parser sees them."""
+    """The page's tags, the text inside each `<li class="step">` and each script's source, as a browser's parser
+    sees them."""
 
     def __init__(self, page: str) -> None:
         super().__init__()
         self.tags: list[str] = []
         self.steps: list[str] = []
+        self.scripts: list[str] = []
         self._depth = 0
         self.feed(page)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
+        if tag == "script":
+            self.scripts.append("")
         if tag == "li" and "step" in (dict(attrs).get("class") or "").split():
             self.steps.append("")
             self._depth = 1
@@ -36,6 +41,8 @@ class Elements(HTMLParser):
             self._depth -= 1
 
     def handle_data(self, data: str) -> None:
+        if self.tags[-1:] == ["script"] and self.scripts:
+            self.scripts[-1] += data
         if self._depth:
             self.steps[-1] += data
 
@@ -79,7 +86,34 @@ async def test_the_header_approvals_and_usage_are_shown(tools):
     assert (tool_steps(result.steps), result.usage.steps) == (5, 6), "the finish spends a step of the budget"
     assert '<h2>Steps <span class="meta">(5 · 1 more not counted)</span></h2>' in page
     assert f"{result.usage.prompt_tokens:,}" in usage[1]
-    assert "$0.0000" in usage[1]
+    assert "<th>Cost</th><td>no price (add the model to [llm.prices])</td>" in usage[1], "not $0.0000"
+    priced = re.search(r'<table id="usage">(.*?)</table>', run_page(result, priced=True), re.S)
+    assert priced is not None
+    assert "<th>Cost</th><td>$0.0000</td>" in priced[1], "a model priced at nothing costs $0"
+
+
+async def test_people_are_shown_by_the_names_they_had_when_they_acted(tools):
+    result = await incident_run(tools)
+    page = run_page(result, names={"U0ALICE": "Alice <Ops>"})
+    approvals = re.search(r'<table id="approvals">(.*?)</table>', page, re.S)
+    assert approvals is not None
+    assert "<td>Alice &lt;Ops&gt;</td>" in approvals[1], "a name is outside text: escaped"
+    assert "U0ALICE" not in approvals[1]
+    assert "Approval approved by Alice &lt;Ops&gt; at <time" in page
+    assert "approved by Alice &lt;Ops&gt; · " in page, "in the verdict's actions too"
+    stopped = result.model_copy(update={"stop_reason": StopReason.CANCELLED, "detail": "stopped by U0BOB"})
+    shown = run_page(stopped, names={"U0BOB": "bob"}, stopped_by="U0BOB")
+    assert '<p class="label">Stopped by bob <code>(cancelled)</code></p>' in shown
+    assert "U0BOB" not in shown
+    assert "Stopped by U0CAROL" in run_page(stopped, stopped_by="U0CAROL"), "no name kept: the id, not nobody"
+
+
+async def test_times_are_utc_for_a_script_to_show_in_the_readers_zone(tools):
+    result = await incident_run(tools)
+    page = run_page(result.model_copy(update={"started_at": datetime(2026, 11, 30, 20, 25, 3, tzinfo=UTC)}))
+    started = '<time datetime="2026-11-30T20:25:03Z" title="2026-11-30 20:25:03 UTC">2026-11-30 20:25:03 UTC</time>'
+    assert f"· started {started}</p>" in page
+    assert Elements(page).scripts == [LOCAL_TIMES], "one script, ours"
 
 
 async def test_a_failure_stop_is_plain_and_its_partial_answer_is_not_an_answer(tools):
@@ -100,9 +134,9 @@ async def test_a_failure_stop_is_plain_and_its_partial_answer_is_not_an_answer(t
 async def test_hostile_text_in_a_trace_renders_as_text(tools):
     result = await incident_run(tools)
     page = run_page(result)
-    tags = Elements(page).tags
-    assert "script" not in tags
-    assert "img" not in tags
+    elements = Elements(page)
+    assert elements.scripts == [LOCAL_TIMES], "no script but ours"
+    assert "img" not in elements.tags
     assert HOSTILE not in page
     escaped = "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;"
     assert page.count(escaped) >= 3, "the thought, the arguments and the observation each carry it, escaped"
@@ -138,4 +172,4 @@ async def test_the_verdicts_code_spans_show_as_code_and_stay_escaped(tools):
     assert "<b><code>pool.max_size</code> went from 50 to 10</b>" in page
     assert "<li>restore <code>max_size: 50</code></li>" in page
     assert f"<code>{html.escape(HOSTILE)}</code>" in page, "escaped first, then shown as code"
-    assert "script" not in Elements(page).tags
+    assert Elements(page).scripts == [LOCAL_TIMES]

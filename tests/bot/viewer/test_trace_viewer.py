@@ -60,10 +60,10 @@ def test_a_link_without_its_parameters_is_incomplete(exp, sig):
 async def test_the_viewer_refuses_to_start_without_a_strong_secret(run_store):
     settings = ViewerSettings(public_url="https://opsagent.example.com/")
     with pytest.raises(ValueError, match=SECRET_ENV):
-        TraceViewer.from_settings(settings, run_store.runs, {})
+        TraceViewer.from_settings(settings, run_store.runs, run_store.audit, environ={})
     with pytest.raises(ValueError, match="at least 32 characters"):
-        TraceViewer.from_settings(settings, run_store.runs, {SECRET_ENV: "short"})
-    viewer = TraceViewer.from_settings(settings, run_store.runs, {SECRET_ENV: VIEWER_SECRET})
+        TraceViewer.from_settings(settings, run_store.runs, run_store.audit, environ={SECRET_ENV: "short"})
+    viewer = TraceViewer.from_settings(settings, run_store.runs, run_store.audit, environ={SECRET_ENV: VIEWER_SECRET})
     link = urlsplit(viewer.link("abc123"))
     assert (link.scheme, link.netloc, link.path) == ("https", "opsagent.example.com", "/runs/abc123")
     exp = int(parse_qs(link.query)["exp"][0])
@@ -112,7 +112,8 @@ async def test_the_final_message_links_to_the_page_of_the_run(bot):
     status, headers, page = await get(bot, link)
     assert status == 200
     assert page.count('<li class="step') == 6
-    assert "Approval approved by U0ALICE" in page
+    assert "Approval approved by alice at <time" in page, "named as Slack named her when she clicked (audit log)"
+    assert "U0ALICE" not in page
     for name, value in SECURITY_HEADERS.items():
         assert headers[name] == value
     assert headers["Content-Type"] == "text/html; charset=utf-8"
@@ -143,9 +144,9 @@ async def test_expired_tampered_incomplete_and_unknown_links_get_small_clear_pag
 
 async def test_traces_come_from_the_run_store_so_every_replica_serves_them(tools, run_store):
     result = await incident_run(tools)
-    source = StoredTraces(run_store.runs)
+    source = StoredTraces(run_store.runs, run_store.audit)
     assert await source(result.run_id) is None  # unknown
     await save_run(run_store, result, status=RunStatus.RUNNING, save_trace=False)
     assert await source(result.run_id) is None  # no step saved yet
     await run_store.runs.checkpoint(result.run_id, status=RunStatus.FINISHED, trace_json=result.to_json())
-    assert (await source(result.run_id)).model_dump() == result.model_dump()
+    assert (await source(result.run_id)).trace.model_dump() == result.model_dump()
