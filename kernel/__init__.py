@@ -57,6 +57,7 @@ from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, Secret
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.stop import StopReason
 from kernel.stream_redaction import StreamRedactor
+from kernel.text_protocol import prepare_conversation
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure
 from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry, tool_from_function
@@ -149,6 +150,7 @@ __all__ = [
     "native_turn",
     "new_run_id",
     "parse_output",
+    "prepare_conversation",
     "react",
     "step_references",
     "text_turn",

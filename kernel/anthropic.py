@@ -15,7 +15,7 @@ import httpx
 from kernel.adapter_base import HttpModelAdapter, first_env, join_url, require_env
 from kernel.http_retry import RetryPolicy, post_json_with_retries, preview
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, LLMResponse, Message, NativeToolCall, TokenUsage
-from kernel.prompt import prepare_conversation
+from kernel.text_protocol import prepare_conversation
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"

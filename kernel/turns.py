@@ -15,8 +15,9 @@ from kernel.calls import FINISH_TOOL, ToolCall
 from kernel.conclusion import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.llm import LLMResponse
 from kernel.parsing import parse_output
-from kernel.prompt import finish_spec, render_signature
+from kernel.prompt import finish_spec
 from kernel.prose_reply import ReplyKind, classify_reply
+from kernel.text_protocol import render_signature
 from kernel.tool_errors import (
     BAD_ARGS_JSON_TEMPLATE,
     BAD_ARGS_TEMPLATE,

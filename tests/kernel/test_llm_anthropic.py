@@ -17,7 +17,7 @@ from fakes.model_server import (
 from kernel.anthropic import AnthropicLLM, alternating_messages
 from kernel.calls import ToolCall
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
-from kernel.prompt import render_text_protocol
+from kernel.text_protocol import render_text_protocol
 
 METRICS = ToolSpec(
     name="query_metrics",

@@ -17,7 +17,7 @@ from fakes.model_server import (
 from kernel.calls import ToolCall
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
 from kernel.openai_compat import OpenAICompatibleLLM, tools_rejected
-from kernel.prompt import render_text_protocol
+from kernel.text_protocol import render_text_protocol
 
 METRICS = ToolSpec(
     name="query_metrics",
