@@ -6,7 +6,7 @@ It knows nothing of Slack or of any backend; everything public is re-exported he
 from kernel.anthropic import AnthropicLLM
 from kernel.budget import Budget, PriceTable, Pricing, Usage
 from kernel.call_context import CallContext
-from kernel.calls import FINISH_TOOL, ToolCall, canonical_args
+from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
 from kernel.citations import StepCitations, cited_steps, step_references
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
@@ -55,9 +55,11 @@ from kernel.prose_findings import findings_from_prose
 from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
+from kernel.secret_lexicon import masked_argv, masked_env_value
 from kernel.stop import StopReason
 from kernel.stream_redaction import StreamRedactor
 from kernel.text_protocol import prepare_conversation
+from kernel.tokens import estimate_tokens
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure
 from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry, tool_from_function
@@ -142,11 +144,14 @@ __all__ = [
     "check_evidence",
     "cited_steps",
     "classify_reply",
+    "estimate_tokens",
     "fence",
     "findings_from_prose",
     "follow_up_data",
     "hypothesis_in",
     "load_trace",
+    "masked_argv",
+    "masked_env_value",
     "native_turn",
     "new_run_id",
     "parse_output",
@@ -156,4 +161,5 @@ __all__ = [
     "text_turn",
     "tool_from_function",
     "truncate_observation",
+    "visible_text",
 ]

@@ -12,9 +12,7 @@ from typing import Annotated, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kernel.tool_errors import ToolFailure
-from kernel.tool_output import ToolOutput
-from kernel.tools import Tool, tool_from_function
+from kernel import Tool, ToolFailure, ToolOutput, tool_from_function
 from opsagent_tools.links import LinkSettings
 from opsagent_tools.metrics.headline import query_headline
 from opsagent_tools.metrics.links import MetricLinks
