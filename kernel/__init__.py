@@ -39,7 +39,7 @@ from kernel.llm import (
 from kernel.loop import Agent, new_run_id, react
 from kernel.observations import READ_OUTPUT_TOOL, truncate_observation
 from kernel.openai_compat import OpenAICompatibleLLM
-from kernel.parsing import ParsedOutput, parse_output
+from kernel.parsing import ParsedOutput, ReplyKind, classify_reply, parse_output
 from kernel.policy import (
     ApprovalRequest,
     Approved,
@@ -52,7 +52,6 @@ from kernel.policy import (
 )
 from kernel.prompt import fence, follow_up_data
 from kernel.prose_findings import findings_from_prose
-from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.secret_lexicon import masked_argv, masked_env_value

@@ -14,9 +14,8 @@ from functools import cache
 from kernel.calls import FINISH_TOOL, ToolCall
 from kernel.conclusion import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.llm import LLMResponse
-from kernel.parsing import parse_output
+from kernel.parsing import ReplyKind, classify_reply, parse_output
 from kernel.prompt import finish_spec
-from kernel.prose_reply import ReplyKind, classify_reply
 from kernel.text_protocol import render_signature
 from kernel.tool_errors import (
     BAD_ARGS_JSON_TEMPLATE,
@@ -38,7 +37,7 @@ DEEP_ARGS_RAW = "(not kept: nested too deeply)"
 class PlannedStep:
     """One step a model turn asks for: a call, possibly already known to be invalid.
 
-    No call and no error is a prose reply that reads as an answer (`kernel.prose_reply`)."""
+    No call and no error is a prose reply that reads as an answer (`kernel.parsing.prose_reply`)."""
 
     thought: str
     call: ToolCall | None

@@ -12,10 +12,10 @@ from dataclasses import replace
 from itertools import islice
 from typing import Any
 
-from kernel.call_blocks import Fence, Site, overlaps
-from kernel.call_shapes import calls_from_python, make_call, normalize_tool_name
 from kernel.calls import ToolCall
-from kernel.lenient_json import LenientJSONError, load_lenient, match_closing
+from kernel.parsing.call_blocks import Fence, Site, overlaps
+from kernel.parsing.call_shapes import calls_from_python, make_call, normalize_tool_name
+from kernel.parsing.lenient_json import LenientJSONError, load_lenient, match_closing
 
 _JS_CALL = re.compile(
     r"^[ \t]*(?:await[ \t]+)?(?P<name>(?:functions\.|default_api\.)?[A-Za-z_]\w*)[ \t]*\([ \t]*(?=\{)", re.M

@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from kernel.call_blocks import (
+from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.parsing.call_blocks import (
     BAD_ACTION_PROBLEM,
     MARKUP_PROBLEM,
     NO_TOOL_PROBLEM,
     THINK_ONLY_PROBLEM,
     TRUNCATED_PROBLEM,
 )
-from kernel.calls import FINISH_TOOL, ToolCall
-from kernel.lenient_json import LenientJSONError, load_lenient, match_closing, scan_spans
-from kernel.parsing import ParsedOutput, parse_output
+from kernel.parsing.lenient_json import LenientJSONError, load_lenient, match_closing, scan_spans
+from kernel.parsing.reply import ParsedOutput, parse_output
 
 PROMQL = 'sum(rate(http_requests_total{job="checkout",code=~"5.."}[5m])) by (pod)'
 LOGQL = '{app="checkout"} |= "error" | json | level="error"'

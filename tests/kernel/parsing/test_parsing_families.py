@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from kernel.call_blocks import TRUNCATED_PROBLEM
-from kernel.parsing import ParsedOutput, parse_output
+from kernel.parsing.call_blocks import TRUNCATED_PROBLEM
+from kernel.parsing.reply import ParsedOutput, parse_output
 
 PROMQL = 'sum(rate(http_requests_total{job="checkout",code=~"5.."}[5m])) by (pod)'
 Calls = list[tuple[str, dict[str, Any]]]

@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from kernel.call_blocks import (
+from kernel.calls import FINISH_TOOL, ToolCall
+from kernel.parsing.call_blocks import (
     Diagnosis,
     Fence,
     Site,
@@ -26,10 +27,9 @@ from kernel.call_blocks import (
     markup_sites,
     overlaps,
 )
-from kernel.call_families import code_line_sites, js_arguments, script_sites
-from kernel.call_shapes import calls_from_python, calls_from_value, decode_args, make_call, normalize_tool_name
-from kernel.calls import FINISH_TOOL, ToolCall
-from kernel.lenient_json import LenientJSONError, load_lenient, match_closing, scan_spans
+from kernel.parsing.call_families import code_line_sites, js_arguments, script_sites
+from kernel.parsing.call_shapes import calls_from_python, calls_from_value, decode_args, make_call, normalize_tool_name
+from kernel.parsing.lenient_json import LenientJSONError, load_lenient, match_closing, scan_spans
 
 UNREADABLE_PROBLEM = "the reply could not be read"
 

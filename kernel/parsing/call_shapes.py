@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from kernel.calls import FINISH_TOOL, ToolCall
-from kernel.lenient_json import LenientJSONError, load_lenient
+from kernel.parsing.lenient_json import LenientJSONError, load_lenient
 
 _STRONG_NAME_KEYS = ("action", "tool")
 _WEAK_NAME_KEYS = ("name", "toolname", "functionname", "function", "recipientname")

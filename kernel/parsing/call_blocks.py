@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
-from kernel.call_markers import NAMED_MARKERS, PAYLOAD_MARKER, PAYLOAD_NEEDLES, PAYLOAD_STOP, XML_PARAM
-from kernel.call_shapes import (
+from kernel.calls import ToolCall
+from kernel.parsing.call_markers import NAMED_MARKERS, PAYLOAD_MARKER, PAYLOAD_NEEDLES, PAYLOAD_STOP, XML_PARAM
+from kernel.parsing.call_shapes import (
     calls_from_python,
     calls_from_value,
     carried_thought,
@@ -24,8 +25,7 @@ from kernel.call_shapes import (
     normalize_tool_name,
     strip_fence,
 )
-from kernel.calls import ToolCall
-from kernel.lenient_json import LenientJSONError, Span, SpanScan, load_lenient, match_closing, scan_spans
+from kernel.parsing.lenient_json import LenientJSONError, Span, SpanScan, load_lenient, match_closing, scan_spans
 
 TRUNCATED_PROBLEM = "the JSON block is cut off (unbalanced braces)"
 INVALID_PROBLEM = "the JSON block is not valid JSON: {detail}"

@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from kernel.call_blocks import TRUNCATED_PROBLEM
-from kernel.lenient_json import LenientJSONError, load_lenient
-from kernel.parsing import ParsedOutput, parse_output
+from kernel.parsing.call_blocks import TRUNCATED_PROBLEM
+from kernel.parsing.lenient_json import LenientJSONError, load_lenient
+from kernel.parsing.reply import ParsedOutput, parse_output
 
 Calls = list[tuple[str, dict[str, Any]]]
 LOGS = [("query_logs", {"service": "checkout"})]

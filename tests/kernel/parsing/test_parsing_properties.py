@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kernel.call_blocks import TRUNCATED_PROBLEM
 from kernel.calls import ToolCall
-from kernel.parsing import UNREADABLE_PROBLEM, ParsedOutput, _canonical, _parse, parse_output
+from kernel.parsing.call_blocks import TRUNCATED_PROBLEM
+from kernel.parsing.reply import UNREADABLE_PROBLEM, ParsedOutput, _canonical, _parse, parse_output
 
 FRAGMENTS = [
     "{",
