@@ -3,7 +3,15 @@
 It knows nothing of Slack or of any backend; everything public is re-exported here.
 """
 
-from kernel.anthropic import AnthropicLLM
+from kernel.adapters import (
+    AnthropicLLM,
+    OpenAICompatibleLLM,
+    RetryPolicy,
+    ScriptedModel,
+    ScriptError,
+    native_turn,
+    text_turn,
+)
 from kernel.budget import Budget, PriceTable, Pricing, Usage
 from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
@@ -23,7 +31,6 @@ from kernel.evidence import (
     check_evidence,
 )
 from kernel.findings import Confidence, Evidence, Findings, FinishedBy, RuledOut
-from kernel.http_retry import RetryPolicy
 from kernel.hypothesis import Hypothesis, hypothesis_in
 from kernel.llm import (
     LLM,
@@ -38,7 +45,6 @@ from kernel.llm import (
 )
 from kernel.loop import Agent, new_run_id, react
 from kernel.observations import READ_OUTPUT_TOOL, truncate_observation
-from kernel.openai_compat import OpenAICompatibleLLM
 from kernel.parsing import ParsedOutput, ReplyKind, classify_reply, parse_output
 from kernel.policy import (
     ApprovalRequest,
@@ -53,7 +59,6 @@ from kernel.policy import (
 from kernel.prompt import fence, follow_up_data
 from kernel.prose_findings import findings_from_prose
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
-from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
 from kernel.secret_lexicon import masked_argv, masked_env_value
 from kernel.stop import StopReason
 from kernel.stream_redaction import StreamRedactor

@@ -14,7 +14,7 @@ from fakes.model_server import (
     anthropic_tool_use,
     fast_policy,
 )
-from kernel.anthropic import AnthropicLLM, alternating_messages
+from kernel.adapters.anthropic import AnthropicLLM, alternating_messages
 from kernel.calls import ToolCall
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
 from kernel.text_protocol import render_text_protocol

@@ -14,9 +14,9 @@ from fakes.model_server import (
     openai_error,
     openai_tool_call,
 )
+from kernel.adapters.openai_compat import OpenAICompatibleLLM, tools_rejected
 from kernel.calls import ToolCall
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
-from kernel.openai_compat import OpenAICompatibleLLM, tools_rejected
 from kernel.text_protocol import render_text_protocol
 
 METRICS = ToolSpec(

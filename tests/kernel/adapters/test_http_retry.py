@@ -14,8 +14,8 @@ from fakes.model_server import (
     fast_policy,
     openai_error,
 )
-from kernel.adapter_base import first_env, require_env
-from kernel.http_retry import RetryPolicy, api_error_message, post_json_with_retries, retry_after_seconds
+from kernel.adapters.http_adapter import first_env, require_env
+from kernel.adapters.http_retry import RetryPolicy, api_error_message, post_json_with_retries, retry_after_seconds
 from kernel.llm import LLMError, LLMErrorKind
 
 OK = {"ok": True}

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kernel.adapter_base import HttpModelAdapter, first_env, join_url, require_env
-from kernel.http_retry import RetryPolicy, post_json_with_retries, preview
+from kernel.adapters.http_adapter import HttpModelAdapter, first_env, join_url, require_env
+from kernel.adapters.http_retry import RetryPolicy, post_json_with_retries, preview
 from kernel.llm import ChatRequest, LLMError, LLMErrorKind, LLMResponse, Message, NativeToolCall, TokenUsage
 from kernel.text_protocol import prepare_conversation
 
