@@ -12,26 +12,34 @@ from kernel.adapters import (
     native_turn,
     text_turn,
 )
-from kernel.budget import Budget, PriceTable, Pricing, Usage
-from kernel.call_context import CallContext
-from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
-from kernel.citations import StepCitations, cited_steps, step_references
-from kernel.clock import RunControl
-from kernel.context import ContextPolicy
-from kernel.dispatch import Dispatcher, DispatchResult
-from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
-from kernel.evidence import (
+from kernel.answer import (
     ActionTaken,
     CitationIssue,
     CitationProblem,
     ClaimCheck,
     ClaimStatus,
+    Confidence,
+    Evidence,
     EvidenceCheck,
+    Findings,
+    FinishedBy,
+    Hypothesis,
+    RuledOut,
+    StepCitations,
     UnbackedAction,
     check_evidence,
+    cited_steps,
+    findings_from_prose,
+    hypothesis_in,
+    step_references,
 )
-from kernel.findings import Confidence, Evidence, Findings, FinishedBy, RuledOut
-from kernel.hypothesis import Hypothesis, hypothesis_in
+from kernel.budget import Budget, PriceTable, Pricing, Usage
+from kernel.call_context import CallContext
+from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
+from kernel.clock import RunControl
+from kernel.context import ContextPolicy
+from kernel.dispatch import Dispatcher, DispatchResult
+from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.llm import (
     LLM,
     ChatRequest,
@@ -57,7 +65,6 @@ from kernel.policy import (
     SideEffectPolicy,
 )
 from kernel.prompt import fence, follow_up_data
-from kernel.prose_findings import findings_from_prose
 from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
 from kernel.secret_lexicon import masked_argv, masked_env_value
 from kernel.stop import StopReason

@@ -9,8 +9,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from kernel.answer import Confidence
 from kernel.calls import FINISH_TOOL
-from kernel.findings import Confidence
 from kernel.llm import ToolSpec
 from kernel.trace import RunResult
 
@@ -60,7 +60,7 @@ FINISH_DESCRIPTION = (
 @cache
 def finish_spec() -> ToolSpec:
     """The reserved `finish` tool, offered to the model alongside the registered ones: the fields of
-    `kernel.findings.Findings` (a bare `answer` in Markdown is still accepted, though not advertised)."""
+    `kernel.answer.findings.Findings` (a bare `answer` in Markdown is still accepted, though not advertised)."""
     return ToolSpec(
         name=FINISH_TOOL,
         description=FINISH_DESCRIPTION,

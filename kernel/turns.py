@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
+from kernel.answer import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.calls import FINISH_TOOL, ToolCall
-from kernel.conclusion import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.llm import LLMResponse
 from kernel.parsing import ReplyKind, classify_reply, parse_output
 from kernel.prompt import finish_spec

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from bot.eval.export import _DISTINCTIVE
 from bot.slack.mrkdwn import looks_like_address
-from kernel.citations import _PARENTHESISED, without_trailing_citation
+from kernel.answer.citations import _PARENTHESISED, without_trailing_citation
+from kernel.answer.prose_findings import _LABEL, _top_level_parts
 from kernel.parsing import reply as parsing
 from kernel.parsing.call_shapes import strip_fence
 from kernel.parsing.lenient_json import _as_strict_json, _tokens
-from kernel.prose_findings import _LABEL, _top_level_parts
 from opsagent_tools.logs.records import structured_fields
 from opsagent_tools.repos.headline import setting_changes
 

@@ -9,7 +9,7 @@ import re
 
 from pydantic.dataclasses import dataclass
 
-from kernel.findings import Confidence
+from kernel.answer.findings import Confidence
 
 _LINE = re.compile(
     r"^[ \t>*_\-]*(?:working |leading |current )?hypothesis[ \t*_]*[:：][ \t*_]*(?P<text>[^\n]*?)"

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterator
 from enum import StrEnum
 
-from kernel.citations import cited_steps, without_trailing_citation
-from kernel.findings import Confidence, Evidence, Findings, RuledOut
+from kernel.answer.citations import cited_steps, without_trailing_citation
+from kernel.answer.findings import Confidence, Evidence, Findings, RuledOut
 
 
 class _Section(StrEnum):

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
-from kernel.citations import cited_steps, without_trailing_citation
+from kernel.answer.citations import cited_steps, without_trailing_citation
 
 
 class Confidence(StrEnum):
     """How sure a finding is, defined by the evidence rather than by how sure the model sounds.
 
-    The evidence gate (`kernel.evidence`) caps the stated level by what the trace supports.
+    The evidence gate (`kernel.answer.evidence`) caps the stated level by what the trace supports.
     """
 
     CONFIRMED = "confirmed"
@@ -110,7 +110,7 @@ class Findings(BaseModel):
         return [value] if isinstance(value, str | dict) else value
 
     def markdown(self) -> str:
-        """The findings as Markdown, for surfaces that show a text answer; `kernel.prose_findings` reads it back."""
+        """The findings as Markdown, for surfaces that show a text answer; `kernel.answer.prose_findings` reads it back."""
         lines = [self.summary]
         if self.root_cause:
             lines.append(f"**Root cause:** {self.root_cause}")

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kernel.findings import Findings, FinishedBy
-from kernel.prose_findings import findings_from_prose
+from kernel.answer.findings import Findings, FinishedBy
+from kernel.answer.prose_findings import findings_from_prose
 
 
 class FinishArgs(Findings):

@@ -21,7 +21,7 @@ from kernel import (
     native_turn,
     text_turn,
 )
-from kernel.conclusion import Conclusion, InvalidFinish, conclude
+from kernel.answer.conclusion import Conclusion, InvalidFinish, conclude
 from kernel.prompt import finish_spec
 
 TYPED = {

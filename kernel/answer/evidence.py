@@ -13,8 +13,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from kernel.answer.findings import Confidence, Findings
 from kernel.calls import FINISH_TOOL, ToolCall
-from kernel.findings import Confidence, Findings
 from kernel.tool_errors import ErrorKind
 
 

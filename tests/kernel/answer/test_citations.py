@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kernel import cited_steps, step_references
-from kernel.citations import without_trailing_citation
+from kernel.answer.citations import without_trailing_citation
 
 
 def test_step_references() -> None:
