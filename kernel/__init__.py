@@ -65,10 +65,16 @@ from kernel.policy import (
     SideEffectPolicy,
 )
 from kernel.prompt import fence, follow_up_data
-from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
-from kernel.secret_lexicon import masked_argv, masked_env_value
+from kernel.redaction import (
+    DEFAULT_REDACTOR,
+    PatternRedactor,
+    Redactor,
+    SecretPattern,
+    StreamRedactor,
+    masked_argv,
+    masked_env_value,
+)
 from kernel.stop import StopReason
-from kernel.stream_redaction import StreamRedactor
 from kernel.text_protocol import prepare_conversation
 from kernel.tokens import estimate_tokens
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure

@@ -55,7 +55,7 @@ def test_patterns_kept_in_tables_are_found_and_named_by_their_place(found):
         "opsagent_tools.logs.records._LOGFMT_PAIR",
     } <= labels
     assert any(re.fullmatch(r"kernel\.parsing\.call_markers\.NAMED_MARKERS\[\d+\]\[\d+\]", label) for label in labels)
-    assert any(re.fullmatch(r"kernel\.redaction\.DEFAULT_PATTERNS\[\d+\]\.regex", label) for label in labels)
+    assert any(re.fullmatch(r"kernel\.redaction\.patterns\.DEFAULT_PATTERNS\[\d+\]\.regex", label) for label in labels)
     assert len(labels) == len(found), "each pattern once"
 
 

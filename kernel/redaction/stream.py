@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from kernel.redaction import PEM_FOOTER, PEM_HEADER, PEM_RUN, Redactor
+from kernel.redaction.patterns import PEM_FOOTER, PEM_HEADER, PEM_RUN
+from kernel.redaction.redactor import Redactor
 
 PRIVATE_KEY_MARKER = "[REDACTED:private_key]"
 MAX_BLOCK_TEXTS = 400

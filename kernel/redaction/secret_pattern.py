@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kernel.secret_lexicon import marker
+from kernel.redaction.secret_lexicon import marker
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 

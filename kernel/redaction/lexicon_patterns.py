@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import re
 
-from kernel.secret_lexicon import FLAG_WORDS, LEXICON_HINTS, PROGRAM_FLAGS, ProgramFlag, hints_for, secret_kind
-from kernel.secret_pattern import VALUE, SecretPattern, secret_pattern
+from kernel.redaction.secret_lexicon import (
+    FLAG_WORDS,
+    LEXICON_HINTS,
+    PROGRAM_FLAGS,
+    ProgramFlag,
+    hints_for,
+    secret_kind,
+)
+from kernel.redaction.secret_pattern import VALUE, SecretPattern, secret_pattern
 
 _FLAG_VALUE = VALUE.replace("(?P<secret>", "(?P<value>")
 

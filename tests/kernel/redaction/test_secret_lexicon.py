@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel.redaction import DEFAULT_PATTERNS, DEFAULT_REDACTOR, PatternRedactor
-from kernel.secret_lexicon import (
+from kernel.redaction.secret_lexicon import (
     LEXICON_HINTS,
     SECRET_WORDS,
     looks_like_key_material,
