@@ -23,6 +23,7 @@ from kernel.tool_errors import (
     DEEP_ARGS_TEMPLATE,
     FINISH_NEEDS_ANSWER,
     FINISH_NOT_ALONE,
+    NOT_RUN_TEMPLATE,
     ErrorKind,
     StepError,
     format_error,
@@ -44,6 +45,15 @@ class PlannedStep:
     error: StepError | None = None
     conclusion: Conclusion | None = None
     """For a valid `finish`: its arguments read as the run's conclusion."""
+
+    def not_run(self, why: str) -> PlannedStep:
+        """This step refused before it runs (past the step budget, or once the run began to stop), saying why."""
+        name = self.call.name if self.call else "the call"
+        return PlannedStep(
+            self.thought,
+            self.call,
+            StepError(kind=ErrorKind.NOT_RUN, message=NOT_RUN_TEMPLATE.format(name=name, why=why)),
+        )
 
 
 def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[list[PlannedStep], bool]:
