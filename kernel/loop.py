@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import Any, assert_never
 
 from kernel.budget import Budget, Pricing
 from kernel.call_context import CallContext
@@ -324,10 +324,11 @@ def new_run_id() -> str:
 
 
 async def react(
-    task: str, tools: ToolRegistry, *, llm: LLM, control: RunControl | None = None, **options: object
+    task: str, tools: ToolRegistry, *, llm: LLM, control: RunControl | None = None, **options: Any
 ) -> RunResult:
-    """Run one investigation: shorthand for `Agent(llm=llm, tools=tools, **options).run(task)`."""
-    return await Agent(llm=llm, tools=tools, **options).run(task, control=control)  # type: ignore[arg-type]
+    """Run one investigation: shorthand for `Agent(llm=llm, tools=tools, **options).run(task)`; `options` are
+    `Agent`'s other fields, and one it does not have is a `TypeError`."""
+    return await Agent(llm=llm, tools=tools, **options).run(task, control=control)
 
 
 async def _drain(events: AsyncIterable[Event]) -> RunResult:

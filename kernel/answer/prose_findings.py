@@ -93,8 +93,8 @@ def findings_from_prose(text: str) -> Findings:
             section, blank_before = None, False
             continue
         first = first or line
-        if section in _LIST_SECTIONS and (bullet or not blank_before):
-            items[section].append(line)  # type: ignore[index]
+        if section is not None and section in _LIST_SECTIONS and (bullet or not blank_before):
+            items[section].append(line)
         elif section in (_Section.SUMMARY, _Section.ROOT_CAUSE) and not blank_before and section not in found:
             found[section] = line
         else:

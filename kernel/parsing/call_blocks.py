@@ -25,7 +25,15 @@ from kernel.parsing.call_shapes import (
     normalize_tool_name,
     strip_fence,
 )
-from kernel.parsing.lenient_json import LenientJSONError, Span, SpanScan, load_lenient, match_closing, scan_spans
+from kernel.parsing.lenient_json import (
+    LenientJSONError,
+    Span,
+    SpanScan,
+    load_lenient,
+    match_closing,
+    scan_spans,
+    skip_space,
+)
 
 TRUNCATED_PROBLEM = "the JSON block is cut off (unbalanced braces)"
 INVALID_PROBLEM = "the JSON block is not valid JSON: {detail}"
@@ -43,7 +51,6 @@ _CALL_KEY_HINT = re.compile(
     r"(?:action|tool|name|function|command|call|answer)[\w -]{0,16}\\*[\"'“”‘’＂]?\s*[:：]", re.I
 )
 """Every call shape has one of these keys; spans without one are data and are not worth loading."""
-_SPACE = re.compile(r"\s*")
 _PYTHONIC_LIST = re.compile(r"\[\s*[^\W\d][\w.]*\s*\(.*\)\s*\]", re.S)
 
 
@@ -111,10 +118,12 @@ def overlaps(start: int, end: int, ranges: Sequence[tuple[int, int]]) -> bool:
 
 def block_start(body: str, pos: int) -> tuple[int, bool]:
     """Where a block's content begins at or after `pos`, skipping space and a fence opener; and if it was fenced."""
-    start = _SPACE.match(body, pos).end()  # type: ignore[union-attr]
+    start = skip_space(body, pos)
     if not body.startswith("```", start):
         return start, False
-    return _SPACE.match(body, _FENCE_OPEN.match(body, start).end()).end(), True  # type: ignore[union-attr]
+    opener = _FENCE_OPEN.match(body, start)
+    assert opener is not None  # the pattern matches at any ```
+    return skip_space(body, opener.end()), True
 
 
 def json_sites(
@@ -206,7 +215,7 @@ def find_fences(body: str, scan: SpanScan) -> list[Fence]:
         opener = _FENCE_OPEN.match(body, start)
         assert opener is not None  # the pattern matches at any ```
         lang = opener.group("lang").lower()
-        first = _SPACE.match(body, opener.end()).end()  # type: ignore[union-attr]
+        first = skip_space(body, opener.end())
         search_from = opener.end()
         if first < len(body) and body[first] in "{[":
             closing = match_closing(body, first)

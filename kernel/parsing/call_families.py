@@ -15,7 +15,7 @@ from typing import Any
 from kernel.calls import ToolCall
 from kernel.parsing.call_blocks import Fence, Site, overlaps
 from kernel.parsing.call_shapes import calls_from_python, make_call, normalize_tool_name
-from kernel.parsing.lenient_json import LenientJSONError, load_lenient, match_closing
+from kernel.parsing.lenient_json import LenientJSONError, load_lenient, match_closing, skip_space
 
 _JS_CALL = re.compile(
     r"^[ \t]*(?:await[ \t]+)?(?P<name>(?:functions\.|default_api\.)?[A-Za-z_]\w*)[ \t]*\([ \t]*(?=\{)", re.M
@@ -27,14 +27,13 @@ _NOT_TOOLS = frozenset(
     {"if", "for", "while", "switch", "return", "catch", "function", "print", "require", "import", "export", "new"}
 )
 """Words that open a line of code like a call does, but are syntax or well-known functions, never tools."""
-_BLANK = re.compile(r"\s*")
 MAX_CODE_LINES = 32
 """Lines that open like a call examined per reply: real replies hold a few; a code dump must stay cheap."""
 
 
 def js_arguments(text: str) -> dict[str, Any] | None:
     """The arguments of `({...})`, the tail of a JS-style call; None when it is not exactly that."""
-    brace = _BLANK.match(text, 1).end() if text.startswith("(") else -1  # type: ignore[union-attr]
+    brace = skip_space(text, 1) if text.startswith("(") else -1
     closing = match_closing(text, brace) if brace >= 0 else None
     if closing is None or not _JS_CALL_END.fullmatch(text, closing):
         return None

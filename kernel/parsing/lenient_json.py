@@ -105,6 +105,12 @@ class SpanScan:
         return out
 
 
+def skip_space(text: str, pos: int) -> int:
+    """Where the white space at `pos` ends (`pos` itself when there is none)."""
+    space = _SPACE.match(text, pos)
+    return pos if space is None else space.end()
+
+
 def scan_spans(text: str) -> SpanScan:
     """Find balanced `{...}` spans (and `[` only where it opens `[{`) by bracket matching.
 
@@ -370,12 +376,12 @@ def _escape_inner_quotes(text: str) -> str:
 
 
 def _ends_string(text: str, j: int, container: str) -> bool:
-    j = _SPACE.match(text, j).end()  # type: ignore[union-attr]
+    j = skip_space(text, j)
     if j >= len(text) or text[j] == ":":
         return True
     if text[j] not in ",}]":
         return False
-    k = _SPACE.match(text, j + 1).end()  # type: ignore[union-attr]
+    k = skip_space(text, j + 1)
     if k >= len(text):
         return True
     if text[j] != ",":
