@@ -11,8 +11,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable, Sequence
 
-from kernel import ChatRequest, LLMResponse, text_turn
-from kernel.prompt import prepare_conversation
+from kernel import ChatRequest, LLMResponse, prepare_conversation, text_turn
 
 BaselineLLM = Callable[[str], Awaitable[str]]
 

@@ -10,8 +10,8 @@ import statistics
 import time
 from typing import Any
 
-from kernel import text_turn
-from kernel.parsing import _canonical, _parse, parse_output
+from kernel import parse_output, text_turn
+from kernel.parsing.reply import _canonical, _parse  # white-box: the fast path against the full parser
 
 THOUGHT = (
     "Known: checkout 5xx rose to 12% at 10:41 (step 1); the deploy of 4f2a landed at 10:39 (step 2).\n"

@@ -29,8 +29,7 @@ from bench.workloads import (
     ours_ops_tools,
     ours_probe_tools,
 )
-from kernel import Agent, Budget, FinishedBy, ScriptedModel, ToolRegistry, native_turn
-from kernel.tokens import estimate_tokens
+from kernel import Agent, Budget, FinishedBy, ScriptedModel, ToolRegistry, estimate_tokens, native_turn
 
 TASK = "checkout 5xx rate jumped to 12% at 10:41; find the root cause"
 HIGH = {"max_prompt_tokens": 10**9, "max_seconds": 3600.0}

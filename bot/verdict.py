@@ -30,8 +30,8 @@ from kernel import (
     StopReason,
     ToolCall,
     Usage,
+    visible_text,
 )
-from kernel.calls import visible_text
 
 CALL_CHARS = 80
 """A call in a few words is cut to this."""

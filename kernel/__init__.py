@@ -3,28 +3,43 @@
 It knows nothing of Slack or of any backend; everything public is re-exported here.
 """
 
-from kernel.anthropic import AnthropicLLM
-from kernel.budget import Budget, PriceTable, Pricing, Usage
-from kernel.call_context import CallContext
-from kernel.calls import FINISH_TOOL, ToolCall, canonical_args
-from kernel.citations import StepCitations, cited_steps, step_references
-from kernel.clock import RunControl
-from kernel.context import ContextPolicy
-from kernel.dispatch import Dispatcher, DispatchResult
-from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
-from kernel.evidence import (
+from kernel.adapters import (
+    AnthropicLLM,
+    OpenAICompatibleLLM,
+    RetryPolicy,
+    ScriptedModel,
+    ScriptError,
+    native_turn,
+    text_turn,
+)
+from kernel.answer import (
     ActionTaken,
     CitationIssue,
     CitationProblem,
     ClaimCheck,
     ClaimStatus,
+    Confidence,
+    Evidence,
     EvidenceCheck,
+    Findings,
+    FinishedBy,
+    Hypothesis,
+    RuledOut,
+    StepCitations,
     UnbackedAction,
     check_evidence,
+    cited_steps,
+    findings_from_prose,
+    hypothesis_in,
+    step_references,
 )
-from kernel.findings import Confidence, Evidence, Findings, FinishedBy, RuledOut
-from kernel.http_retry import RetryPolicy
-from kernel.hypothesis import Hypothesis, hypothesis_in
+from kernel.budget import Budget, PriceTable, Pricing, Usage
+from kernel.call_context import CallContext
+from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
+from kernel.clock import RunControl
+from kernel.context import ContextPolicy
+from kernel.dispatch import Dispatcher, DispatchResult
+from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.llm import (
     LLM,
     ChatRequest,
@@ -38,8 +53,7 @@ from kernel.llm import (
 )
 from kernel.loop import Agent, new_run_id, react
 from kernel.observations import READ_OUTPUT_TOOL, truncate_observation
-from kernel.openai_compat import OpenAICompatibleLLM
-from kernel.parsing import ParsedOutput, parse_output
+from kernel.parsing import ParsedOutput, ReplyKind, classify_reply, parse_output
 from kernel.policy import (
     ApprovalRequest,
     Approved,
@@ -51,12 +65,18 @@ from kernel.policy import (
     SideEffectPolicy,
 )
 from kernel.prompt import fence, follow_up_data
-from kernel.prose_findings import findings_from_prose
-from kernel.prose_reply import ReplyKind, classify_reply
-from kernel.redaction import DEFAULT_REDACTOR, PatternRedactor, Redactor, SecretPattern
-from kernel.scripted import ScriptedModel, ScriptError, native_turn, text_turn
+from kernel.redaction import (
+    DEFAULT_REDACTOR,
+    PatternRedactor,
+    Redactor,
+    SecretPattern,
+    StreamRedactor,
+    masked_argv,
+    masked_env_value,
+)
 from kernel.stop import StopReason
-from kernel.stream_redaction import StreamRedactor
+from kernel.text_protocol import prepare_conversation
+from kernel.tokens import estimate_tokens
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure
 from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry, tool_from_function
@@ -141,17 +161,22 @@ __all__ = [
     "check_evidence",
     "cited_steps",
     "classify_reply",
+    "estimate_tokens",
     "fence",
     "findings_from_prose",
     "follow_up_data",
     "hypothesis_in",
     "load_trace",
+    "masked_argv",
+    "masked_env_value",
     "native_turn",
     "new_run_id",
     "parse_output",
+    "prepare_conversation",
     "react",
     "step_references",
     "text_turn",
     "tool_from_function",
     "truncate_observation",
+    "visible_text",
 ]

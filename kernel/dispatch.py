@@ -31,8 +31,8 @@ from kernel.policy import (
     SideEffectMode,
     SideEffectPolicy,
 )
-from kernel.prompt import render_signature
 from kernel.redaction import Redactor
+from kernel.text_protocol import render_signature
 from kernel.tool_errors import (
     BAD_ARGS_TEMPLATE,
     DEADLINE_TEMPLATE,

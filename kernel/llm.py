@@ -1,6 +1,6 @@
 """The model interface the loop talks to, and the messages it sends.
 
-Adapters (OpenAI-compatible, Anthropic, scripted) turn a `ChatRequest` into their wire format
+Adapters (`kernel.adapters`: OpenAI-compatible, Anthropic, scripted) turn a `ChatRequest` into their wire format
 and raise `LLMError` only after their own retries, so the loop has one failure to handle.
 """
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import Any, assert_never
 
 from kernel.budget import Budget, Pricing
 from kernel.call_context import CallContext
@@ -27,9 +27,9 @@ from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
 from kernel.prompt import INSTRUCTIONS
 from kernel.redaction import DEFAULT_REDACTOR, Redactor
 from kernel.state import AwaitingApproval, LoopConfirmed, RunState, StreakExhausted, Verdict, elided_stub
-from kernel.stop import StopReason
+from kernel.stop import Stop, StopReason
 from kernel.tokens import estimate_tokens
-from kernel.tool_errors import LOOP_GUARD_TEMPLATE, NOT_RUN_TEMPLATE, ErrorKind, StepError
+from kernel.tool_errors import LOOP_GUARD_TEMPLATE, ErrorKind, StepError
 from kernel.tools import ToolRegistry
 from kernel.trace import RunResult, Step
 from kernel.turns import PlannedStep, plan_turn
@@ -115,40 +115,38 @@ class Agent:
     async def _loop(
         self, state: RunState, control: RunControl, decisions: dict[str, Approved | Denied], *, resumed: bool
     ) -> AsyncIterator[Event]:
+        """The loop: a resumed run's paused calls, then turn after turn while no stop stands. The helpers return
+        every stop as a value, and the loop records it (`_record`) where it arises, before the event of the step
+        that met it: a cancel, a spent budget or a failed model call instead of a turn, or a step's own (a finish,
+        a cancel while it ran, a pause for approval, a confirmed loop, a streak of failures)."""
         yield RunStarted(run_id=state.run_id, task=state.task, resumed=resumed)
         control.start(self.budget.max_seconds - state.usage.elapsed_s)
         try:
             began, paused_before = time.monotonic(), control.paused_s
             dispatcher = self._dispatcher(state, control)
-            state.stop = None
-            for step in [s for s in state.steps if s.pending]:
-                yield StepCompleted(await self._settle(state, dispatcher, step, decisions), state.usage.cost_usd)
+            for paused in [s for s in state.steps if s.pending]:
+                step, stop = await self._settle(state, dispatcher, paused, decisions)
+                _record(state, stop)
+                yield StepCompleted(step, state.usage.cost_usd)
             state.close_turn()
             while state.stop is None:
-                state.stop = (
-                    StopReason.CANCELLED
-                    if control.cancelled
-                    else self.budget.check_before_turn(state.usage, control.left())
-                )
-                if state.stop is not None:
-                    if state.stop is StopReason.CANCELLED:
-                        state.detail = control.cancel_reason
-                    break
-                response = await self._ask(state, control)
-                if response is None:
-                    break
-                turn, first = self._plan(state, response), state.next_index
-                reads = self._reads(state, dispatcher, turn)  # run at once, before any other call of the turn
-                together = tuple(first + i for i in reads)
-                for i, call in reads.items():
-                    yield StepStarted(first + i, turn[i].thought, call, together=together)
-                ran = await self._run_reads(state, dispatcher, turn, reads) if reads else {}
-                for i, planned in enumerate(turn):  # recorded in the model's order, whatever finished first
-                    if planned.call is not None and planned.error is None and i not in ran:
-                        yield StepStarted(index=first + i, thought=planned.thought, call=planned.call)
-                    step = await self._step(state, dispatcher, planned, control, ran.get(i))
-                    yield StepCompleted(step, state.usage.cost_usd)
-                state.close_turn()
+                match self._stop_before_turn(state, control) or await self._ask(state, control):
+                    case Stop() as stop:
+                        _record(state, stop)
+                    case response:
+                        turn, first = self._plan(state, response), state.next_index
+                        reads = self._reads(state, dispatcher, turn)  # run at once, before any other call of the turn
+                        together = tuple(first + i for i in reads)
+                        for i, call in reads.items():
+                            yield StepStarted(first + i, turn[i].thought, call, together=together)
+                        ran = await self._run_reads(state, dispatcher, turn, reads) if reads else {}
+                        for i, planned in enumerate(turn):  # recorded in the model's order, whatever finished first
+                            if planned.call is not None and planned.error is None and i not in ran:
+                                yield StepStarted(index=first + i, thought=planned.thought, call=planned.call)
+                            step, stop = await self._step(state, dispatcher, planned, control, ran.get(i))
+                            _record(state, stop)
+                            yield StepCompleted(step, state.usage.cost_usd)
+                        state.close_turn()
             state.usage.elapsed_s += time.monotonic() - began - (control.paused_s - paused_before)
             state.keep_unconfirmed_prose()
             if self.salvage and state.stop in SALVAGE_REASONS:
@@ -157,9 +155,15 @@ class Agent:
             control.end()  # also when the consumer abandons the stream
         yield RunFinished(state.result())
 
-    async def _ask(self, state: RunState, control: RunControl) -> LLMResponse | None:
-        """One model call within the deadline, stamped with when it began and how long it took;
-        on failure, sets the stop and returns None."""
+    def _stop_before_turn(self, state: RunState, control: RunControl) -> Stop | None:
+        """A cancel, or a budget spent, that forbids another model turn."""
+        if control.cancelled:
+            return Stop(StopReason.CANCELLED, control.cancel_reason)
+        spent = self.budget.check_before_turn(state.usage, control.left())
+        return None if spent is None else Stop(spent)
+
+    async def _ask(self, state: RunState, control: RunControl) -> LLMResponse | Stop:
+        """The model's next turn, stamped with when it began and how long it took; or, if the call fails, the stop."""
         started_at, began = datetime.now(UTC), time.perf_counter()
         try:
             with control.limit():
@@ -167,13 +171,13 @@ class Agent:
             response.started_at, response.ms = started_at, (time.perf_counter() - began) * 1000
             return response
         except LLMError as exc:
-            state.stop, state.detail = StopReason.LLM_ERROR, f"model call failed: {exc}"
+            return Stop(StopReason.LLM_ERROR, f"model call failed: {exc}")
         except TimeoutError:
-            state.stop = StopReason.CANCELLED if control.cancelled else StopReason.DEADLINE
-            state.detail = control.cancel_reason if control.cancelled else "the deadline passed during a model call"
+            if control.cancelled:
+                return Stop(StopReason.CANCELLED, control.cancel_reason)
+            return Stop(StopReason.DEADLINE, "the deadline passed during a model call")
         except Exception as exc:  # an adapter bug must still end the run explicitly, not crash it
-            state.stop, state.detail = StopReason.LLM_ERROR, f"model adapter raised {type(exc).__name__}: {exc}"
-        return None
+            return Stop(StopReason.LLM_ERROR, f"model adapter raised {type(exc).__name__}: {exc}")
 
     def _plan(self, state: RunState, response: LLMResponse) -> list[PlannedStep]:
         """Count the turn's usage and split it into steps; calls past the step budget are not run (the first calls
@@ -187,7 +191,7 @@ class Agent:
         state.usage.add_turn(prompt, completion, estimated=estimated, price=self.prices.get(self.llm.model))
         state.begin_turn(response, native=native, prompt_tokens=prompt, completion_tokens=completion)
         room = self.budget.max_steps - state.usage.steps
-        return [p if i < room else _not_run(p, "the step budget ran out in this turn") for i, p in enumerate(planned)]
+        return [p if i < room else p.not_run("the step budget ran out in this turn") for i, p in enumerate(planned)]
 
     def _reads(self, state: RunState, dispatcher: Dispatcher, turn: list[PlannedStep]) -> dict[int, ToolCall]:
         """The turn's calls that run in parallel, by position: two or more valid native calls of read-only tools,
@@ -224,44 +228,41 @@ class Agent:
         planned: PlannedStep,
         control: RunControl,
         ran: DispatchResult | None = None,
-    ) -> Step:
-        """Run (or refuse) one planned step, record it, and decide whether the run stops there. `ran`: the outcome
-        of a read that already ran with the others of its turn, recorded as it came even if the run began to stop
-        at an earlier step of the turn (it was run before that step was recorded)."""
+    ) -> tuple[Step, Stop | None]:
+        """Run (or refuse) one planned step and record it; and the stop it meets, if any. `ran`: the outcome of a
+        read that already ran with the others of its turn, recorded as it came even if the run began to stop at an
+        earlier step of the turn (it was run before that step was recorded)."""
         call = planned.call
         if ran is not None:
-            step, verdict = _record_run(state, planned, ran, control)
-        elif planned.error is not None:
+            return _record_run(state, planned, ran, control)
+        if planned.error is not None:
             step, verdict = state.record(planned, planned.error)
         elif call is None:  # prose that reads as an answer: the model is asked once to confirm it
-            step, verdict = state.remind(planned), None
+            return state.remind(planned), None
         elif state.stop is not None and state.stop is not StopReason.AWAITING_APPROVAL:
-            step, verdict = state.record(planned, _not_run(planned, f"the run is stopping ({state.stop})").error)
+            step, verdict = state.record(planned, planned.not_run(f"the run is stopping ({state.stop})").error)
         elif call.name == FINISH_TOOL:
             assert planned.conclusion is not None  # `plan_turn` reads every valid finish into one
-            state.stop = StopReason.FINISH
             state.conclude(planned.conclusion)
-            step, verdict = state.record(planned)
+            return state.record(planned)[0], Stop(StopReason.FINISH)
         elif (earlier := state.guard.check(call, state.next_index)) is not None:
             step, verdict = state.record(planned, _loop_warning(earlier))
         else:
             ctx = CallContext(run_id=state.run_id, step=state.next_index, call=call, thought=planned.thought)
-            step, verdict = _record_run(state, planned, await dispatcher.dispatch(call, ctx), control)
-        _stop_on(state, verdict)
-        return step
+            return _record_run(state, planned, await dispatcher.dispatch(call, ctx), control)
+        return step, _stop_for(verdict)
 
     async def _settle(
-        self, state: RunState, dispatcher: Dispatcher, step: Step, decisions: Mapping[str, Approved | Denied]
-    ) -> Step:
-        """Run (or refuse) a call that paused for approval, now that a decision may have arrived."""
-        assert step.call is not None
-        assert step.approval is not None
-        decision = decisions.get(step.approval.approval_id)
-        ctx = CallContext(run_id=state.run_id, step=step.index, call=step.call, thought=step.thought)
-        outcome = await dispatcher.dispatch(step.call, ctx, decision=decision)
-        settled, verdict = state.settle(step, outcome)
-        _stop_on(state, verdict)
-        return settled
+        self, state: RunState, dispatcher: Dispatcher, paused: Step, decisions: Mapping[str, Approved | Denied]
+    ) -> tuple[Step, Stop | None]:
+        """Run (or refuse) a call that paused for approval, now that a decision may have arrived; and the stop it
+        meets, if any (still undecided, it pauses the run again)."""
+        assert paused.call is not None
+        assert paused.approval is not None
+        decision = decisions.get(paused.approval.approval_id)
+        ctx = CallContext(run_id=state.run_id, step=paused.index, call=paused.call, thought=paused.thought)
+        settled, verdict = state.settle(paused, await dispatcher.dispatch(paused.call, ctx, decision=decision))
+        return settled, _stop_for(verdict)
 
     async def _salvage(self, state: RunState, control: RunControl) -> None:
         """Ask once, told not to use tools, for the best account so far; it stays `ok=False`."""
@@ -323,10 +324,11 @@ def new_run_id() -> str:
 
 
 async def react(
-    task: str, tools: ToolRegistry, *, llm: LLM, control: RunControl | None = None, **options: object
+    task: str, tools: ToolRegistry, *, llm: LLM, control: RunControl | None = None, **options: Any
 ) -> RunResult:
-    """Run one investigation: shorthand for `Agent(llm=llm, tools=tools, **options).run(task)`."""
-    return await Agent(llm=llm, tools=tools, **options).run(task, control=control)  # type: ignore[arg-type]
+    """Run one investigation: shorthand for `Agent(llm=llm, tools=tools, **options).run(task)`; `options` are
+    `Agent`'s other fields, and one it does not have is a `TypeError`."""
+    return await Agent(llm=llm, tools=tools, **options).run(task, control=control)
 
 
 async def _drain(events: AsyncIterable[Event]) -> RunResult:
@@ -346,38 +348,36 @@ async def _drain(events: AsyncIterable[Event]) -> RunResult:
     return finished
 
 
+def _record(state: RunState, stop: Stop | None) -> None:
+    """The one place a run's stop is set, by the loop alone: the first stop holds, but a cancel ends whatever stood."""
+    if stop is not None and stop.overrides(state.stop):
+        state.stop, state.detail = stop.reason, state.detail if stop.detail is None else stop.detail
+
+
 def _record_run(
     state: RunState, planned: PlannedStep, outcome: DispatchResult, control: RunControl
-) -> tuple[Step, Verdict | None]:
-    """Record a call that was dispatched; a cancel that came while it ran stops the run."""
-    if control.cancelled:
-        state.stop, state.detail = StopReason.CANCELLED, control.cancel_reason
-    return state.record(planned, outcome)
+) -> tuple[Step, Stop | None]:
+    """Record a call that was dispatched; a cancel that came while it ran is its stop, whatever the books saw."""
+    step, verdict = state.record(planned, outcome)
+    return step, Stop(StopReason.CANCELLED, control.cancel_reason) if control.cancelled else _stop_for(verdict)
 
 
-def _stop_on(state: RunState, verdict: Verdict | None) -> None:
-    """Stop the run for what the books saw in a step, unless a stop already stands (the first one holds)."""
-    if verdict is None or state.stop is not None:
-        return
+def _stop_for(verdict: Verdict | None) -> Stop | None:
+    """The stop for what the books saw in a step, if it is one."""
     match verdict:
+        case None:
+            return None
         case AwaitingApproval():
-            state.stop = StopReason.AWAITING_APPROVAL
+            return Stop(StopReason.AWAITING_APPROVAL)
         case LoopConfirmed(step=index):
-            state.stop = StopReason.LOOP_DETECTED
-            state.detail = f"step {index} repeated a call the loop guard had warned about, with the same result"
+            return Stop(
+                StopReason.LOOP_DETECTED,
+                f"step {index} repeated a call the loop guard had warned about, with the same result",
+            )
         case StreakExhausted(reason=reason, step=index, error=error):
-            state.stop, state.detail = reason, f"stuck after step {index}: {error.render()}"
+            return Stop(reason, f"stuck after step {index}: {error.render()}")
         case _:
             assert_never(verdict)
-
-
-def _not_run(planned: PlannedStep, why: str) -> PlannedStep:
-    name = planned.call.name if planned.call else "the call"
-    return PlannedStep(
-        planned.thought,
-        planned.call,
-        StepError(kind=ErrorKind.NOT_RUN, message=NOT_RUN_TEMPLATE.format(name=name, why=why)),
-    )
 
 
 def _loop_warning(earlier: int) -> StepError:

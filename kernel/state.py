@@ -13,14 +13,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, assert_never
 
+from kernel.answer import Conclusion, EvidenceCheck, Findings, FinishedBy, check_evidence, hypothesis_in
 from kernel.budget import Budget, Usage
 from kernel.calls import ToolCall
-from kernel.conclusion import Conclusion
 from kernel.context import Conversation
 from kernel.dispatch import DispatchResult
-from kernel.evidence import EvidenceCheck, check_evidence
-from kernel.findings import Findings, FinishedBy
-from kernel.hypothesis import hypothesis_in
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
 from kernel.observations import ObservationStore, handle_for, truncate_observation

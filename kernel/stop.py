@@ -1,10 +1,11 @@
-"""Why a run stopped: a closed set, so every consumer can match on it exhaustively.
+"""Why a run stopped: a closed set, so every consumer can match on it exhaustively; and a stop as a value.
 
 Only `FINISH` means success; every other member comes with `ok=False` and the partial trace.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -38,3 +39,20 @@ class StopReason(StrEnum):
     """The run paused: a side effect waits for a human decision; resume it with the decision."""
     INTERRUPTED = "interrupted"
     """The trace is a checkpoint of a run that had not ended (in flight, or its process stopped); resume it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """A stop as the loop's helpers return it, instead of setting it on the run: the loop records it, in one place.
+
+    `detail` is the account the run's `detail` takes; None when the stop has none of its own (a spent budget, a
+    pause for approval, a finish), and the run's detail stands.
+    """
+
+    reason: StopReason
+    detail: str | None = None
+
+    def overrides(self, standing: StopReason | None) -> bool:
+        """Whether this stop replaces the run's standing one: the first stop holds, but a cancel ends whatever stood
+        (someone stopped the run while a call of a turn that had already paused or failed was running)."""
+        return standing is None or self.reason is StopReason.CANCELLED

@@ -70,7 +70,7 @@ PROSE_REMINDER = (
     "If this is your final answer, call `finish` with it; otherwise continue with a tool call. "
     "A reply without a call ends the investigation."
 )
-"""The one confirming turn a prose answer gets (see `kernel.prose_reply`): it is not an error."""
+"""The one confirming turn a prose answer gets (see `kernel.parsing.prose_reply`): it is not an error."""
 FORMAT_TEMPLATE = (
     "Your reply had no usable action{problem}. Reply with your thought, then exactly one JSON block:\n"
     '{{"action": "<tool name>", "args": {{...}}}}\n'

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL
 from kernel.llm import ToolSpec
-from kernel.prompt import render_text_protocol
+from kernel.text_protocol import render_text_protocol
 
 DEFAULT_TOOL_TIMEOUT = 15.0
 """Seconds a tool may run unless it says otherwise (the run's deadline may cut it shorter)."""

@@ -16,12 +16,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, computed_field
 from pydantic.dataclasses import dataclass
 
+from kernel.answer import (
+    ActionTaken,
+    EvidenceCheck,
+    Findings,
+    FinishedBy,
+    Hypothesis,
+    actions_taken,
+    check_evidence,
+    conclude_prose,
+)
 from kernel.budget import Usage
 from kernel.calls import ToolCall
-from kernel.conclusion import conclude_prose
-from kernel.evidence import ActionTaken, EvidenceCheck, actions_taken, check_evidence
-from kernel.findings import Findings, FinishedBy
-from kernel.hypothesis import Hypothesis
 from kernel.llm import LLMResponse
 from kernel.stop import StopReason
 from kernel.tool_errors import ErrorKind
@@ -109,7 +115,7 @@ class RunResult(BaseModel):
     findings: Findings | None = None
     """The structured final answer; set only when the run finished."""
     evidence_check: EvidenceCheck | None = None
-    """The findings checked against the steps (`kernel.evidence`); set with `findings`."""
+    """The findings checked against the steps (`kernel.answer.evidence`); set with `findings`."""
     finished_by: FinishedBy | None = None
     """How the run finished: a `finish` call or an accepted prose answer; None until it finished."""
     partial_answer: str | None = None

@@ -11,18 +11,19 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
+from kernel.answer import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.calls import FINISH_TOOL, ToolCall
-from kernel.conclusion import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.llm import LLMResponse
-from kernel.parsing import parse_output
-from kernel.prompt import finish_spec, render_signature
-from kernel.prose_reply import ReplyKind, classify_reply
+from kernel.parsing import ReplyKind, classify_reply, parse_output
+from kernel.prompt import finish_spec
+from kernel.text_protocol import render_signature
 from kernel.tool_errors import (
     BAD_ARGS_JSON_TEMPLATE,
     BAD_ARGS_TEMPLATE,
     DEEP_ARGS_TEMPLATE,
     FINISH_NEEDS_ANSWER,
     FINISH_NOT_ALONE,
+    NOT_RUN_TEMPLATE,
     ErrorKind,
     StepError,
     format_error,
@@ -37,13 +38,22 @@ DEEP_ARGS_RAW = "(not kept: nested too deeply)"
 class PlannedStep:
     """One step a model turn asks for: a call, possibly already known to be invalid.
 
-    No call and no error is a prose reply that reads as an answer (`kernel.prose_reply`)."""
+    No call and no error is a prose reply that reads as an answer (`kernel.parsing.prose_reply`)."""
 
     thought: str
     call: ToolCall | None
     error: StepError | None = None
     conclusion: Conclusion | None = None
     """For a valid `finish`: its arguments read as the run's conclusion."""
+
+    def not_run(self, why: str) -> PlannedStep:
+        """This step refused before it runs (past the step budget, or once the run began to stop), saying why."""
+        name = self.call.name if self.call else "the call"
+        return PlannedStep(
+            self.thought,
+            self.call,
+            StepError(kind=ErrorKind.NOT_RUN, message=NOT_RUN_TEMPLATE.format(name=name, why=why)),
+        )
 
 
 def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[list[PlannedStep], bool]:

@@ -11,8 +11,7 @@ from datetime import datetime
 
 from lightkube.models.core_v1 import Container, ContainerStatus, EnvVar, EphemeralContainer, PodSpec, Probe
 
-from kernel import Redactor
-from kernel.secret_lexicon import masked_argv, masked_env_value
+from kernel import Redactor, masked_argv, masked_env_value
 from opsagent_tools.kubernetes.objects import age, ago, termination
 
 AnyContainer = Container | EphemeralContainer

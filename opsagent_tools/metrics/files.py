@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kernel.tool_errors import ToolFailure
+from kernel import ToolFailure
 from opsagent_tools.bounded_json import load_json
 from opsagent_tools.metrics.series import Point, Series
 from opsagent_tools.model_regex import ModelRegex, compile_model_regex

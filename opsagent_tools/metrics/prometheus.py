@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from kernel.tool_errors import ToolFailure
+from kernel import ToolFailure
 from opsagent_tools.bounded_json import load_json
 from opsagent_tools.metrics.series import Series
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kernel.http_retry import RetryPolicy
+from kernel import RetryPolicy
 from servers.local_server import LocalServer
 
 

@@ -185,6 +185,30 @@ async def test_the_first_stop_holds_with_its_own_detail(tools):
     assert (paused.stop_reason, paused.detail) == (StopReason.AWAITING_APPROVAL, "")
 
 
+async def test_a_cancel_ends_a_run_whose_turn_had_already_paused(tools):
+    """Step 1 pauses for approval; step 2 of the same turn still runs, and someone cancels the run during it: the
+    cancel is the run's end, with who cancelled it, and the paused call stays undecided."""
+    control, running = RunControl(), asyncio.Event()
+
+    @tools.register(timeout=60)
+    async def hold() -> str:
+        """Holds until the run is cancelled."""
+        running.set()
+        await asyncio.sleep(60)
+        return "never"
+
+    model = ScriptedModel([native_turn(ROLLBACK, ("hold", {}))])
+    agent = Agent(llm=model, tools=tools, policy=FULL, confirm=Deferring())
+    task = asyncio.create_task(agent.run("roll back", control=control))
+    await running.wait()
+    control.cancel("stopped by @alice")
+    result = await task
+    model.assert_complete()
+    assert trail(result) == [("rollback_deployment", None), ("hold", ErrorKind.CANCELLED)]
+    assert [s.index for s in result.pending_steps()] == [1]
+    assert (result.stop_reason, result.detail) == (StopReason.CANCELLED, "stopped by @alice")
+
+
 async def test_calls_past_the_step_budget_end_the_run_on_the_budget_not_as_failing_tools(tools, backend):
     """500 calls in one turn: the 480 past the budget are not run, and not run is no failure of the tools."""
     turn = native_turn(*(("query_metrics", {"service": f"svc-{n}"}) for n in range(500)))

@@ -5,7 +5,7 @@ change or come as a list."""
 from __future__ import annotations
 
 from kernel import ChatRequest, ToolSpec
-from kernel.prompt import prepare_conversation, render_text_protocol
+from kernel.text_protocol import prepare_conversation, render_text_protocol
 
 METRICS = ToolSpec(name="query_metrics", description="Query a metric.", parameters={"type": "object", "properties": {}})
 LOGS = ToolSpec(name="search_logs", description="Search logs.", parameters={"type": "object", "properties": {}})

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from bot.eval.export import _DISTINCTIVE
 from bot.slack.mrkdwn import looks_like_address
-from kernel import parsing
-from kernel.call_shapes import strip_fence
-from kernel.citations import _PARENTHESISED, without_trailing_citation
-from kernel.lenient_json import _as_strict_json, _tokens
-from kernel.prose_findings import _LABEL, _top_level_parts
+from kernel.answer.citations import _PARENTHESISED, without_trailing_citation
+from kernel.answer.prose_findings import _LABEL, _top_level_parts
+from kernel.parsing import reply as parsing
+from kernel.parsing.call_shapes import strip_fence
+from kernel.parsing.lenient_json import _as_strict_json, _tokens
 from opsagent_tools.logs.records import structured_fields
 from opsagent_tools.repos.headline import setting_changes
 
@@ -114,7 +114,7 @@ OLD_TOKEN_KINDS = texts('"', "'", "\\", "“", "”", "„", "＂", "‘", "’"
 @settings(max_examples=800, deadline=None)
 @given(OLD_TOKEN_KINDS)
 def test_json_repair_tokens_are_those_of_the_token_regex(text):
-    from kernel.lenient_json import _TOKEN
+    from kernel.parsing.lenient_json import _TOKEN
 
     assert list(_tokens(text)) == [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
 

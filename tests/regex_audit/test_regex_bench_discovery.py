@@ -50,22 +50,22 @@ def test_every_pattern_compiled_at_module_level_is_found(found):
 def test_patterns_kept_in_tables_are_found_and_named_by_their_place(found):
     labels = {item.label for item in found}
     assert {
-        "kernel.parsing._ACTION_INPUT",
+        "kernel.parsing.reply._ACTION_INPUT",
         "bot.slack.mrkdwn._ADDRESS",
         "opsagent_tools.logs.records._LOGFMT_PAIR",
     } <= labels
-    assert any(re.fullmatch(r"kernel\.call_markers\.NAMED_MARKERS\[\d+\]\[\d+\]", label) for label in labels)
-    assert any(re.fullmatch(r"kernel\.redaction\.DEFAULT_PATTERNS\[\d+\]\.regex", label) for label in labels)
+    assert any(re.fullmatch(r"kernel\.parsing\.call_markers\.NAMED_MARKERS\[\d+\]\[\d+\]", label) for label in labels)
+    assert any(re.fullmatch(r"kernel\.redaction\.patterns\.DEFAULT_PATTERNS\[\d+\]\.regex", label) for label in labels)
     assert len(labels) == len(found), "each pattern once"
 
 
 def test_each_pattern_is_applied_as_the_code_applies_it(found):
     uses = {item.label: item.uses for item in found}
-    assert uses["kernel.parsing._ACTION_INPUT"] == ("match",)
-    assert uses["kernel.parsing._THOUGHT_LABEL"] == ("sub",)
+    assert uses["kernel.parsing.reply._ACTION_INPUT"] == ("match",)
+    assert uses["kernel.parsing.reply._THOUGHT_LABEL"] == ("sub",)
     assert uses["bot.slack.mrkdwn._ADDRESS"] == ("search",)
     assert uses["opsagent_tools.logs.records._LOGFMT_PAIR"] == ("match",)
-    table = next(label for label in uses if label.startswith("kernel.call_markers.NAMED_MARKERS"))
+    table = next(label for label in uses if label.startswith("kernel.parsing.call_markers.NAMED_MARKERS"))
     assert uses[table] == ("search", "match", "fullmatch", "finditer"), "unknown use: every way of applying it"
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from kernel.parsing import parse_output
+from kernel import parse_output
 from samples.parsing_corpus_stretch import DEPLOYS, LOGS_A, PODS, PROMQL, STRETCH
 
 Calls = tuple[tuple[str, dict[str, Any]], ...]

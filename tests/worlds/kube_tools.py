@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes.kube_api import FakeKubeApi
-from kernel import Tool
-from kernel.dispatch import DispatchResult
+from kernel import DispatchResult, Tool
 from opsagent_tools.kubernetes import KubernetesSettings, kubernetes_tools
 from samples.kube_objects import NOW
 from worlds.dispatch import dispatch_call

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.tool_errors import ToolFailure
-from kernel.tools import Tool
+from kernel import Tool, ToolFailure
 from opsagent_tools.metrics import MetricAlias, MetricsSettings, metrics_tools
 from opsagent_tools.metrics.files import UNSUPPORTED, FileMetricsClient, write_series
 from opsagent_tools.metrics.series import Point, Series
