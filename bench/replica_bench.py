@@ -1,7 +1,7 @@
 """Suite (r), replicas on one PostgreSQL: investigations per minute and click-to-action latency, 1 and 2 replicas.
 
 Each replica is a process of its own (`python -m bench.replica_bench STORE_URL SLACK_API_URL`): the app in HTTP
-mode on its own port. This process runs PostgreSQL (tests/servers/postgres.py), the fake Slack, the mentions and
+mode on its own port. This process runs PostgreSQL (testkit/servers/postgres.py), the fake Slack, the mentions and
 the clicker. Action times are `time.perf_counter()` in the replica, click times the same clock here: on Linux
 it is CLOCK_MONOTONIC, one clock for every process on the machine.
 """
@@ -40,11 +40,11 @@ from kernel import (
 
 # isort: split
 # tests/ is on the import path once bench.slack_bench is imported (it puts it there for SlackFake).
-from fakes.slack_api import SlackFake
-from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
-from fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET, TEAM_ID
-from servers.postgres import PostgresServer, running_postgres
-from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, approval_id_in
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from testkit.fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET, TEAM_ID
+from testkit.servers.postgres import PostgresServer, running_postgres
+from testkit.slack_bot import ALICE, BOB, CHANNEL, USERS, approval_id_in
 
 MODEL_LATENCY_S = 0.05
 """Every model call of every run sleeps this long (ScriptedModel's `latency`)."""

@@ -1,5 +1,5 @@
 """Suite (s), the Slack bot in HTTP mode: event-to-ack latency at 50 mentions/s, Web API calls per agent step, and
-the summary's updates against Slack's limits; Slack is `tests/fakes/slack_api.SlackFake`, a real HTTP server.
+the summary's updates against Slack's limits; Slack is `testkit/fakes/slack_api.SlackFake`, a real HTTP server.
 """
 
 from __future__ import annotations
@@ -30,14 +30,11 @@ from bot.serve import start_http
 from bot.slack.settings import POST_INTERVAL_S, SlackSecrets, SlackSettings
 from bot.store.factory import opened_store
 from kernel import Agent, Budget, ConfirmHook, ScriptedModel, ToolRegistry, text_turn
+from testkit.fakes.slack_api import MAX_TEXT, SlackFake
+from testkit.fakes.slack_requests import app_mention_event, signed_event
+from testkit.fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET
 
 ROOT = Path(__file__).resolve().parents[1]
-# The fake Slack lives with the tests (the package tests/fakes): put tests/ on the import path, as pytest does.
-if str(ROOT / "tests") not in sys.path:
-    sys.path.append(str(ROOT / "tests"))
-from fakes.slack_api import MAX_TEXT, SlackFake  # noqa: E402
-from fakes.slack_requests import app_mention_event, signed_event  # noqa: E402
-from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET  # noqa: E402
 
 RATE = 50
 """Mentions per second in the latency part."""

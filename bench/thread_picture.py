@@ -30,14 +30,11 @@ from bot.telemetry.log_setup import configure_logging
 from kernel import Agent, ConfirmHook, SideEffectMode, SideEffectPolicy
 from opsagent_tools.demo_incident import DEMO_SECRET_ENV, write_demo_incident
 from opsagent_tools.toolset import build_tools
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_workspace import BOT_USER_ID
+from testkit.slack_bot import CHANNEL, running_app, temporary_store
 
 ROOT = Path(__file__).resolve().parents[1]
-# The fake Slack and its harness live with the tests, and tests/ is not a package: put it on the import path.
-if str(ROOT / "tests") not in sys.path:
-    sys.path.append(str(ROOT / "tests"))
-from fakes.slack_api import SlackFake  # noqa: E402
-from fakes.slack_workspace import BOT_USER_ID  # noqa: E402
-from worlds.slack_bot import CHANNEL, running_app, temporary_store  # noqa: E402
 
 PICTURE = ROOT / "docs" / "slack-thread.png"
 BEFORE_PX, BEFORE_MESSAGES = 4057, 12

@@ -10,10 +10,10 @@ from typing import Annotated
 import pytest
 from pydantic import Field
 
-from fakes.model_server import FakeModelServer
 from kernel import ToolFailure, ToolRegistry
-from servers.postgres import PostgresServer, running_postgres
-from servers.prometheus import PrometheusServer, incident_prometheus
+from testkit.fakes.model_server import FakeModelServer
+from testkit.servers.postgres import PostgresServer, running_postgres
+from testkit.servers.prometheus import PrometheusServer, incident_prometheus
 
 
 class Backend:

@@ -17,8 +17,8 @@ import pytest
 from bot.access.settings import AccessSettings
 from bot.slack.settings import SlackSettings
 from bot.store.factory import opened_store
-from fakes.slack_api import SlackFake
-from worlds.slack_bot import ALICE, USERS, IncidentBot, running_app
+from testkit.fakes.slack_api import SlackFake
+from testkit.slack_bot import ALICE, USERS, IncidentBot, running_app
 
 
 @pytest.fixture

@@ -45,12 +45,12 @@ from bot.cli.commands import serve
 from bot.cli.main import build_parser
 from bot.serve import SHUTDOWN_TIMEOUT_S
 from bot.settings import Settings, load_settings
-from fakes.slack_api import SlackFake
-from fakes.slack_workspace import BOT_TOKEN
 from opsagent_tools.kubernetes.api import METRICS_ROUTES, ROUTES
 from opsagent_tools.toolset import build_tools
-from servers.local_server import free_port
-from servers.prometheus import binary
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_workspace import BOT_TOKEN
+from testkit.servers.local_server import free_port
+from testkit.servers.prometheus import binary
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -2,7 +2,7 @@
 the bot's `POST /alertmanager` with its bearer token, and the investigation thread appears in the fake Slack;
 Alertmanager's re-sends open no second thread, and when the alert resolves the thread says so and the run stops.
 
-How the rule sees the data: the incident series are backfilled up to "now" (tests/servers/prometheus.py), and
+How the rule sees the data: the incident series are backfilled up to "now" (testkit/servers/prometheus.py), and
 the rule takes the 5xx ratio over the last 10 minutes, all of it after order-service's jump to 12% (which
 began 10.5 minutes before the data ends). Rules are evaluated at the wall clock, so the rule holds for about
 9 minutes after the backfill, far longer than the test needs; `for: 2s` with 1 s evaluations makes it pass
@@ -23,12 +23,12 @@ import httpx
 import pytest
 
 from bot.alerts.payload import ALERT_TASK
-from fakes.slack_workspace import Message
 from kernel import text_turn
-from servers.alertmanager import running_alertmanager
-from servers.prometheus import incident_prometheus
+from testkit.fakes.slack_workspace import Message
+from testkit.servers.alertmanager import running_alertmanager
+from testkit.servers.prometheus import incident_prometheus
+from testkit.slack_bot import FINISH
 from worlds.alert_bot import ALERTNAME, TOKEN, AlertBot, running_alert_bot
-from worlds.slack_bot import FINISH
 
 SLOW_RUN = [text_turn("slow", "Waiting for more data.", seconds=300), FINISH]
 """The run is still going when the alert resolves, so the resolve must stop it."""

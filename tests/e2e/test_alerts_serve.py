@@ -11,13 +11,13 @@ from pathlib import Path
 import aiohttp
 
 from bot.alerts.settings import TOKEN_ENV
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
-from fakes.slack_api import SlackFake
 from samples.demo_config import write_demo_config
-from servers.bot_process import serve, serve_env
-from servers.local_server import free_port
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from testkit.fakes.slack_api import SlackFake
+from testkit.servers.bot_process import serve, serve_env
+from testkit.servers.local_server import free_port
+from testkit.slack_bot import CHANNEL
 from worlds.alert_bot import ALERTNAME, TOKEN, alert, notification
-from worlds.slack_bot import CHANNEL
 
 
 async def test_serve_refuses_to_start_the_receiver_without_a_token(tmp_path: Path) -> None:

@@ -17,13 +17,13 @@ from aiohttp import web
 
 from bot.slack.action_ids import APPROVE
 from bot.store.records import RunStatus
-from fakes.model_server import RecordedRequest, Reply
-from fakes.slack_api import SlackFake
 from kernel import RunResult, StopReason
 from opsagent_tools.actions.journal import SideEffectState
-from servers.bot_process import BotProcess
-from servers.local_server import LocalServer
-from servers.postgres import PostgresServer
+from testkit.fakes.model_server import RecordedRequest, Reply
+from testkit.fakes.slack_api import SlackFake
+from testkit.servers.bot_process import BotProcess
+from testkit.servers.local_server import LocalServer
+from testkit.servers.postgres import PostgresServer
 from worlds.fault_incident import (
     ALICE,
     ANSWER,

@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 
 import aiohttp
 
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
-from fakes.slack_api import SlackFake
 from samples.demo_config import write_demo_config
-from servers.bot_process import BotProcess, serve_env
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from testkit.fakes.slack_api import SlackFake
+from testkit.servers.bot_process import BotProcess, serve_env
 
 CHANNEL, BOB = "C0INCIDENT", "U0BOB"
 PROBE_TIMEOUT_S = 10.0

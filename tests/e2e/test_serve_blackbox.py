@@ -14,15 +14,15 @@ import aiohttp
 from aiohttp import web
 
 from bot.slack.action_ids import APPROVE
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
-from fakes.otlp_receiver import OtlpReceiver
-from fakes.prometheus_scrape import parse_samples, sample
-from fakes.slack_api import SlackFake
-from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
-from fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET, TEAM_ID
 from samples.demo_config import write_demo_config
-from servers.bot_process import serve, serve_env
-from servers.local_server import free_port
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from testkit.fakes.otlp_receiver import OtlpReceiver
+from testkit.fakes.prometheus_scrape import parse_samples, sample
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from testkit.fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET, TEAM_ID
+from testkit.servers.bot_process import serve, serve_env
+from testkit.servers.local_server import free_port
 
 CHANNEL, ALICE, BOB = "C0INCIDENT", "U0ALICE", "U0BOB"
 

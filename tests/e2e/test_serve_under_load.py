@@ -14,10 +14,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from fakes.slack_requests import app_mention_event, signed_event
-from fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET
-from servers.bot_process import BotProcess
-from servers.slow_clients import SlowClients
+from testkit.fakes.slack_requests import app_mention_event, signed_event
+from testkit.fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET
+from testkit.servers.bot_process import BotProcess
+from testkit.servers.slow_clients import SlowClients
 from worlds.fault_incident import ANSWER, BOB, CHANNEL, FINISH, Incident, incident, logged, turn, until
 
 ATTACKER = "127.0.0.2"

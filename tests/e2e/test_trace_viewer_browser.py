@@ -17,7 +17,7 @@ from rich.console import Console
 from bot.cli.demo import run_demo
 from bot.cli.terminal import Terminal
 from samples.trace_runs import INCIDENT_SCRIPT, TASK, approve
-from worlds.slack_bot import save_run
+from testkit.slack_bot import save_run
 from worlds.viewer_bot import ViewerBot
 
 CHROMIUM = Path("/usr/bin/chromium")

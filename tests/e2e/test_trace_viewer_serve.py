@@ -12,10 +12,10 @@ from pathlib import Path
 import aiohttp
 
 from bot.viewer.server import SECRET_ENV, SECURITY_HEADERS, LinkSigner
-from fakes.slack_api import SlackFake
-from fakes.slack_workspace import BOT_TOKEN, SIGNING_SECRET
 from samples.demo_config import write_demo_config
-from servers.local_server import free_port
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_workspace import BOT_TOKEN, SIGNING_SECRET
+from testkit.servers.local_server import free_port
 from worlds.viewer_bot import VIEWER_SECRET
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.model_server import SleepRecorder
+from testkit.fakes.model_server import SleepRecorder
 
 
 @pytest.fixture

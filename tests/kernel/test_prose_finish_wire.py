@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from fakes.model_server import (
+from kernel import Agent, AnthropicLLM, ErrorKind, FinishedBy, OpenAICompatibleLLM, RunResult, StopReason
+from kernel.tool_errors import PROSE_REMINDER
+from testkit.fakes.model_server import (
     Reply,
     anthropic_message,
     anthropic_text,
@@ -21,8 +23,6 @@ from fakes.model_server import (
     openai_completion,
     openai_tool_call,
 )
-from kernel import Agent, AnthropicLLM, ErrorKind, FinishedBy, OpenAICompatibleLLM, RunResult, StopReason
-from kernel.tool_errors import PROSE_REMINDER
 
 ANSWER = "Root cause: v2.14.0 cut the payment pool to 4 connections (step 1). Confidence: likely."
 CALL_TEXT = '```json\n{"action": "query_metrics", "args": {"service": "order-service"}}\n```'

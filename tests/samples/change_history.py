@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from fakes.github_api import commit_json, deployment_json, deployment_status_json, release_json, tag_json
-from fakes.model_server import Reply
 from opsagent_tools.changes import ChangeQuery, SourceResult
 from samples.kube_objects import deployment, replica_set
+from testkit.fakes.github_api import commit_json, deployment_json, deployment_status_json, release_json, tag_json
+from testkit.fakes.model_server import Reply
 
 PAYMENTS = "acme/payment-service"
 MERGE_SHA = "7b3d1f0" + "0" * 33

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fakes.kube_api import LogLines
+from testkit.fakes.kube_api import LogLines
 
 NOW = datetime(2026, 11, 30, 5, 40, tzinfo=UTC)
 SECRET_VALUE = "hunter2-very-secret-db-password"

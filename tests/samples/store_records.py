@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 
 from bot.approvals.store import PendingApproval
 from bot.store.records import RunRecord, RunStatus, SideEffectRecord
-from fakes.clock import T0
 from opsagent_tools.actions.journal import SideEffectState
+from testkit.fakes.clock import T0
 
 RACES = 40
 """How many times a race test races two stores (two replicas) for one thing: each time exactly one may win."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.log_servers import NOW, FakeLoki, LokiEntry
-from fakes.model_server import FakeModelServer, Reply
 from kernel import ToolFailure
 from opsagent_tools.logs import LogsSettings, log_tools
 from opsagent_tools.metrics.prometheus import PrometheusClient
+from testkit.fakes.log_servers import NOW, FakeLoki, LokiEntry
+from testkit.fakes.model_server import FakeModelServer, Reply
 from worlds.dispatch import search_logs
 
 DEEP = "[" * 200_000 + "]" * 200_000

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from fakes.log_servers import NOW
 from kernel import ErrorKind, ToolFailure
 from opsagent_tools.logs import LogsSettings, log_tools
 from opsagent_tools.metrics.files import FileMetricsClient, write_series
 from opsagent_tools.model_regex import compile_model_regex
-from servers.local_server import LocalServer
+from testkit.fakes.log_servers import NOW
+from testkit.servers.local_server import LocalServer
 from worlds.dispatch import search_logs
 
 BACKTRACKING = "(a+)+$"

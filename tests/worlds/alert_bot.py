@@ -16,9 +16,9 @@ from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings
 from bot.app import SlackServices, create_app
 from bot.serve import start_http
 from bot.slack.settings import SlackSecrets, SlackSettings
-from fakes.slack_api import SlackFake
-from fakes.slack_workspace import BOT_TOKEN, Message
-from worlds.slack_bot import CHANNEL, USERS, IncidentBot, ThreadWatcher, temporary_store
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_workspace import BOT_TOKEN, Message
+from testkit.slack_bot import CHANNEL, USERS, IncidentBot, ThreadWatcher, temporary_store
 
 TOKEN = "alertmanager-test-token-0123456789abcdef"
 ALERTNAME = "OrderService5xxHigh"

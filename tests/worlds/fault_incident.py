@@ -21,12 +21,12 @@ from bot.slack.action_ids import APPROVE
 from bot.store.factory import opened_store
 from bot.store.protocol import RunStore
 from bot.store.records import RunRecord, RunStatus
-from fakes.action_receiver import ActionReceiver
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_error, openai_tool_call
-from fakes.slack_api import SlackFake
 from kernel import RunResult
 from samples.demo_config import write_demo_config
-from servers.bot_process import BotProcess, serve_env
+from testkit.fakes.action_receiver import ActionReceiver
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_error, openai_tool_call
+from testkit.fakes.slack_api import SlackFake
+from testkit.servers.bot_process import BotProcess, serve_env
 
 CHANNEL, ALICE, BOB = "C0INCIDENT", "U0ALICE", "U0BOB"
 ACTION_SECRET = "hmac-key-for-the-receiver"

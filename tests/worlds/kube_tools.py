@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fakes.kube_api import FakeKubeApi
 from kernel import DispatchResult, Tool
 from opsagent_tools.kubernetes import KubernetesSettings, kubernetes_tools
 from samples.kube_objects import NOW
+from testkit.fakes.kube_api import FakeKubeApi
 from worlds.dispatch import dispatch_call
 
 

@@ -16,12 +16,12 @@ from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.viewer.server import SECRET_ENV, TraceViewer
 from bot.viewer.settings import ViewerSettings
-from fakes.slack_api import SlackFake
-from fakes.slack_requests import block_actions_payload, signed_action
-from fakes.slack_workspace import BOT_TOKEN, SIGNING_SECRET, TEAM_ID
 from kernel import Agent, ConfirmHook, ScriptedModel, SideEffectMode, SideEffectPolicy, ToolRegistry
-from servers.local_server import free_port
-from worlds.slack_bot import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, start_through_the_gate, temporary_store
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_requests import block_actions_payload, signed_action
+from testkit.fakes.slack_workspace import BOT_TOKEN, SIGNING_SECRET, TEAM_ID
+from testkit.servers.local_server import free_port
+from testkit.slack_bot import ALICE, BOB, CHANNEL, USERS, ThreadWatcher, start_through_the_gate, temporary_store
 
 VIEWER_SECRET = "trace-viewer-test-secret-0123456789abcdef"
 LINK = re.compile(r"<(http[^|>]+)\|View trace>")

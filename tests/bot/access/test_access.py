@@ -18,11 +18,11 @@ from bot.access.refusals import AccessRefused, RefusalReason
 from bot.access.settings import AccessSettings
 from bot.settings import load_settings
 from bot.slack.refusals import refusal_text
-from fakes.clock import T0, ManualClock
-from fakes.slack_workspace import TEAM_ID
 from kernel import LLMResponse, Pricing, TokenUsage, text_turn
+from testkit.fakes.clock import T0, ManualClock
+from testkit.fakes.slack_workspace import TEAM_ID
+from testkit.slack_bot import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 from worlds.alert_bot import alert, notification, running_alert_bot
-from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, IncidentBot
 
 HOME = TEAM_ID
 PARTNER = "T0PARTNER"

@@ -9,9 +9,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from bot.access.settings import AccessSettings
-from fakes.slack_requests import app_mention_event, signed_event
-from fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET
-from worlds.slack_bot import BOB, CHANNEL, FINISH, HttpHarness
+from testkit.fakes.slack_requests import app_mention_event, signed_event
+from testkit.fakes.slack_workspace import BOT_USER_ID, SIGNING_SECRET
+from testkit.slack_bot import BOB, CHANNEL, FINISH, HttpHarness
 
 FRIEND = "B0FRIEND"
 

@@ -8,9 +8,9 @@ import asyncio
 import pytest
 
 from bot.access.settings import AccessSettings
-from fakes.slack_api import SlackFake
 from kernel import text_turn
-from worlds.slack_bot import USERS, HttpHarness, IncidentBot, running_app
+from testkit.fakes.slack_api import SlackFake
+from testkit.slack_bot import USERS, HttpHarness, IncidentBot, running_app
 
 CAP = 3
 BURST = 30

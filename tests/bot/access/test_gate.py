@@ -13,10 +13,10 @@ from bot.access.settings import AccessSettings, Raters
 from bot.slack.action_ids import APPROVE, DENY, FEEDBACK, FEEDBACK_REASON, STOP
 from bot.slack.feedback import REASON_BLOCK, REASON_INPUT
 from bot.store.records import Rating
-from fakes.slack_requests import view_submission_payload
-from fakes.slack_workspace import TEAM_ID
 from kernel import ScriptedModel, text_turn
-from worlds.slack_bot import ALICE, BOB, FINISH, GUEST, USERS, HttpHarness, ratings_when
+from testkit.fakes.slack_requests import view_submission_payload
+from testkit.fakes.slack_workspace import TEAM_ID
+from testkit.slack_bot import ALICE, BOB, FINISH, GUEST, USERS, HttpHarness, ratings_when
 
 PARTNER = "T0PARTNER"
 STRANGER = "U0STRANGER"

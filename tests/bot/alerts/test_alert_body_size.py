@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kernel import text_turn
+from testkit.slack_bot import FINISH
 from worlds.alert_bot import TOKEN, alert, notification, running_alert_bot
-from worlds.slack_bot import FINISH
 
 MIB = 1024 * 1024
 

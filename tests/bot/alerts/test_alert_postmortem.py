@@ -11,8 +11,8 @@ from bot.drafts.facts import gather_facts
 from bot.drafts.narrative import Narrative
 from bot.drafts.postmortem import render_postmortem
 from bot.slack.thread_history import ThreadHistory
+from testkit.slack_bot import CHANNEL, FINISH
 from worlds.alert_bot import ALERTNAME, alert, notification, running_alert_bot
-from worlds.slack_bot import CHANNEL, FINISH
 
 RUN = [FINISH]
 

@@ -18,10 +18,10 @@ from bot.alerts.payload import AlertGroup
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.settings import Settings
 from bot.slack.blocks import FALLBACK_CHARS
-from fakes.block_kit import check_blocks
 from kernel import text_turn
+from testkit.fakes.block_kit import check_blocks
+from testkit.slack_bot import CHANNEL, FINISH
 from worlds.alert_bot import ALERTNAME, GROUP_KEY, STARTED, TOKEN, AlertBot, alert, notification, running_alert_bot
-from worlds.slack_bot import CHANNEL, FINISH
 
 QUICK_RUN = [text_turn("query_metrics", "Known: nothing.", service="order-service"), FINISH]
 SLOW_RUN = [text_turn("slow", "Waiting for more data.", seconds=120), FINISH]

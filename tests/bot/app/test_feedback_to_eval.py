@@ -10,7 +10,7 @@ from bot.eval.tools import catalogue_names
 from bot.slack.action_ids import FEEDBACK
 from bot.slack.feedback import REASON_BLOCK, REASON_INPUT
 from kernel import text_turn
-from worlds.slack_bot import ALICE, ratings_when
+from testkit.slack_bot import ALICE, ratings_when
 
 WRONG = text_turn(
     "finish",

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from bot.slack.action_ids import APPROVE, DENY
-from fakes.slack_api import SlackFake
 from kernel import text_turn
 from opsagent_tools.mcp import McpConnections, McpSettings
-from servers.mcp_harness import TOKEN, stdio_settings
-from worlds.slack_bot import CHANNEL, FINISH, USERS, IncidentBot, running_app
+from testkit.fakes.slack_api import SlackFake
+from testkit.servers.mcp_harness import TOKEN, stdio_settings
+from testkit.slack_bot import CHANNEL, FINISH, USERS, IncidentBot, running_app
 
 READ = text_turn("ops__recent_incidents", "Known: nothing. Why: the tracker has context.", service="checkout", limit=1)
 NOTE = text_turn("ops__add_note", "Why: record the cause on the incident.", service="checkout", text="cause: v2.14.0")

@@ -12,10 +12,10 @@ import json
 import pytest
 
 from bot.slack.action_ids import APPROVE, DENY, STOP
-from fakes.slack_requests import app_mention_event, signed_event
-from fakes.slack_workspace import SIGNING_SECRET
 from kernel import text_turn
-from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, fenced
+from testkit.fakes.slack_requests import app_mention_event, signed_event
+from testkit.fakes.slack_workspace import SIGNING_SECRET
+from testkit.slack_bot import ALICE, BOB, CHANNEL, FINISH, GUEST, ROLLBACK, fenced
 
 THREAD_URL = f"https://opsagent-test.slack.com/archives/{CHANNEL}"
 

@@ -17,12 +17,12 @@ from bot.app import create_app
 from bot.serve import socket_mode_handler
 from bot.slack.action_ids import APPROVE, STOP
 from bot.slack.settings import SlackSecrets, SlackSettings
-from fakes.slack_api import SlackFake
-from fakes.slack_requests import app_mention_event
-from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID
-from fakes.socket_mode import APP_TOKEN, SocketModeFake
 from kernel import text_turn
-from worlds.slack_bot import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher, click_payload
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_requests import app_mention_event
+from testkit.fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID
+from testkit.fakes.socket_mode import APP_TOKEN, SocketModeFake
+from testkit.slack_bot import ALICE, BOB, CHANNEL, FINISH, ROLLBACK, USERS, IncidentBot, ThreadWatcher, click_payload
 
 
 class SocketModeHarness(ThreadWatcher):

@@ -10,7 +10,7 @@ import pytest
 
 from bot.slack.action_ids import FEEDBACK, STOP
 from kernel import text_turn
-from worlds.slack_bot import ALICE, ROLLBACK, HttpHarness
+from testkit.slack_bot import ALICE, ROLLBACK, HttpHarness
 
 CHECK = text_turn("query_metrics", "Hypothesis: v2.14.0 broke checkout (likely)", service="order-service")
 SLOW = text_turn("slow", seconds=60)

@@ -15,7 +15,7 @@ from bot.slack.feedback import REASON_BLOCK, REASON_INPUT
 from bot.store.records import Rating
 from kernel import native_turn, text_turn
 from samples.slack_messages import HOSTILE
-from worlds.slack_bot import ALICE, BOB, CAROL, CHANNEL, FINISH, ROLLBACK, ratings_when
+from testkit.slack_bot import ALICE, BOB, CAROL, CHANNEL, FINISH, ROLLBACK, ratings_when
 
 RAW_TOKENS = ("<!channel>", "<!here>", "<@U0EVIL99>", "<!subteam^S0EVIL>", "<#C0EVIL>", "<https://evil")
 

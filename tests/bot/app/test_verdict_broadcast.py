@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kernel import text_turn
-from worlds.slack_bot import BOB, CHANNEL, HttpHarness
+from testkit.slack_bot import BOB, CHANNEL, HttpHarness
 
 CHECK = text_turn("query_metrics", "Hypothesis: v2.14.0 broke checkout (likely)", service="order-service")
 ANSWER = text_turn(

@@ -14,7 +14,6 @@ from bot.access.identity import Approvers
 from bot.approvals.broker import ApprovalBroker, ApproverPolicy, expiry_reason
 from bot.approvals.outcomes import ApprovalRefusal, ApprovalRefused, Decided
 from bot.approvals.store import ApprovalState, InMemoryApprovalStore, PendingApproval
-from fakes.clock import T0, ManualClock
 from kernel import (
     Agent,
     ApprovalRequest,
@@ -31,6 +30,7 @@ from kernel import (
     ToolRegistry,
     text_turn,
 )
+from testkit.fakes.clock import T0, ManualClock
 
 POLICY = ApproverPolicy(approvers=Approvers(frozenset({"U_ALICE", "U_BOB"}), frozenset({"S_ONCALL"})))
 ARGS = {"service": "order-service", "to_version": "v2.13.2"}

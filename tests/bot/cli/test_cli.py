@@ -9,9 +9,9 @@ import sys
 from datetime import UTC, datetime
 
 from bot.cli.main import main
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 from samples.demo_config import write_demo_config
-from servers.local_server import free_port
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from testkit.servers.local_server import free_port
 
 
 def cli(capsys, *argv):

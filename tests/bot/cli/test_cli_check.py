@@ -7,7 +7,7 @@ import re
 
 from opsagent_process import environment, opsagent
 
-from fakes.model_server import (
+from testkit.fakes.model_server import (
     FakeModelServer,
     Reply,
     anthropic_message,

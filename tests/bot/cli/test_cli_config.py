@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from opsagent_process import environment, opsagent
 
 from bot.cli.demo import OFFLINE_BANNER
-from fakes.model_server import FakeModelServer, Reply, closed_port_url, openai_completion, openai_tool_call
 from samples.demo_config import write_demo_config
+from testkit.fakes.model_server import FakeModelServer, Reply, closed_port_url, openai_completion, openai_tool_call
 
 
 async def test_config_works_before_and_after_the_command(tmp_path):

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from opsagent_process import environment, opsagent
 
 from bot.settings import load_settings
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 from opsagent_tools.demo_incident import write_demo_incident
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 PROBE_CALL = openai_completion(None, tool_calls=[openai_tool_call("c1", "report_ready", {"ready": True})])
 

@@ -16,10 +16,10 @@ import pytest
 from opsagent_process import environment, opsagent, start
 
 from bot.settings import Settings
-from fakes.model_server import FakeModelServer, Reply, closed_port_url, openai_completion, openai_tool_call
-from fakes.slack_api import SlackFake
 from samples.demo_config import write_demo_config
-from servers.local_server import free_port
+from testkit.fakes.model_server import FakeModelServer, Reply, closed_port_url, openai_completion, openai_tool_call
+from testkit.fakes.slack_api import SlackFake
+from testkit.servers.local_server import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -10,9 +10,9 @@ from bot.audit.trail import AuditEvent
 from bot.cli.main import main
 from bot.store.factory import opened_store
 from bot.store.records import utc_now
-from fakes.slack_api import SlackFake
 from kernel import Agent, ScriptedModel, text_turn
-from worlds.slack_bot import BOB, CHANNEL, USERS, IncidentBot, save_run
+from testkit.fakes.slack_api import SlackFake
+from testkit.slack_bot import BOB, CHANNEL, USERS, IncidentBot, save_run
 
 VERDICT = text_turn(
     "finish",

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from opsagent_process import environment, opsagent, start
 
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 from samples.demo_config import write_demo_config
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 COLOUR = re.compile(r"\x1b\[[0-9;]*(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9]+)*m")
 """An SGR sequence that sets a foreground or background colour."""

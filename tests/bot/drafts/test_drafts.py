@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.slack.action_ids import APPROVE
-from fakes.slack_workspace import TEAM_DOMAIN
 from kernel import LLMError, LLMErrorKind, ScriptedModel
 from samples.markdown_pages import RENDERERS, Rendered
-from worlds.slack_bot import ALICE, BOB, CHANNEL, ROLLBACK, text_turn
+from testkit.fakes.slack_workspace import TEAM_DOMAIN
+from testkit.slack_bot import ALICE, BOB, CHANNEL, ROLLBACK, text_turn
 
 VERDICT = text_turn(
     "finish",

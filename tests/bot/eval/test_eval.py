@@ -18,8 +18,8 @@ from bot.cli.main import main
 from bot.eval.run import run_scenario, script_turns, scripted_model
 from bot.eval.scenarios import Scenario, load_scenario, load_scenarios
 from bot.eval.tools import catalogue_names, production_tools, recorded_registry
-from fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 from kernel import FINISH_TOOL, ScriptedModel, StopReason, text_turn
+from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "evals" / "scenarios"
 REQUIRED_KINDS = (

@@ -19,7 +19,7 @@ from bot.eval.tools import catalogue_names
 from bot.store.factory import opened_store
 from bot.store.records import FeedbackRecord, Rating, RunRecord, RunStatus, utc_now
 from kernel import Agent, ScriptedModel, text_turn
-from worlds.slack_bot import IncidentBot, save_run
+from testkit.slack_bot import IncidentBot, save_run
 
 CONTROLS = '\x7f \x00 \x1b[31mred\x1b[0m \u2028 \x85 \x9b tab\there \r\n "quoted" back\\slash'
 """DEL, NUL, an ANSI colour, the line separator, C1 controls (NEL, CSI), and what a string needs escaped anyway."""

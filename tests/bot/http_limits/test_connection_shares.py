@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 
 from bot.http_limits.limits import HttpLimits
-from servers.raw_client import END_OF_HEAD, HALF_POST, HALF_PROBE, answer, first_answer, raw_socket
-from worlds.slack_bot import FINISH
+from testkit.servers.raw_client import END_OF_HEAD, HALF_POST, HALF_PROBE, answer, first_answer, raw_socket
+from testkit.slack_bot import FINISH
 
 LIMITS = HttpLimits(
     header_timeout_s=60, body_timeout_s=60, idle_timeout_s=60, max_connections=8, per_address=2, burst_s=0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bot.http_limits.limits import MIB, HttpLimits
-from servers.raw_client import HALF_POST, answer, raw_socket
+from testkit.servers.raw_client import HALF_POST, answer, raw_socket
 
 LIMITS = HttpLimits(header_timeout_s=0.5, body_timeout_s=0.5, idle_timeout_s=0.5, drain_s=0.5)
 

@@ -21,9 +21,9 @@ from bot.slack.action_ids import APPROVE
 from bot.slack.settings import SlackSettings
 from bot.store.protocol import RunStore
 from bot.store.records import RunStatus, utc_now
-from fakes.slack_api import SlackFake
 from kernel import Agent, RunResult, ScriptedModel, StepCompleted, StopReason, text_turn
-from worlds.slack_bot import (
+from testkit.fakes.slack_api import SlackFake
+from testkit.slack_bot import (
     ALICE,
     CHANNEL,
     FINISH,

@@ -9,14 +9,14 @@ import json
 
 from bot.runs.memory import RunMemory, remembered_incident
 from bot.store.records import FeedbackRecord, Rating, RunStatus, utc_now
-from fakes.slack_api import SlackFake
-from fakes.slack_workspace import TEAM_DOMAIN
 from kernel import Agent, Confidence, ScriptedModel, StopReason, ToolRegistry, text_turn
 from opsagent_tools.memory import similar_incidents_tool
 from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
 from opsagent_tools.runbooks.tools import runbook_tools
 from samples.runbooks import TEXTS
-from worlds.slack_bot import CHANNEL, USERS, IncidentBot, fenced, running_app, save_run
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_workspace import TEAM_DOMAIN
+from testkit.slack_bot import CHANNEL, USERS, IncidentBot, fenced, running_app, save_run
 
 VERDICT = text_turn(
     "finish",

@@ -11,7 +11,7 @@ import pytest
 
 from bot.store.records import RunStatus
 from kernel import RunResult, StopReason, text_turn
-from worlds.slack_bot import CHANNEL, FINISH, IncidentBot
+from testkit.slack_bot import CHANNEL, FINISH, IncidentBot
 
 QUERY = text_turn("query_metrics", "Known: nothing yet.", service="order-service")
 TAIL = text_turn("tail_logs", "5xx at t-10m (step 1); the logs next.", service="payment-service")

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 
-from fakes.slack_api import SlackFake
 from kernel import text_turn
 from opsagent_tools.runbooks.library import RunbookLibrary, TextSource
 from opsagent_tools.runbooks.tools import runbook_tools
 from samples.runbooks import TEXTS
+from testkit.fakes.slack_api import SlackFake
+from testkit.slack_bot import USERS, IncidentBot, running_app
 from worlds.alert_bot import ALERTNAME, alert, notification, running_alert_bot
-from worlds.slack_bot import USERS, IncidentBot, running_app
 
 
 async def test_a_slack_mention_names_the_runbook_and_the_run_reads_it(run_store):

@@ -11,7 +11,7 @@ import pytest
 from bot.access.settings import AccessSettings
 from bot.slack.action_ids import STOP
 from kernel import text_turn
-from worlds.slack_bot import ALICE, BOB, CAROL, CHANNEL, GUEST, HttpHarness
+from testkit.slack_bot import ALICE, BOB, CAROL, CHANNEL, GUEST, HttpHarness
 
 PARTNER = "T0PARTNER"
 SLOW = [text_turn("slow", "Waiting on a slow check.", seconds=60)]

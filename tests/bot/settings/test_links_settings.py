@@ -10,7 +10,7 @@ import pytest
 from bot.agent import opened_toolset
 from bot.settings import ConfigError, load_settings
 from opsagent_tools.links import LinkSettings
-from servers.prometheus import PrometheusServer
+from testkit.servers.prometheus import PrometheusServer
 from worlds.dispatch import dispatch_call
 
 

@@ -12,8 +12,8 @@ from bot.approvals.outcomes import ApprovalRefusal, ApprovalRefused
 from bot.approvals.store import ApprovalState, PendingApproval
 from bot.slack.approval_words import approver_mentions, click_refused_text, refusal_line
 from bot.verdict import Refusal
-from fakes.clock import T0
 from samples.slack_messages import ALLOWED_ANGLES, HOSTILE
+from testkit.fakes.clock import T0
 
 T0_SLACK = "<!date^1796007600^{date_short_pretty} {time}|2026-11-30 03:00 UTC>"
 APPROVAL = PendingApproval(

@@ -8,9 +8,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from fakes.slack_requests import app_mention_event, sign, signed_event
-from fakes.slack_workspace import SIGNING_SECRET
-from worlds.slack_bot import BOB, CHANNEL, FINISH
+from testkit.fakes.slack_requests import app_mention_event, sign, signed_event
+from testkit.fakes.slack_workspace import SIGNING_SECRET
+from testkit.slack_bot import BOB, CHANNEL, FINISH
 
 UNREADABLE = {
     "broken-json": b"{not json",

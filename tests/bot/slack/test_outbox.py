@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.slack.outbox import Outbox
-from fakes.slack_api import SlackFake
+from testkit.fakes.slack_api import SlackFake
 
 
 async def test_a_cancelled_waiter_does_not_stop_the_channel():

@@ -11,8 +11,8 @@ from bot.slack.client import web_client
 from bot.slack.outbox import Outbox
 from bot.slack.settings import SlackSecrets
 from bot.slack.updates import MessageUpdates, UpdateWindow
-from fakes.slack_api import SlackFake
-from fakes.slack_workspace import BOT_TOKEN
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_workspace import BOT_TOKEN
 
 CHANNEL = "C0INCIDENT"
 

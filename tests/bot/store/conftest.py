@@ -11,7 +11,7 @@ import pytest
 
 from bot.store.factory import open_store, sqlite_path
 from bot.store.protocol import RunStore
-from fakes.clock import ManualClock
+from testkit.fakes.clock import ManualClock
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

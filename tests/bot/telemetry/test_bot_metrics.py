@@ -12,9 +12,9 @@ import pytest
 from bot.runs.active import ActiveRun
 from bot.slack.action_ids import DENY, STOP
 from bot.telemetry.metrics import BotMetrics
-from fakes.prometheus_scrape import parse_samples, sample
 from kernel import Event, Pricing, text_turn
-from worlds.slack_bot import CHANNEL, FINISH, ROLLBACK, IncidentBot
+from testkit.fakes.prometheus_scrape import parse_samples, sample
+from testkit.slack_bot import CHANNEL, FINISH, ROLLBACK, IncidentBot
 
 PRICE = Pricing(input_per_mtok=3.0, output_per_mtok=15.0)
 

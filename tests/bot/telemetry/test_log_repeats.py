@@ -16,7 +16,7 @@ import structlog
 
 from bot.telemetry.log_repeats import BURST, MAX_EVENTS, OTHER_EVENTS, SUMMARY, Dropped, RepeatLimiter
 
-TESTS = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ACCEPT_FAILED = "socket.accept() out of system resource"
 
 
@@ -87,8 +87,8 @@ def test_a_library_error_repeated_with_different_details_is_one_event(logging_as
 
 async def test_asyncio_failing_to_accept_past_the_open_file_limit_writes_a_few_lines_and_the_count() -> None:
     flood = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "servers.accept_flood", "32"),
-        env={**os.environ, "PYTHONPATH": str(TESTS)},
+        *(sys.executable, "-m", "testkit.servers.accept_flood", "32"),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

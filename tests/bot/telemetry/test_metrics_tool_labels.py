@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bot.telemetry.metrics import BotMetrics
-from fakes.prometheus_scrape import parse_samples, sample
 from kernel import native_turn, text_turn
-from worlds.slack_bot import FINISH
+from testkit.fakes.prometheus_scrape import parse_samples, sample
+from testkit.slack_bot import FINISH
 
 INVENTED = 120
 """More made-up names than any label budget would keep."""

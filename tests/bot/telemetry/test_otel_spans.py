@@ -15,8 +15,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from bot.runs.active import ActiveRun
 from bot.telemetry.spans import RunSpans, spans_from_env
-from fakes.otlp_receiver import OtlpReceiver
 from kernel import Agent, RunControl, ScriptedModel, ToolRegistry, native_turn, new_run_id
+from testkit.fakes.otlp_receiver import OtlpReceiver
 
 
 def incident_tools() -> ToolRegistry:

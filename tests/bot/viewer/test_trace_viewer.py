@@ -19,7 +19,7 @@ from bot.viewer.settings import ViewerSettings
 from bot.viewer.source import StoredTraces
 from kernel import RunResult, StopReason
 from samples.trace_runs import INCIDENT_SCRIPT, TASK, incident_run
-from worlds.slack_bot import save_run
+from testkit.slack_bot import save_run
 from worlds.viewer_bot import VIEWER_SECRET, ViewerBot
 
 NOW = 1_800_000_000

@@ -7,16 +7,16 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from fakes.model_server import (
+from kernel.adapters.http_adapter import first_env, require_env
+from kernel.adapters.http_retry import RetryPolicy, api_error_message, post_json_with_retries, retry_after_seconds
+from kernel.llm import LLMError, LLMErrorKind
+from testkit.fakes.model_server import (
     Reply,
     anthropic_error,
     closed_port_url,
     fast_policy,
     openai_error,
 )
-from kernel.adapters.http_adapter import first_env, require_env
-from kernel.adapters.http_retry import RetryPolicy, api_error_message, post_json_with_retries, retry_after_seconds
-from kernel.llm import LLMError, LLMErrorKind
 
 OK = {"ok": True}
 

@@ -6,7 +6,11 @@ import json
 
 import pytest
 
-from fakes.model_server import (
+from kernel.adapters.anthropic import AnthropicLLM, alternating_messages
+from kernel.calls import ToolCall
+from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
+from kernel.text_protocol import render_text_protocol
+from testkit.fakes.model_server import (
     Reply,
     anthropic_error,
     anthropic_message,
@@ -14,10 +18,6 @@ from fakes.model_server import (
     anthropic_tool_use,
     fast_policy,
 )
-from kernel.adapters.anthropic import AnthropicLLM, alternating_messages
-from kernel.calls import ToolCall
-from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
-from kernel.text_protocol import render_text_protocol
 
 METRICS = ToolSpec(
     name="query_metrics",

@@ -6,7 +6,11 @@ import json
 
 import pytest
 
-from fakes.model_server import (
+from kernel.adapters.openai_compat import OpenAICompatibleLLM, tools_rejected
+from kernel.calls import ToolCall
+from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
+from kernel.text_protocol import render_text_protocol
+from testkit.fakes.model_server import (
     Reply,
     closed_port_url,
     fast_policy,
@@ -14,10 +18,6 @@ from fakes.model_server import (
     openai_error,
     openai_tool_call,
 )
-from kernel.adapters.openai_compat import OpenAICompatibleLLM, tools_rejected
-from kernel.calls import ToolCall
-from kernel.llm import ChatRequest, LLMError, LLMErrorKind, Message, NativeToolCall, TokenUsage, ToolSpec
-from kernel.text_protocol import render_text_protocol
 
 METRICS = ToolSpec(
     name="query_metrics",

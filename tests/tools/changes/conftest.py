@@ -7,9 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from fakes.github_api import GitHubHistory
-from fakes.kube_api import FakeKubeApi
-from fakes.model_server import FakeModelServer
 from kernel import Tool
 from opsagent_tools.changes import ChangesSettings
 from opsagent_tools.metrics import MetricsSettings
@@ -17,7 +14,10 @@ from opsagent_tools.repos import RepoSettings
 from opsagent_tools.toolset import ToolsSettings, build_tools
 from samples.change_history import PAYMENTS, TOKEN, payment_history, rollout_objects
 from samples.git_repos import make_release_history
-from servers.prometheus import PrometheusServer
+from testkit.fakes.github_api import GitHubHistory
+from testkit.fakes.kube_api import FakeKubeApi
+from testkit.fakes.model_server import FakeModelServer
+from testkit.servers.prometheus import PrometheusServer
 from worlds.kube_tools import settings_for
 
 

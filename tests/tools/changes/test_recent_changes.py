@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
-from fakes.github_api import GitHubHistory
-from fakes.model_server import Reply
 from opsagent_tools.changes import ChangesSettings
 from opsagent_tools.toolset import build_tools
 from samples.change_history import PAYMENTS, payment_history
+from testkit.fakes.github_api import GitHubHistory
+from testkit.fakes.model_server import Reply
 from worlds.dispatch import dispatch_call
 from worlds.kube_tools import error_of, text_of
 

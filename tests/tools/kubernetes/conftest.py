@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.kube_api import FakeKubeApi
 from samples.kube_objects import NOW, shop_cluster
+from testkit.fakes.kube_api import FakeKubeApi
 from worlds.kube_tools import tools_for
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from fakes.kube_api import FakeKubeApi
 from kernel import ToolFailure
 from opsagent_tools.changes.settings import DEFAULT_DEPLOYMENT_LABELS
 from opsagent_tools.kubernetes import KubeApi
 from opsagent_tools.kubernetes.changes import RolloutChanges
 from samples.change_history import described, window
 from samples.kube_objects import NOW, shop_cluster
+from testkit.fakes.kube_api import FakeKubeApi
 from worlds.kube_tools import settings_for
 
 # --- Kubernetes -------------------------------------------------------------------------------

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from fakes.kube_api import LogLines
 from kernel import Agent, ScriptedModel, ToolRegistry, text_turn
 from samples.credentials import CLEAR, COOKIE_LINES, ENV_LITERALS, fake
 from samples.kube_objects import NOW, meta, pod, stamp
+from testkit.fakes.kube_api import LogLines
 from worlds.kube_tools import text_of, tools_for
 
 POD = "ledger-5c8d7f9b4-q7w2e"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.kube_api import FakeKubeApi
 from opsagent_tools.toolset import ToolsSettings, build_tools
 from samples.kube_objects import NOW, meta, shop_cluster
+from testkit.fakes.kube_api import FakeKubeApi
 from worlds.dispatch import dispatch_call
 from worlds.kube_tools import settings_for
 

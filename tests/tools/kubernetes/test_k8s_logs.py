@@ -7,9 +7,9 @@ import base64
 import random
 from datetime import timedelta
 
-from fakes.kube_api import LogLines
 from opsagent_tools.logs.search import LINE_CHARS
 from samples.kube_objects import NOW
+from testkit.fakes.kube_api import LogLines
 from worlds.kube_tools import error_of, text_of, tools_for
 
 CRASHED = "checkout-7d9f8c6b5-x2x9k"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from servers.local_server import LocalServer
+from testkit.servers.local_server import LocalServer
 from worlds.kube_tools import error_of, text_of, tools_for
 
 

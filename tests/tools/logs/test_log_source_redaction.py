@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from fakes.log_servers import NOW, FakeElasticsearch, FakeLoki, LokiEntry
 from kernel import DEFAULT_REDACTOR, StreamRedactor
 from opsagent_tools.logs import LogsSettings, log_tools
 from opsagent_tools.logs.search import LogRecord
 from opsagent_tools.logs.source_redaction import RecordRedaction
+from testkit.fakes.log_servers import NOW, FakeElasticsearch, FakeLoki, LokiEntry
 from worlds.dispatch import search_logs
 
 _RANDOM = random.Random(15)

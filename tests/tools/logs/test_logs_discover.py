@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fakes.log_servers import NOW, FakeElasticsearch, FakeLoki, LokiEntry
 from kernel import ToolRegistry
 from opsagent_tools.discovery import DiscoverySettings
 from opsagent_tools.logs import LogsSettings
 from opsagent_tools.logs.discovery import index_pattern
 from opsagent_tools.logs.files import FileLogSettings
 from opsagent_tools.toolset import ToolsSettings, build_tools
+from testkit.fakes.log_servers import NOW, FakeElasticsearch, FakeLoki, LokiEntry
 from worlds.dispatch import dispatch_call
 
 ENTRIES = [

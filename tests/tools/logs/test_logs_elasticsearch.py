@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 from datetime import timedelta
 
-from fakes.log_servers import NOW, Failure, FakeElasticsearch, es_error
-from fakes.model_server import closed_port_url
 from opsagent_tools.logs import LogsSettings, log_tools
+from testkit.fakes.log_servers import NOW, Failure, FakeElasticsearch, es_error
+from testkit.fakes.model_server import closed_port_url
 from worlds.dispatch import search_logs
 
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from fakes.log_servers import NOW
 from kernel import ErrorKind, ScriptedModel, ToolRegistry, react, text_turn
 from opsagent_tools.logs import LogQuery, LogsSettings, log_tools
 from opsagent_tools.logs.files import FileLogBackend, FileLogSettings, parse_line
+from testkit.fakes.log_servers import NOW
 from worlds.dispatch import search_logs
 
 

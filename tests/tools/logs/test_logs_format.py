@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from fakes.log_servers import NOW
 from kernel import ErrorKind
 from opsagent_tools.logs import LogQuery, LogsSettings, build_backend, log_tools
 from opsagent_tools.logs.records import guess_level
@@ -18,6 +17,7 @@ from opsagent_tools.logs.search import (
     format_result,
     group_messages,
 )
+from testkit.fakes.log_servers import NOW
 from worlds.dispatch import search_logs
 
 

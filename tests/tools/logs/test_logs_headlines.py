@@ -10,10 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import prison
 
-from fakes.log_servers import NOW, FakeElasticsearch, FakeLoki
 from kernel import Tool
 from opsagent_tools.links import LinkSettings
 from opsagent_tools.logs import LogsSettings, log_tools
+from testkit.fakes.log_servers import NOW, FakeElasticsearch, FakeLoki
 from tools.logs.test_logs_elasticsearch import DOCS, ERROR_WORDS
 from tools.logs.test_logs_loki import ENTRIES
 from worlds.dispatch import search_logs

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from fakes.log_servers import NOW, Failure, FakeLoki, LokiEntry
-from fakes.model_server import closed_port_url
 from opsagent_tools.logs import LogQuery, LogsSettings, log_tools
 from opsagent_tools.logs.loki import LokiSettings, build_logql
+from testkit.fakes.log_servers import NOW, Failure, FakeLoki, LokiEntry
+from testkit.fakes.model_server import closed_port_url
 from worlds.dispatch import search_logs
 
 NS = 1_000_000_000

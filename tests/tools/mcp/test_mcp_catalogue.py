@@ -11,7 +11,7 @@ import pytest
 from kernel import Agent, ErrorKind, ScriptedModel, ToolFailure, ToolRegistry, text_turn
 from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpConnections, McpSettings
 from opsagent_tools.mcp.server import McpServer, ServerState
-from servers.mcp_harness import READ_ONLY, TOKEN, stdio_settings
+from testkit.servers.mcp_harness import READ_ONLY, TOKEN, stdio_settings
 from worlds.dispatch import dispatch_call
 
 EXTRA = 25

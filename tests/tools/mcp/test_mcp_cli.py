@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from bot.cli.main import main
-from servers.mcp_harness import HOSTILE_SERVER, OPS_SERVER, TOKEN
+from testkit.servers.mcp_harness import HOSTILE_SERVER, OPS_SERVER, TOKEN
 
 
 @pytest.fixture

@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.slack.approval_blocks import approval_request
-from fakes.model_server import Reply, openai_completion, openai_tool_call
 from kernel import Agent, Approved, ErrorKind, OpenAICompatibleLLM, SideEffectMode, SideEffectPolicy, ToolRegistry
 from opsagent_tools.mcp import McpConnections, McpSettings
 from opsagent_tools.mcp.offer import MAX_SERVER_TEXT, MAX_TOOL_BYTES
-from servers.mcp_harness import hostile_settings
-from servers.mcp_hostile_server import INJECTION, hostile_schema
+from testkit.fakes.model_server import Reply, openai_completion, openai_tool_call
+from testkit.servers.mcp_harness import hostile_settings
+from testkit.servers.mcp_hostile_server import INJECTION, hostile_schema
 from worlds.dispatch import dispatch_call
 
 FULL = SideEffectPolicy(mode=SideEffectMode.FULL)

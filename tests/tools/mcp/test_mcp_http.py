@@ -8,8 +8,8 @@ import contextlib
 
 from kernel import ErrorKind, ToolRegistry
 from opsagent_tools.mcp import McpConnections, McpServerSettings, McpSettings
-from servers.local_server import free_port
-from servers.mcp_harness import READ_ONLY, TOKEN, http_server
+from testkit.servers.local_server import free_port
+from testkit.servers.mcp_harness import READ_ONLY, TOKEN, http_server
 from worlds.dispatch import dispatch_call
 
 ENVIRON = {"TRACKER_MCP_AUTH": f"Bearer {TOKEN}"}

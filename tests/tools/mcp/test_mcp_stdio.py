@@ -10,7 +10,7 @@ import pytest
 
 from kernel import Approved, Denied, ErrorKind, RunControl, SideEffectMode, SideEffectPolicy, ToolRegistry
 from opsagent_tools.mcp import McpConnections, McpServerSettings, McpSettings
-from servers.mcp_harness import TOKEN, stdio_settings
+from testkit.servers.mcp_harness import TOKEN, stdio_settings
 from worlds.dispatch import dispatch_call
 
 FULL = SideEffectPolicy(mode=SideEffectMode.FULL)

@@ -12,7 +12,7 @@ from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.prometheus import PrometheusClient
 from samples.change_history import described, window
 from samples.kube_objects import NOW
-from servers.prometheus import PrometheusServer
+from testkit.servers.prometheus import PrometheusServer
 
 
 def versions(client, **overrides) -> VersionChanges:

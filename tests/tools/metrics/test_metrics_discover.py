@@ -8,7 +8,7 @@ import pytest
 from kernel import ToolRegistry
 from opsagent_tools.metrics import MetricsSettings
 from opsagent_tools.toolset import ToolsSettings, build_tools
-from servers.prometheus import PrometheusServer
+from testkit.servers.prometheus import PrometheusServer
 from worlds.dispatch import dispatch_call
 
 

@@ -18,7 +18,7 @@ from opsagent_tools.metrics import MetricsSettings, metrics_tools
 from opsagent_tools.metrics.files import FileMetricsClient, write_series
 from opsagent_tools.metrics.headline import BARS, SPARK_CELLS, sparkline
 from opsagent_tools.metrics.links import prometheus_duration
-from servers.prometheus import PrometheusServer
+from testkit.servers.prometheus import PrometheusServer
 from worlds.dispatch import dispatch_call
 
 PASSWORD = "s3cr3t-prometheus-pass"

@@ -13,14 +13,14 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from fakes.model_server import FakeModelServer, Reply, closed_port_url
 from kernel import (
     Tool,
     ToolFailure,
 )
 from opsagent_tools.metrics import DEFAULT_ALIASES, MetricAlias, MetricsSettings, metrics_tools
 from opsagent_tools.metrics.prometheus import LONG_QUERY_CHARS, PrometheusClient
-from servers.prometheus import PrometheusServer, binary
+from testkit.fakes.model_server import FakeModelServer, Reply, closed_port_url
+from testkit.servers.prometheus import PrometheusServer, binary
 from worlds.dispatch import dispatch_call
 
 SPIKE_QUERY = (

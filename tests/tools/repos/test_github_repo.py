@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from fakes.model_server import FakeModelServer, Reply, closed_port_url
 from kernel import ToolFailure
 from opsagent_tools.repos import RepoSettings, repo_tools
 from opsagent_tools.repos.github import GitHubRepo
+from testkit.fakes.model_server import FakeModelServer, Reply, closed_port_url
 
 TOKEN = "ghp_testtoken0123456789abcdefABCDEF0123"
 REPO = "/repos/acme/order-service"

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from fakes.github_api import GitHubHistory
-from fakes.model_server import FakeModelServer, Reply
 from kernel import ToolFailure
 from opsagent_tools.repos.changes import GitHubChanges, RefChanges, service_names
 from opsagent_tools.repos.git import GitRepo
@@ -17,6 +15,8 @@ from opsagent_tools.repos.github import GitHubRepo
 from samples.change_history import PAYMENTS, TOKEN, described, payment_history, window
 from samples.git_repos import make_release_history
 from samples.kube_objects import NOW
+from testkit.fakes.github_api import GitHubHistory
+from testkit.fakes.model_server import FakeModelServer, Reply
 
 
 @pytest.fixture(scope="module")

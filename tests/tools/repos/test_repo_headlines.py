@@ -8,7 +8,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fakes.model_server import FakeModelServer, Reply
 from kernel import SourceLink, Tool
 from opsagent_tools.links import LinkSettings
 from opsagent_tools.repos import RepoSettings, repo_tools
@@ -16,6 +15,7 @@ from opsagent_tools.repos.headline import diff_headline, setting_changes
 from opsagent_tools.repos.links import RepoLinks
 from opsagent_tools.repos.shapes import Diff, FileChange
 from samples.git_repos import make_order_service
+from testkit.fakes.model_server import FakeModelServer, Reply
 from tools.repos.test_github_repo import APP_YAML, COMPARE_FILES, TOKEN, compare_json, content_json
 from worlds.dispatch import dispatch_call
 

@@ -11,8 +11,8 @@ import pytest
 
 from bot.approvals.store import ApprovalState
 from bot.store.protocol import RunStore, StoreConflictError
-from fakes.clock import T0, ManualClock
 from samples.store_records import RACES, an_approval
+from testkit.fakes.clock import T0, ManualClock
 
 
 async def test_approvals_round_trip_and_compare_and_set(store: RunStore, clock: ManualClock) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from bot.audit.trail import AuditEvent
 from bot.store.protocol import RunStore
-from fakes.clock import T0
+from testkit.fakes.clock import T0
 
 
 async def test_audit_log_appends_filters_and_redacts(store: RunStore) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from bot.store.protocol import RunStore
-from fakes.clock import ManualClock
 from samples.store_records import RACES
+from testkit.fakes.clock import ManualClock
 
 
 async def test_remember_is_true_once_until_it_expires(store: RunStore, clock: ManualClock) -> None:

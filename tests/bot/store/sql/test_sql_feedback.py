@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from bot.store.protocol import RunStore
 from bot.store.records import FeedbackRecord, Rating
-from fakes.clock import T0
+from testkit.fakes.clock import T0
 
 
 async def test_feedback_is_each_persons_latest_rating_and_a_reason_survives_a_repeated_click(store: RunStore) -> None:

@@ -9,10 +9,10 @@ import pytest
 
 from bot.store.protocol import RunStore
 from bot.store.records import FeedbackRecord, Rating, RunStatus
-from fakes.clock import T0, ManualClock
 from kernel import Confidence, StopReason
 from opsagent_tools.memory import PastIncident
 from samples.store_records import a_run
+from testkit.fakes.clock import T0, ManualClock
 
 
 async def finished_run(store: RunStore, run_id: str, number: int) -> None:

@@ -19,7 +19,7 @@ from bot.store.records import RunStatus
 from bot.store.sql.postgres import PostgresDatabase
 from bot.store.sql.store import SqlRunStore
 from samples.store_records import a_run
-from servers.postgres import PostgresServer
+from testkit.servers.postgres import PostgresServer
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 
 from bot.store.protocol import LeaseLostError, RunStore, StoreConflictError
 from bot.store.records import RunStatus
-from fakes.clock import T0, ManualClock
 from samples.store_records import RACES, a_run
+from testkit.fakes.clock import T0, ManualClock
 
 
 async def test_runs_round_trip_and_the_latest_run_of_a_thread(store: RunStore, clock: ManualClock) -> None:

@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from bot.store.protocol import RunStore, StoreConflictError
-from fakes.clock import T0, ManualClock
 from opsagent_tools.actions.journal import SideEffectState
 from samples.store_records import a_side_effect
+from testkit.fakes.clock import T0, ManualClock
 
 
 async def test_side_effects_begin_once_and_finish_only_from_executing(store: RunStore, clock: ManualClock) -> None:

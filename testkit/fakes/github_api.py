@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from fakes.model_server import RecordedRequest, Reply
+from testkit.fakes.model_server import RecordedRequest, Reply
 
 API = "https://api.github.com"
 WEB = "https://github.com"

@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from servers.local_server import free_port
+from testkit.servers.local_server import free_port
 
 SCRAPE_S = 15
 HISTORY_S = 2 * 3600

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
 
-from fakes.slack_workspace import APP_ID, BOT_ID, BOT_USER_ID, TEAM_DOMAIN, TEAM_ID
+from testkit.fakes.slack_workspace import APP_ID, BOT_ID, BOT_USER_ID, TEAM_DOMAIN, TEAM_ID
 
 _event_ids = itertools.count(1)
 

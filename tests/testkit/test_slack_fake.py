@@ -18,10 +18,10 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
 from slack_sdk.signature import SignatureVerifier
 
-from fakes.block_kit import check_blocks
-from fakes.slack_api import UPLOAD, SlackFake
-from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
-from fakes.slack_workspace import BOT_ID, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
+from testkit.fakes.block_kit import check_blocks
+from testkit.fakes.slack_api import UPLOAD, SlackFake
+from testkit.fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from testkit.fakes.slack_workspace import BOT_ID, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
 
 C = "C0INCIDENT"
 ALICE, GUEST, EXTERNAL, FORMER = "U0ALICE", "U0GUEST", "U0EXTERNAL", "U0FORMER"

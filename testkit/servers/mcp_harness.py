@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from opsagent_tools.mcp import McpServerSettings
-from servers.local_server import free_port
+from testkit.servers.local_server import free_port
 
 OPS_SERVER = Path(__file__).with_name("mcp_ops_server.py")
 HOSTILE_SERVER = Path(__file__).with_name("mcp_hostile_server.py")

@@ -18,11 +18,11 @@ from typing import Any, Self
 import aiohttp
 import pytest
 
-from fakes.model_server import FakeModelServer
-from fakes.slack_api import SlackFake
-from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
-from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
-from servers.local_server import free_port
+from testkit.fakes.model_server import FakeModelServer
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from testkit.fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
+from testkit.servers.local_server import free_port
 
 STARTUP_TIMEOUT_S = 60.0
 """How long a process may take to answer /healthz (imports and migrations on a busy 2-core machine)."""

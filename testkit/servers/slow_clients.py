@@ -17,10 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
-from servers.raw_client import HALF_POST, PATIENCE_S, raw_socket
+from testkit.servers.raw_client import HALF_POST, PATIENCE_S, raw_socket
 
 REPORT_EVERY_S = 0.2
-TESTS = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout, whose `testkit` the attacking process imports."""
 COUNTS = ("opened", "busy", "timed_out", "errors")
 
 
@@ -37,9 +38,9 @@ class SlowClients:
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "servers.slow_clients",
+            "testkit.servers.slow_clients",
             *self._args,
-            env={**os.environ, "PYTHONPATH": str(TESTS)},
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )

@@ -7,8 +7,8 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from servers.local_server import free_port
-from servers.prometheus import binary, served
+from testkit.servers.local_server import free_port
+from testkit.servers.prometheus import binary, served
 
 
 @contextlib.contextmanager

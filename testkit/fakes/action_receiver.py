@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from opsagent_tools.actions.webhook import IDEMPOTENCY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
-from servers.local_server import LocalServer
+from testkit.servers.local_server import LocalServer
 
 
 class ActionReceiver(LocalServer):

@@ -6,7 +6,7 @@ from aiohttp import web
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from servers.local_server import LocalServer
+from testkit.servers.local_server import LocalServer
 
 
 class OtlpReceiver(LocalServer):

@@ -24,9 +24,6 @@ from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.store.factory import opened_store
 from bot.store.protocol import RunStore
 from bot.store.records import Rating, RunRecord, RunStatus, utc_now
-from fakes.slack_api import SlackFake
-from fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
-from fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
 from kernel import (
     Agent,
     ConfirmHook,
@@ -38,7 +35,10 @@ from kernel import (
     ToolRegistry,
     text_turn,
 )
-from servers.local_server import free_port
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_requests import app_mention_event, block_actions_payload, signed_action, signed_event
+from testkit.fakes.slack_workspace import BOT_TOKEN, BOT_USER_ID, SIGNING_SECRET, TEAM_ID
+from testkit.servers.local_server import free_port
 
 CHANNEL = "C0INCIDENT"
 ALICE, BOB, CAROL, GUEST = "U0ALICE", "U0BOB", "U0CAROL", "U0GUEST"

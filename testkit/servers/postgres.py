@@ -26,7 +26,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from servers.local_server import free_port
+from testkit.servers.local_server import free_port
 
 SUPERUSER = "postgres"
 

@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from opsagent_tools.logs.records import lookup, parse_timestamp
-from servers.local_server import LocalServer
+from testkit.servers.local_server import LocalServer
 
 
 @dataclass(frozen=True)

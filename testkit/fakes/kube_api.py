@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from servers.local_server import LocalServer
+from testkit.servers.local_server import LocalServer
 
 TOKEN = "test-service-account-token"
 USER = "system:serviceaccount:opsagent:opsagent"

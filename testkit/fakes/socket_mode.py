@@ -17,9 +17,9 @@ from urllib.parse import parse_qsl
 from aiohttp import WSCloseCode, WSMsgType, web
 from slack_sdk.web.async_client import AsyncWebClient
 
-from fakes.slack_requests import signed_event
-from fakes.slack_workspace import APP_ID, SIGNING_SECRET
-from servers.local_server import LocalServer
+from testkit.fakes.slack_requests import signed_event
+from testkit.fakes.slack_workspace import APP_ID, SIGNING_SECRET
+from testkit.servers.local_server import LocalServer
 
 APP_TOKEN = "xapp-1-A0OPSAGENT-1-opsagent-test-app-token"
 HOST = "applink-fake"

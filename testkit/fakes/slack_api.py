@@ -18,10 +18,10 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 from slack_sdk.web.async_client import AsyncWebClient
 
-from fakes.block_kit import check_blocks
-from fakes.slack_faults import Fault, InjectedFaults
-from fakes.slack_requests import view_submission_payload
-from fakes.slack_workspace import (
+from testkit.fakes.block_kit import check_blocks
+from testkit.fakes.slack_faults import Fault, InjectedFaults
+from testkit.fakes.slack_requests import view_submission_payload
+from testkit.fakes.slack_workspace import (
     BOT_TOKEN,
     Ephemeral,
     Message,
@@ -31,7 +31,7 @@ from fakes.slack_workspace import (
     StatusUpdate,
     UploadedFile,
 )
-from servers.local_server import LocalServer
+from testkit.servers.local_server import LocalServer
 
 UPLOAD = "upload"
 """The call-log name (and fault key) of the raw byte POST to an `upload_url`."""

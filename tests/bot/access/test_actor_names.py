@@ -10,8 +10,8 @@ from bot.access.identity import Identities
 from bot.audit.trail import ACTOR_NAME, AuditKind, AuditTrail, names_in
 from bot.slack.approval_ui import SlackDirectory
 from bot.store.factory import opened_store
-from fakes.slack_api import SlackFake
-from fakes.slack_workspace import TEAM_ID
+from testkit.fakes.slack_api import SlackFake
+from testkit.fakes.slack_workspace import TEAM_ID
 
 ALICE, BOB = "U0ALICE", "U0BOB"
 

@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from kernel import RetryPolicy
-from servers.local_server import LocalServer
+from testkit.servers.local_server import LocalServer
 
 
 @dataclass
