@@ -84,6 +84,12 @@ def relative_time(ts: float, now: float) -> str:
     return f"t-{format_span(offset)}" if offset > 0 else f"t+{format_span(offset)}"
 
 
+def time_ago(moment: datetime, now: datetime) -> str:
+    """How long ago a moment was, for people, in days once it is two days old: "3 days ago", "5 h ago"."""
+    days = (now - moment).days
+    return f"{days} days ago" if days >= 2 else f"{int((now - moment).total_seconds() // 3600)} h ago"
+
+
 def parse_iso(text: str) -> datetime | None:
     """An ISO-8601 time (Z, an offset, or none meaning UTC; `,` or `.` before fractions) in UTC, or None."""
     text = text.strip()

@@ -17,7 +17,8 @@ from bot.store.factory import open_store
 from bot.store.protocol import SchemaVersionError, StoreUnavailableError
 from bot.store.records import utc_now
 from opsagent_tools.check_result import CheckResult
-from opsagent_tools.memory import PastIncident
+from opsagent_tools.memory import PastIncident, check_memory
+from opsagent_tools.time_words import time_ago
 
 SUMMARY_CHARS = 70
 
@@ -65,16 +66,13 @@ async def memory_check(settings: Settings) -> CheckResult | None:
         return CheckResult("memory", True, f"no run store at {missing} yet: `opsagent serve` creates it")
     store = open_store(settings.store.url)
     try:
-        incidents = await store.memory.incidents(limit=1)
-        count = await store.memory.count_incidents()
+        return await check_memory(store.memory, now=utc_now(), kept=_retention(settings))
     except SchemaVersionError:
         return CheckResult("memory", False, "the run store is not migrated yet: `opsagent serve` migrates it at start")
     except StoreUnavailableError as exc:
         return CheckResult("memory", False, str(exc))
     finally:
         await store.close()
-    newest = f"; the newest finished {_ago(incidents[0].finished_at, utc_now())}" if incidents else ""
-    return CheckResult("memory", True, f"{count} incidents remembered ({_retention(settings)}){newest}")
 
 
 def _row(incident: PastIncident, now: datetime) -> list[str]:
@@ -82,17 +80,12 @@ def _row(incident: PastIncident, now: datetime) -> list[str]:
     feedback = f"👍{incident.helpful} 👎{incident.wrong}" if incident.helpful or incident.wrong else "-"
     return [
         incident.run_id,
-        _ago(incident.finished_at, now),
+        time_ago(incident.finished_at, now),
         ", ".join(incident.services) or "-",
         str(incident.outcome),
         feedback,
         summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…",
     ]
-
-
-def _ago(moment: datetime, now: datetime) -> str:
-    days = (now - moment).days
-    return f"{days} days ago" if days >= 2 else f"{int((now - moment).total_seconds() // 3600)} h ago"
 
 
 def _retention(settings: Settings) -> str:

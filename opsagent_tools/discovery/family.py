@@ -10,6 +10,7 @@ from typing import Protocol
 
 from kernel import Tool
 from opsagent_tools.check_result import CheckResult
+from opsagent_tools.discovery.check import check_discovery
 from opsagent_tools.discovery.settings import DiscoverySettings
 from opsagent_tools.discovery.tools import DiscoverySource, discover_tool
 
@@ -30,8 +31,7 @@ class DiscoveryFamily:
 
     def tools(self) -> Sequence[Tool]:
         """`discover`, or nothing when no family has a listing."""
-        sources = [source for family in self.families if (source := family.discovery(self.settings)) is not None]
-        tool = discover_tool(sources, self.settings)
+        tool = discover_tool(self._sources(), self.settings)
         return [tool] if tool is not None else []
 
     def discovery(self, settings: DiscoverySettings) -> None:
@@ -43,5 +43,12 @@ class DiscoveryFamily:
         return ()
 
     async def check(self) -> list[CheckResult]:
-        """Nothing of its own to reach: each listing's backend is checked by its family."""
-        return []
+        """What `discover` covers; each listing's backend is checked by its family. A family that cannot be set up
+        fails this line too (with its own words), as `recent_changes` does: `discover` would not start."""
+        try:
+            return check_discovery(self._sources())
+        except ValueError as exc:
+            return [CheckResult("discover", False, str(exc))]
+
+    def _sources(self) -> list[DiscoverySource]:
+        return [source for family in self.families if (source := family.discovery(self.settings)) is not None]

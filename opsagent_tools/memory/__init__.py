@@ -4,9 +4,17 @@ The memory is a protocol (the bot's run store implements it); past root causes r
 re-check, with their feedback and age, never as conclusions.
 """
 
+from opsagent_tools.memory.check import check_memory
 from opsagent_tools.memory.family import MemoryFamily
 from opsagent_tools.memory.records import IncidentMemory, PastIncident
 from opsagent_tools.memory.settings import MemorySettings
 from opsagent_tools.memory.tools import similar_incidents_tool
 
-__all__ = ["IncidentMemory", "MemoryFamily", "MemorySettings", "PastIncident", "similar_incidents_tool"]
+__all__ = [
+    "IncidentMemory",
+    "MemoryFamily",
+    "MemorySettings",
+    "PastIncident",
+    "check_memory",
+    "similar_incidents_tool",
+]

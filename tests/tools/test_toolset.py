@@ -24,9 +24,6 @@ NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 RUNBOOK = "---\ntitle: Checkout 5xx\nservices: [checkout]\n---\nOpen the checkout dashboard.\n"
 CLUSTER = KubernetesSettings(all_namespaces=True)
 NEVER_CALLED = "https://toolset.invalid/never-called"
-NOTHING_TO_REACH = {"discovery", "memory"}
-"""Families with no backend of their own, so no check module: `discover` lists what the other families' backends
-hold (they check them), and the memory is the bot's run store (the bot checks it, `bot/cli/memory.py`)."""
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +64,12 @@ async def test_check_reads_the_runbooks_first_then_each_family_in_the_catalogues
         ("logs (files)", True),
         ("repo order-service", True),
         ("changes", True),
+        ("discover", True),
         ("actions", True),
     ], [result.message for result in results]
+    listed = next(result for result in results if result.name == "discover")
+    assert listed.message.startswith("lists ")
+    assert "prometheus_metrics" in listed.message
     changes = next(result for result in results if result.name == "changes")
     assert changes.message.startswith("sources: prometheus alerts; prometheus versions (")
     assert changes.message.endswith("; git order-service")
@@ -78,17 +79,17 @@ async def test_a_backend_that_cannot_be_set_up_fails_its_own_lines_and_nothing_e
     missing = tmp_path / "no-kubeconfig"
     broken = demo.model_copy(update={"kubernetes": KubernetesSettings(namespaces=("shop",), kubeconfig=missing)})
     results = {result.name: result for result in await check_backends(broken, environ={DEMO_SECRET_ENV: "s"})}
-    assert {name for name, result in results.items() if not result.ok} == {"kubernetes", "changes"}
-    assert results["kubernetes"].message == results["changes"].message
+    assert {name for name, result in results.items() if not result.ok} == {"kubernetes", "changes", "discover"}
+    assert results["kubernetes"].message == results["changes"].message == results["discover"].message
     assert results["kubernetes"].message.startswith("tools.kubernetes: cannot read the kubeconfig: ")
     with pytest.raises(ValueError, match=r"^tools.kubernetes: cannot read the kubeconfig: "):
         build_tools(broken, environ={DEMO_SECRET_ENV: "s"})
 
 
-async def test_the_families_without_a_backend_of_their_own_check_nothing():
+async def test_the_families_without_a_backend_of_their_own_reach_nothing():
     memory = MemoryFamily(NoIncidents(), now=lambda: NOW)
-    assert await memory.check() == []
-    assert await DiscoveryFamily(DiscoverySettings(), [memory]).check() == []
+    assert await memory.check() == [], "the memory is the bot's run store: the bot checks it"
+    assert await DiscoveryFamily(DiscoverySettings(), [memory]).check() == [], "nothing to list: no line"
     assert DiscoveryFamily(DiscoverySettings(), [memory]).tools() == [], "nothing to list: no discover tool"
 
 
@@ -98,6 +99,5 @@ def test_every_family_has_its_settings_tools_and_check():
     assert len(families) == 10, families
     for family in families:
         files = {path.name for path in (root / family).glob("*.py")}
-        expected = {"settings.py", "tools.py"} | ({"check.py"} if family not in NOTHING_TO_REACH else set())
+        expected = {"settings.py", "tools.py", "check.py"}
         assert expected <= files, f"{family} lacks {sorted(expected - files)}"
-        assert "check.py" not in files or family not in NOTHING_TO_REACH

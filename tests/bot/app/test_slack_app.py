@@ -206,6 +206,10 @@ async def test_a_stop_mention_in_the_thread_cancels_the_run(harness, script):
     await harness.ended(ts)
     [reply] = await harness.until(lambda: [m for m in harness.thread(ts) if m.reply_broadcast], "the last reply")
     assert reply.text.startswith(f"⏹ *Stopped by <@{ALICE}>* after 1 step · no hypothesis yet")
+    record = await harness.services.store.runs.run_in_thread(CHANNEL, ts)
+    trace = json.loads(record.trace_json)
+    assert (record.status, trace["stop_reason"]) == ("finished", "cancelled"), "the run ended cancelled, for good"
+    assert trace["detail"] == f"stopped by {ALICE}"
 
 
 @pytest.mark.parametrize("slack_settings", [{"approval_ttl_s": 0.3}], indirect=True)

@@ -201,9 +201,13 @@ async def test_stopping_without_a_finish_is_giving_up():
 async def test_a_lower_threshold_passes_a_partly_good_run():
     scn = scenario("bad-deploy")
     turns = script_turns(scn)
-    repeated = ScriptedModel([turns[0], turns[0], *turns[1:]])
-    outcome = await run_scenario(scn, repeated, min_score=0.8)
+    outcome = await run_scenario(scn, ScriptedModel([turns[0], turns[0], *turns[1:]]), min_score=0.8)
     assert outcome.passed
+    assert 0.8 <= outcome.scores.path.score < 1.0, "the repeated call cost path points, not the pass"
+    assert outcome.scores.path.problems, "and the report says what it cost"
+    assert outcome.scores.answer.score == 1.0
+    strict = await run_scenario(scn, ScriptedModel([turns[0], turns[0], *turns[1:]]))
+    assert not strict.passed, "at the default threshold the same run fails"
 
 
 # --- malformed scenario files -------------------------------------------------------------------------

@@ -72,13 +72,14 @@ def test_kubeconfig_defaults_to_the_environment_variable(cluster, tmp_path):
 
 async def test_check_reports_readable_and_refused_namespaces_and_metrics_server(cluster, tmp_path):
     settings = settings_for(cluster, tmp_path, namespaces=("shop", "payments"))
-    (ok,) = await check_backends(ToolsSettings(kubernetes=settings))
+    ok, listed = await check_backends(ToolsSettings(kubernetes=settings))
+    assert (listed.name, listed.ok) == ("discover", True), "discover lists the cluster's kinds"
     assert ok.ok, ok.message
     assert ok.message == f"{cluster.url}: pods readable in shop, payments; metrics-server available"
     assert {(r.path, r.query["limit"]) for r in cluster.requests} >= {("/api/v1/namespaces/shop/pods", "1")}
     cluster.forbid("pods", "payments")
     cluster.metrics = False
-    (refused,) = await check_backends(ToolsSettings(kubernetes=settings))
+    refused, _ = await check_backends(ToolsSettings(kubernetes=settings))
     assert not refused.ok
     assert refused.name == "kubernetes"
     assert "pods readable in shop; refused in payments (HTTP 403 Forbidden): bind the read-only role" in refused.message
@@ -86,7 +87,7 @@ async def test_check_reports_readable_and_refused_namespaces_and_metrics_server(
 
 
 async def test_check_names_an_unreachable_cluster(cluster, tmp_path):
-    (result,) = await check_backends(ToolsSettings(kubernetes=settings_for(cluster, tmp_path, context="elsewhere")))
+    result, _ = await check_backends(ToolsSettings(kubernetes=settings_for(cluster, tmp_path, context="elsewhere")))
     assert not result.ok
     assert "Cannot reach the Kubernetes API server at http://127.0.0.1:9" in result.message
 
