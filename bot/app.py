@@ -156,6 +156,8 @@ async def create_app(
         runs=store.runs,
         leases=store.leases,
         topics=store.topics,
+        guidance=store.guidance,
+        dedupe=store.dedupe,
         audit=audit,
         replica=replica_id(),
         lease_ttl_s=lease_ttl_s,

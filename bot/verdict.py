@@ -28,6 +28,7 @@ from kernel import (
     SourceLink,
     Step,
     StopReason,
+    TakenGuidance,
     ToolCall,
     Usage,
     visible_text,
@@ -201,6 +202,8 @@ class Verdict:
     stopped_by: str
     """Who stopped the run, when the surface knows (a Slack user id); "" otherwise."""
     usage: Usage
+    guidance: tuple[TakenGuidance, ...] = ()
+    """What people told the run while it ran, each with the step it came before: what shaped it."""
 
     @property
     def stop(self) -> StopTitle:
@@ -275,6 +278,7 @@ def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
         tool_steps=tool_steps(result.steps),
         stopped_by=stopped_by,
         usage=result.usage,
+        guidance=tuple(result.guidance),
     )
 
 

@@ -39,7 +39,8 @@ from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
 from kernel.dispatch import Dispatcher, DispatchResult
-from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
+from kernel.events import Event, GuidanceTaken, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
+from kernel.guidance import GUIDANCE_TEMPLATE, Guidance, TakenGuidance
 from kernel.llm import (
     LLM,
     ChatRequest,
@@ -80,11 +81,18 @@ from kernel.tokens import estimate_tokens
 from kernel.tool_errors import ErrorKind, StepError, ToolFailure
 from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry, tool_from_function
-from kernel.trace import SCHEMA_VERSION, ApprovalRecord, RunResult, Step, load_trace
+from kernel.trace import (
+    SCHEMA_VERSION,
+    ApprovalRecord,
+    RunResult,
+    Step,
+    load_trace,
+)
 
 __all__ = [
     "DEFAULT_REDACTOR",
     "FINISH_TOOL",
+    "GUIDANCE_TEMPLATE",
     "LLM",
     "READ_OUTPUT_TOOL",
     "SCHEMA_VERSION",
@@ -115,6 +123,8 @@ __all__ = [
     "EvidenceCheck",
     "Findings",
     "FinishedBy",
+    "Guidance",
+    "GuidanceTaken",
     "Hypothesis",
     "LLMError",
     "LLMErrorKind",
@@ -148,6 +158,7 @@ __all__ = [
     "StepStarted",
     "StopReason",
     "StreamRedactor",
+    "TakenGuidance",
     "TokenUsage",
     "Tool",
     "ToolCall",

@@ -13,6 +13,8 @@ from contextlib import asynccontextmanager
 from enum import Enum
 from types import TracebackType
 
+from kernel.guidance import Guidance
+
 
 class RunControl:
     """Deadline and cancellation for one run: pass one in to be able to stop the run from outside.
@@ -28,6 +30,7 @@ class RunControl:
         self._alarm_at = math.inf
         self.paused_s = 0.0
         """Seconds spent waiting for humans, excluded from the run's elapsed time and deadline."""
+        self._guidance: list[tuple[Guidance, int]] = []
 
     @property
     def cancelled(self) -> bool:
@@ -46,6 +49,19 @@ class RunControl:
         loop = asyncio.get_running_loop()
         for scope in self._scopes:
             loop.call_soon(scope.expire)  # an expiring scope is already unwinding: `expire` leaves it be
+
+    def guide(self, guidance: Guidance, *, before_turn: int = 0) -> None:
+        """Give the run what a person said: the model reads it with its next request (a request in flight is not
+        interrupted; a run waiting for an approval reads it once it goes on). Several before one turn are read
+        together, in the order given. `before_turn`: not before the run's model turn of that number (a replay puts
+        guidance back where the run took it)."""
+        self._guidance.append((guidance, before_turn))
+
+    def take_guidance(self, turn: int) -> list[Guidance]:
+        """The guidance due before model turn `turn` (0-based), in the order given; taken, so given once."""
+        due = [guidance for guidance, before in self._guidance if before <= turn]
+        self._guidance = [(guidance, before) for guidance, before in self._guidance if before > turn]
+        return due
 
     def start(self, seconds: float) -> None:
         """Set the deadline `seconds` from now (called by the loop when the run starts or resumes)."""

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from kernel.calls import ToolCall
+from kernel.guidance import TakenGuidance
 from kernel.trace import RunResult, Step
 
 
@@ -43,13 +44,20 @@ class StepCompleted:
 
 
 @dataclass(frozen=True, slots=True)
+class GuidanceTaken:
+    """A person's guidance went to the model, with the request for the steps from `taken.step` on."""
+
+    taken: TakenGuidance
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     """The run ended (or paused for an approval); `result` is the whole trace."""
 
     result: RunResult
 
 
-Event = RunStarted | StepStarted | StepCompleted | RunFinished
+Event = RunStarted | GuidanceTaken | StepStarted | StepCompleted | RunFinished
 """Everything a run can emit; match on it with `assert_never` in the default case."""
 
 

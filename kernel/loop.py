@@ -20,7 +20,7 @@ from kernel.catalogue import catalogue_of
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy, Conversation
 from kernel.dispatch import Dispatcher, DispatchResult
-from kernel.events import Event, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
+from kernel.events import Event, GuidanceTaken, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.llm import LLM, ChatRequest, LLMError, LLMResponse, Message
 from kernel.observations import ObservationStore, handle_for, read_output_tool
 from kernel.policy import Approved, ConfirmHook, Denied, SideEffectPolicy
@@ -130,7 +130,12 @@ class Agent:
                 yield StepCompleted(step, state.usage.cost_usd)
             state.close_turn()
             while state.stop is None:
-                match self._stop_before_turn(state, control) or await self._ask(state, control):
+                if (stop := self._stop_before_turn(state, control)) is not None:
+                    _record(state, stop)
+                    break
+                for guidance in control.take_guidance(len(state.turns)):  # said since the last turn
+                    yield GuidanceTaken(state.take_guidance(guidance))
+                match await self._ask(state, control):
                     case Stop() as stop:
                         _record(state, stop)
                     case response:
@@ -339,7 +344,7 @@ async def _drain(events: AsyncIterable[Event]) -> RunResult:
         match event:
             case RunFinished(result=result):
                 finished = result
-            case RunStarted() | StepStarted() | StepCompleted():
+            case RunStarted() | GuidanceTaken() | StepStarted() | StepCompleted():
                 pass
             case _:
                 assert_never(event)

@@ -18,6 +18,7 @@ from kernel.budget import Budget, Usage
 from kernel.calls import ToolCall
 from kernel.context import Conversation
 from kernel.dispatch import DispatchResult
+from kernel.guidance import Guidance, TakenGuidance
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
 from kernel.observations import ObservationStore, handle_for, truncate_observation
@@ -82,6 +83,7 @@ class RunState:
     finished_by: FinishedBy | None = None
     partial_answer: str | None = None
     detail: str = ""
+    guidance: list[TakenGuidance] = field(default_factory=list)
     guard: LoopGuard = field(default_factory=LoopGuard)
     streak: ErrorStreak = field(init=False)
     _open: list[Step] = field(default_factory=list)
@@ -90,6 +92,13 @@ class RunState:
 
     def __post_init__(self) -> None:
         self.streak = ErrorStreak(self.budget)
+
+    def take_guidance(self, guidance: Guidance) -> TakenGuidance:
+        """Give a person's guidance to the model with its next request, and keep where it was taken."""
+        taken = TakenGuidance(guidance, turn=len(self.turns), step=self.next_index)
+        self.guidance.append(taken)
+        self.conversation.add(Message(role="user", content=guidance.message()))
+        return taken
 
     def begin_turn(self, response: LLMResponse, *, native: bool, prompt_tokens: int, completion_tokens: int) -> None:
         """Record a model turn before its steps are run."""
@@ -269,7 +278,12 @@ class RunState:
         by_turn: dict[int, list[Step]] = {}
         for step in trace.steps:
             by_turn.setdefault(step.turn, []).append(step)
+        guided: dict[int, list[Guidance]] = {}
+        for taken in trace.guidance:
+            guided.setdefault(taken.turn, []).append(taken.guidance)
         for turn_index, response in enumerate(trace.turns):
+            for guidance in guided.pop(turn_index, []):
+                self.take_guidance(guidance)
             steps = by_turn.get(turn_index, [])
             first = steps[0] if steps else None
             native = bool(response.tool_calls) and all(s.call is not None and s.call.id for s in steps)
@@ -287,6 +301,9 @@ class RunState:
                 self.steps.append(step)
                 self._open.append(step)
             self.close_turn()
+        for later in sorted(guided):  # taken, then the run stopped before the model's next turn
+            for guidance in guided[later]:
+                self.take_guidance(guidance)
         self.answer, self.partial_answer, self.detail = trace.answer, trace.partial_answer, trace.detail
 
     def result(self) -> RunResult:
@@ -310,6 +327,7 @@ class RunState:
             usage=copy.copy(self.usage),  # `replace` is several times slower
             outputs=outputs,
             nonce=self.nonce,
+            guidance=list(self.guidance),
         )
 
     def _view_of(self, handle: str) -> str | None:

@@ -28,12 +28,13 @@ from kernel.answer import (
 )
 from kernel.budget import Usage
 from kernel.calls import ToolCall
+from kernel.guidance import TakenGuidance
 from kernel.llm import LLMResponse
 from kernel.stop import StopReason
 from kernel.tool_errors import ErrorKind
 from kernel.tool_output import SourceLink
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump on any incompatible change, and add the step up from the old version to `MIGRATIONS`."""
 
 
@@ -130,6 +131,8 @@ class RunResult(BaseModel):
     """Full outputs behind handles, for steps whose observation was truncated."""
     nonce: str = ""
     """The data-fence nonce the model was told about; a resumed run keeps it."""
+    guidance: list[TakenGuidance] = Field(default_factory=list)
+    """What people told the run while it ran, and where it took each (version 3)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -182,7 +185,12 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 _STEPS = TypeAdapter(list[Step])
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 added the guidance people give a running investigation: a version-2 run had none."""
+    return data | {"guidance": []}
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 """`MIGRATIONS[n]` turns a version-n trace dict into a version-n+1 one."""
 
 

@@ -101,7 +101,9 @@ class IncidentBot:
         self.executed: list[tuple[str, str]] = []
         self.models: list[ScriptedModel] = []
         self.tools = ToolRegistry()
-        executed = self.executed
+        self.released = asyncio.Event()
+        """What `wait_for_signal` waits for: a test holds a run mid-step until it has done something."""
+        executed, released = self.executed, self.released
 
         @self.tools.register
         async def query_metrics(service: str) -> str:
@@ -113,6 +115,12 @@ class IncidentBot:
             """Wait."""
             await asyncio.sleep(seconds)
             return "done"
+
+        @self.tools.register
+        async def wait_for_signal() -> str:
+            """Wait until the test says so."""
+            await released.wait()
+            return "signalled"
 
         @self.tools.register(side_effect=True)
         async def rollback_deployment(service: str, to_version: str) -> str:
@@ -200,6 +208,7 @@ class HttpHarness(ThreadWatcher):
     def __init__(self, slack: SlackFake, url: str, bot: IncidentBot) -> None:
         super().__init__(slack)
         self.url, self.executed, self.models = url, bot.executed, bot.models
+        self.incident = bot
         self.http = aiohttp.ClientSession()
 
     async def post(self, body: bytes, headers: dict[str, str]) -> int:

@@ -15,7 +15,7 @@ from typing import Protocol, assert_never
 from bot.access.ledger import InMemoryRunLedger, RunLedger
 from bot.access.refusals import AccessRefused, Action, RefusalReason
 from bot.access.settings import AccessSettings
-from kernel import Event, RunFinished, RunStarted, StepCompleted, StepStarted
+from kernel import Event, GuidanceTaken, RunFinished, RunStarted, StepCompleted, StepStarted
 
 RATE_WINDOW = timedelta(hours=1)
 """The sliding window of the per-user and per-channel limits."""
@@ -154,7 +154,7 @@ class AccessPolicy:
                 self._ledger.record_spend(run.run_id, cost_usd, self._clock())
             case RunFinished(result=result):
                 self._ledger.record_spend(run.run_id, result.usage.cost_usd, self._clock(), final=True)
-            case RunStarted() | StepStarted():
+            case RunStarted() | GuidanceTaken() | StepStarted():
                 pass
             case _:
                 assert_never(event)

@@ -63,6 +63,9 @@ class AccessSettings(BaseModel):
     who_may_rate: Raters = Raters.ASKERS
     """Who may rate a run's verdict: `askers` (everyone who may start runs) or `approvers`. A rating becomes
     the team's judgement in later runs' memory and in `eval export --feedback`, so strangers may not give one."""
+    max_guidance: int = Field(default=10, ge=1)
+    """Messages of guidance one run takes (mentions in its thread while it runs); past that, each is refused with an
+    ephemeral: a run told more than this needs a fresh start with what is known."""
     daily_spend_usd: float | None = Field(default=None, gt=0)
     """Model spend (USD) of all runs per UTC day, finished and in flight, after which new runs are refused
     until midnight UTC. Needs the model's price in `[llm.prices]`. None: no cap."""

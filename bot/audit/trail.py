@@ -74,6 +74,8 @@ class AuditKind(StrEnum):
     """An Alertmanager group opened a thread (and started its run): when its alerts started."""
     ALERT_RESOLVED = "alert_resolved"
     """Alertmanager reported the group resolved: when its alerts ended."""
+    GUIDANCE_GIVEN = "guidance_given"
+    """A person told a running investigation something (kept for it; the trace says when the run took it)."""
     FEEDBACK_GIVEN = "feedback_given"
     """A person rated a run's verdict (👍/👎), or said why a 👎."""
 

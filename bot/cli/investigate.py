@@ -1,4 +1,5 @@
-"""`opsagent investigate`: one investigation on the terminal, then (with `--interactive`) follow-up questions.
+"""`opsagent investigate`: one investigation on the terminal, then (with `--interactive`) follow-up questions; with
+`--interactive`, a line typed while a run goes is guidance for it, as a mention in its Slack thread would be.
 
 A follow-up is asked exactly as in a Slack thread (the question, with `follow_up_data`: the earlier task and
 answer as data), so the terminal is a faithful place to try what the bot will do.
@@ -14,7 +15,7 @@ from bot.cli.demo import demo_script
 from bot.cli.kept import RunKeeper, run_keeper
 from bot.cli.session import exit_code, save_trace, watch
 from bot.cli.terminal import Terminal
-from bot.cli.terminal_approval import TerminalApprover, read_line
+from bot.cli.terminal_approval import TerminalApprover, TypedLines, read_line
 from bot.cli.tools import shown_toolset
 from bot.settings import Settings
 from bot.store.protocol import StoreConflictError, StoreUnavailableError
@@ -37,10 +38,11 @@ async def investigate(
         run_keeper(settings) as keeper,
         shown_toolset(settings, terminal, memory=keeper.memory if keeper else None) as toolset,
     ):
-        agent = build_agent(settings, llm=llm, tools=toolset.tools, confirm=TerminalApprover(terminal))
+        typed = TypedLines(terminal, sys.stdin) if interactive and sys.stdin.isatty() else None  # a person typing
+        agent = build_agent(settings, llm=llm, tools=toolset.tools, confirm=TerminalApprover(terminal, lines=typed))
         briefing = await runbooks_note(toolset.runbooks, task)
         result = await watch(
-            lambda control: agent.events(task, data=briefing, control=control), terminal, priced=priced
+            lambda control: agent.events(task, data=briefing, control=control), terminal, priced=priced, typed=typed
         )
         await _keep(keeper, result, save_trace(result, trace, terminal), terminal)
         while interactive and result.stop_reason is not StopReason.CANCELLED:
@@ -53,6 +55,7 @@ async def investigate(
                 lambda control, asked=question, data=earlier: agent.events(asked, data=data, control=control),
                 terminal,
                 priced=priced,
+                typed=typed,
             )
             await _keep(keeper, result, save_trace(result, None, terminal), terminal)
     return exit_code(result)

@@ -24,6 +24,7 @@ from kernel import (
     LLMError,
     LLMErrorKind,
     LLMResponse,
+    RunControl,
     RunResult,
     SideEffectMode,
     SideEffectPolicy,
@@ -219,7 +220,10 @@ async def replay_trace(
     async with opened_toolset(settings, policy=REPLAY_POLICY, environ=environ, now=clock) as toolset:
         # The summary turn of a failed run is not among the recorded turns: no salvage.
         agent = build_agent(settings, llm=model, tools=toolset.tools, policy=REPLAY_POLICY, salvage=False)
-        replayed = await agent.run(trace.task, data=trace.task_data, run_id=trace.run_id)
+        control = RunControl()
+        for taken in trace.guidance:  # what people said, given back before the turn that took it
+            control.guide(taken.guidance, before_turn=taken.turn)
+        replayed = await agent.run(trace.task, data=trace.task_data, run_id=trace.run_id, control=control)
         tools = toolset.tools
     side_effects = frozenset(tool.name for tool in tools if tool.side_effect)
     return compare_runs(trace, replayed, turns_needed=model.exhausted_at, side_effects=side_effects)
@@ -240,6 +244,8 @@ def compare_runs(
         for i in range(count)
     )
     end, end_diverges = _compare_end(recorded, replayed, turns_needed)
+    if [(t.turn, t.step) for t in recorded.guidance] != [(t.turn, t.step) for t in replayed.guidance]:
+        end, end_diverges = f"{end}; the guidance was taken at other steps", True
     notes = [f"side effects were forced to {REPLAY_POLICY.mode} for the replay: none was executed"]
     if recorded.partial_answer:
         notes.append("the recorded run's summary turn (partial answer) is not in its turns and was not replayed")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.cli.terminal import Terminal
+from bot.cli.terminal_approval import TypedLines
 from kernel import RunControl, RunFinished, RunResult, RunStream, StopReason
 
 TRACE_DIR = Path("traces")
@@ -20,11 +21,22 @@ INTERRUPTED_EXIT = 130
 """The shell's code for a process stopped by SIGINT: a run cancelled with Ctrl-C exits with it."""
 
 
-async def watch(start: Callable[[RunControl], RunStream], terminal: Terminal, *, priced: bool = False) -> RunResult:
+async def watch(
+    start: Callable[[RunControl], RunStream],
+    terminal: Terminal,
+    *,
+    priced: bool = False,
+    typed: TypedLines | None = None,
+) -> RunResult:
     """Run `start(control)` to its end, showing each event (`priced`: with its cost). The first Ctrl-C cancels the
-    run (it stops at once as `cancelled`, with its trace so far); a second one interrupts the process."""
+    run (it stops at once as `cancelled`, with its trace so far); a second one interrupts the process. With `typed`,
+    a line typed while the run goes is guidance for it."""
     control = RunControl()
     loop = asyncio.get_running_loop()
+    reading = None
+    if typed is not None:
+        typed.control = control
+        reading = asyncio.create_task(typed.read(), name="typed-guidance")
 
     def cancel() -> None:
         terminal.say("\n■ Ctrl-C: stopping the run (press it again to quit at once)", style="bold yellow")
@@ -40,6 +52,9 @@ async def watch(start: Callable[[RunControl], RunStream], terminal: Terminal, *,
                 result = event.result
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        if reading is not None:
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
         terminal.close()
     assert result is not None  # the loop always ends with RunFinished
     return result

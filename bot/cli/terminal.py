@@ -26,7 +26,17 @@ from rich.text import Text
 from bot.cli.report import Heading, Mark, Report, StatusLine, Table
 from bot.verdict import Verdict, refusal_of, usage_facts, verdict_of
 from bot.words import parallel_group
-from kernel import FINISH_TOOL, Event, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
+from kernel import (
+    FINISH_TOOL,
+    Event,
+    GuidanceTaken,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    Step,
+    StepCompleted,
+    StepStarted,
+)
 
 EXCERPT_CHARS = 1500
 """How much of an observation the terminal shows; the trace keeps all of it."""
@@ -53,6 +63,12 @@ def render_event(event: Event, *, priced: bool = False, live: bool = False) -> R
                 return None if live else line
             head = Text(f"⇉ {parallel_group(together)}", style="bold cyan")
             return head if live else Group(head, line)
+        case GuidanceTaken(taken=taken):
+            return Text.assemble(
+                ("✍ ", "bold magenta"),
+                (f"guidance from {printable(taken.guidance.by)}, taken before step {taken.step}: ", "bold"),
+                printable(taken.guidance.text),
+            )
         case StepCompleted(step=step):
             return render_step(step)
         case RunFinished(result=result):
@@ -68,7 +84,7 @@ def activity(event: Event) -> str:
             return parallel_group(together)
         case StepStarted(index=index, call=call) if call.name != FINISH_TOOL:
             return f"step {index}: {printable(call.render())[:100]}"
-        case StepStarted() | RunStarted() | StepCompleted():
+        case StepStarted() | RunStarted() | StepCompleted() | GuidanceTaken():
             return "the model is thinking…"
         case RunFinished():
             return ""

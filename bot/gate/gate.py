@@ -13,10 +13,10 @@ from typing import Generic, TypeVar, assert_never, cast
 
 import structlog
 
-from bot.access.askers import Bot, Person, Service, requester
+from bot.access.askers import Asker, Bot, Person, Service, requester
 from bot.access.identity import Identities, Standing
 from bot.access.policy import AccessPolicy, Counted, RunRequest
-from bot.access.refusals import AccessRefused, RefusalReason
+from bot.access.refusals import AccessRefused, Action, RefusalReason
 from bot.access.settings import AccessSettings, Raters, Stoppers
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.requests import (
@@ -36,6 +36,9 @@ from bot.store.records import Rating
 
 log = structlog.get_logger("opsagent.gate")
 
+GUIDANCE_CHARS = 4000
+"""The longest guidance a person may give in one message."""
+
 R = TypeVar("R", bound=Request)
 S = TypeVar("S", bound=Request)
 
@@ -48,6 +51,9 @@ class Admitted(Generic[R]):
     request: R
     at: datetime
     counted: Counted | None = None
+    name: str = ""
+    """How the asker is named to people and to the model: the name Slack shows for a person ("" when it cannot
+    say), a service's or an allowed bot's own."""
 
     def narrow(self, request: S) -> Admitted[S]:
         """This admission, typed by the request a `match` narrowed it to (that request must be this one's)."""
@@ -93,10 +99,12 @@ class Gate:
                     refused = outcome
                 case _:
                     assert_never(outcome)
+        if refused is None and isinstance(request, Guidance) and len(request.text) > GUIDANCE_CHARS:
+            refused = AccessRefused(RefusalReason.GUIDANCE_TOO_LONG, action_of(request), limit=GUIDANCE_CHARS)
         if refused is not None:
             await self._record(request, refused)
             return refused
-        return Admitted(request, self._access.now(), counted)
+        return Admitted(request, self._access.now(), counted, await self._name(request.asker))
 
     def withdraw(self, admitted: Admitted[Investigate] | Admitted[AskDraft]) -> None:
         """Admitted work did not start after all (the store could not be reached, or another run got the thread):
@@ -114,6 +122,22 @@ class Gate:
             refused = self._access.at_capacity(admitted.counted)
         await self._record(admitted.request, refused)
         return refused
+
+    async def guidance_full(self, admitted: Admitted[Guidance]) -> AccessRefused:
+        """The run already holds `max_guidance` messages (counted by the store, as it keeps them): logged and
+        audited; the refusal to tell the asker."""
+        refused = AccessRefused(RefusalReason.GUIDANCE_LIMIT, Action.GUIDE, limit=self.settings.max_guidance)
+        await self._record(admitted.request, refused)
+        return refused
+
+    async def _name(self, asker: Asker) -> str:
+        match asker:
+            case Person(user=user):
+                return await self._identities.name_of(user)
+            case Bot() | Service():
+                return requester(asker)
+            case _:
+                assert_never(asker)
 
     async def _who(self, request: Request) -> AccessRefused | None:
         """Why the asker may not make this request; None when they may."""

@@ -29,7 +29,8 @@ from bot.gate.requests import (
     StopRun,
 )
 from bot.runs.feedback import FeedbackService
-from bot.runs.service import STILL_RUNNING, InvestigationService
+from bot.runs.guidance import Kept, NotKept
+from bot.runs.service import InvestigationService
 from bot.slack.approval_words import click_refused_text
 from bot.slack.blocks import ephemeral
 from bot.slack.outbox import Outbox
@@ -40,6 +41,7 @@ log = structlog.get_logger("opsagent.slack")
 ASK_FOR_A_TASK = "Tell me what to investigate, e.g. “@opsagent order-service 5xx jumped to 12%, find the root cause”."
 NOTHING_RUNNING = "No investigation is running in this thread."
 ALREADY_ENDED = "That investigation has already ended."
+GUIDANCE_NOT_KEPT = "Not passed on: OpsAgent cannot reach its run store just now. Say it again in a moment."
 
 Respond = Callable[..., Awaitable[object]]
 """Bolt's `respond`: answers an interaction through its `response_url`."""
@@ -126,7 +128,7 @@ class Router:
             case Investigate():
                 await self._investigations.start(admitted.narrow(request))
             case Guidance():
-                answer.in_thread(STILL_RUNNING)
+                await self._guide(admitted.narrow(request), answer)
             case StopRun():
                 if not await self._investigations.stop_requested(admitted.narrow(request)):
                     await answer.privately(ALREADY_ENDED)
@@ -142,6 +144,17 @@ class Router:
                 await self._no_task(request, answer)
             case _:
                 assert_never(request)
+
+    async def _guide(self, admitted: Admitted[Guidance], answer: Answer) -> None:
+        match outcome := await self._investigations.guidance.given(admitted):
+            case Kept():
+                pass  # the ✍️ on the message says it; the summary says when the run takes it
+            case AccessRefused():
+                await answer.privately(refusal_text(outcome, now=self._gate.now(), approvers=self._broker.approvers()))
+            case NotKept():
+                await answer.privately(GUIDANCE_NOT_KEPT)
+            case _:
+                assert_never(outcome)
 
     async def _decide(self, decide: Decide, answer: Answer) -> None:
         outcome = await self._broker.decide(

@@ -6,7 +6,7 @@ Shared by the service, durability, admission and the observers (metrics, spans),
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from kernel import Event, RunControl
@@ -24,6 +24,8 @@ class ActiveRun:
     task: asyncio.Task[None] | None = None
     taken_over: bool = False
     """Another replica holds the run now: this process drops it without a word in the thread."""
+    guided: set[str] = field(default_factory=set)
+    """The guidance given to the run so far (its refs: the numbers the run store gave them)."""
     stopped_by: str = ""
     """Who stopped the run (a Slack user id, or `alertmanager`), once someone has: a fact the thread renders."""
 

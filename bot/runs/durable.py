@@ -24,6 +24,7 @@ from bot.store.records import RunStatus
 from kernel import (
     Agent,
     Event,
+    GuidanceTaken,
     RunFinished,
     RunResult,
     RunStarted,
@@ -117,6 +118,9 @@ class DurableRun:
                 case RunStarted():
                     if first:
                         self._notify(event)
+                case GuidanceTaken(taken=taken):
+                    self._notify(event)
+                    self.thread.guidance_taken(taken)
                 case StepStarted(index=index, call=call, together=together):
                     self._notify(event)
                     self.thread.step_started(index, call, together=together)

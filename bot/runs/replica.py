@@ -17,7 +17,7 @@ import structlog
 
 from bot.approvals.broker import ApprovalBroker
 from bot.runs.service import InvestigationService
-from bot.runs.topics import APPROVALS_TOPIC, STOPS_TOPIC
+from bot.runs.topics import APPROVALS_TOPIC, GUIDANCE_TOPIC, STOPS_TOPIC
 from bot.store.ports import Leases, RunLookup, Topics
 
 log = structlog.get_logger("opsagent.replica")
@@ -51,6 +51,7 @@ class ReplicaDuties:
             asyncio.create_task(self._every(ttl / 2, self.recover), name="run-recovery"),
             asyncio.create_task(self._relay(APPROVALS_TOPIC, self._broker.wake), name="approval-relay"),
             asyncio.create_task(self._relay(STOPS_TOPIC, self._stop), name="stop-relay"),
+            asyncio.create_task(self._relay(GUIDANCE_TOPIC, self._service.guidance.deliver), name="guidance-relay"),
         ]
 
     async def close(self) -> None:

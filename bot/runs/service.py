@@ -22,6 +22,7 @@ from bot.gate.gate import Admitted, Gate
 from bot.gate.requests import Investigate, StopRun
 from bot.runs.active import ActiveRun, RunObserver, stopped_by
 from bot.runs.durable import DurableRun, RunTakenOver
+from bot.runs.guidance import RunGuidance
 from bot.runs.memory import RunMemory
 from bot.runs.saved import earlier_work, readable_trace
 from bot.runs.supervisor import RunSupervisor
@@ -31,7 +32,7 @@ from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
 from bot.slack.run_thread import RunThread, TraceLink
 from bot.slack.updates import MessageUpdates
-from bot.store.ports import Leases, RunRecords, Topics
+from bot.store.ports import Dedupe, GuidanceLog, Leases, RunRecords, Topics
 from bot.store.protocol import StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
 from bot.verdict import tool_steps
@@ -61,6 +62,8 @@ class InvestigationService:
         runs: RunRecords,
         leases: Leases,
         topics: Topics,
+        guidance: GuidanceLog,
+        dedupe: Dedupe,
         audit: AuditTrail,
         replica: str,
         lease_ttl_s: float,
@@ -83,6 +86,17 @@ class InvestigationService:
             leases=leases, replica=replica, lease_ttl_s=lease_ttl_s, max_runs=gate.settings.max_concurrent_runs
         )
         """The runs this process carries (their tasks and leases)."""
+        self.guidance = RunGuidance(
+            store=guidance,
+            runs=runs,
+            dedupe=dedupe,
+            topics=topics,
+            gate=gate,
+            supervisor=self.supervisor,
+            outbox=outbox,
+            audit=audit,
+        )
+        """What people tell the runs while they run: kept, and given to the runs this process carries."""
         self._observers = tuple(observers)
         self._voice = ServiceVoice(
             client=client,
@@ -242,6 +256,7 @@ class InvestigationService:
             else:
                 await self._audit.record(AuditKind.RUN_RESUMED, run_id=run.run_id, replica=self.supervisor.replica)
                 await thread.resumed(checkpoint)
+            await self.guidance.resumed(run, checkpoint)
             hook = self._broker.confirm_hook(run.run_id, run.channel, run.thread_ts, run.requested_by)
             journey = DurableRun(
                 run,
@@ -255,6 +270,7 @@ class InvestigationService:
             )
             result = await journey.carry(record.task, record.task_data, checkpoint, resumed=asked is None)
             thread.finished(result, stopped_by=run.stopped_by)
+            await self.guidance.ended(record, result)
             await self._audit.record(
                 AuditKind.RUN_FINISHED, run_id=run.run_id, stop_reason=str(result.stop_reason), ok=result.ok
             )

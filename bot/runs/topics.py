@@ -1,4 +1,4 @@
-"""The run store's pub/sub topics between replicas: where approvals and Stops are announced.
+"""The run store's pub/sub topics between replicas: where approvals, Stops and guidance are announced.
 
 A message is a wake-up call, not the truth: the receiver re-reads the store, so a lost message delays, never decides.
 """
@@ -9,3 +9,5 @@ APPROVALS_TOPIC = "opsagent_approvals"
 """Where a replica announces an approval it settled, for the replica whose run waits on it."""
 STOPS_TOPIC = "opsagent_stops"
 """Where a Stop that lands on one replica is announced to the replica running the run."""
+GUIDANCE_TOPIC = "opsagent_guidance"
+"""Where a replica that kept guidance for a run announces it (the run id), for the replica carrying the run."""

@@ -52,6 +52,16 @@ def refusal_text(refused: AccessRefused, *, now: datetime, approvers: Approvers,
             | RefusalReason.NOT_THEIR_MODAL
         ):
             return _who_words(refused.reason, action, approvers=approver_mentions(approvers), requested_by=requested_by)
+        case RefusalReason.GUIDANCE_TOO_LONG:
+            return (
+                f"{NOT_DONE[action]}: guidance is at most {refused.limit or 0:,.0f} characters in one message. "
+                "Say it shorter, or in two messages."
+            )
+        case RefusalReason.GUIDANCE_LIMIT:
+            return (
+                f"{NOT_DONE[action]}: this investigation has taken {refused.limit or 0:g} messages of guidance, "
+                "the most one run takes. Stop it (“@opsagent stop”) and start a new one with what you know."
+            )
         case (
             RefusalReason.CHANNEL
             | RefusalReason.CONCURRENT_RUNS

@@ -33,7 +33,7 @@ from bot.slack.summary import (
 )
 from bot.slack.updates import MessageUpdates
 from bot.verdict import StepLine, StepStatus, call_words, step_line, verdict_of
-from kernel import FINISH_TOOL, ErrorKind, Hypothesis, RunResult, Step, ToolCall
+from kernel import FINISH_TOOL, ErrorKind, Hypothesis, RunResult, Step, TakenGuidance, ToolCall
 
 log = structlog.get_logger("opsagent.investigations")
 
@@ -83,6 +83,7 @@ class RunThread:
         """Summary content set before Slack answered the summary's post: written once it has."""
         self._steps: dict[int, StepLine] = {}
         self._hypothesis: Hypothesis | None = None
+        self._guidance: list[TakenGuidance] = []
         self._running: dict[int, str] = {}
         self._groups: dict[int, tuple[int, ...]] = {}
         """Groups of reads running at once, by their first step (its reply says so)."""
@@ -192,6 +193,11 @@ class RunThread:
             name = "white_check_mark" if result.ok else "x"
             self._outbox.enqueue("reactions_add", self.channel, name=name, timestamp=self.mention_ts)
 
+    def guidance_taken(self, taken: TakenGuidance) -> None:
+        """The run gave a person's guidance to the model: the summary says so, with the step it came before."""
+        self._guidance.append(taken)
+        self._refresh(urgent=True)
+
     def reply(self, text: str) -> None:
         """A plain text reply of ours in the thread (our own words: not escaped, mentions work)."""
         self._outbox.enqueue("chat_postMessage", self.channel, thread_ts=self.thread_ts, text=text)
@@ -214,7 +220,15 @@ class RunThread:
 
     def _live(self) -> Message:
         steps = tuple(self._steps[index] for index in sorted(self._steps))
-        run = LiveRun(self.run_id, self._task, self._requested_by, steps, self._hypothesis, self._activity)
+        run = LiveRun(
+            self.run_id,
+            self._task,
+            self._requested_by,
+            steps,
+            self._hypothesis,
+            self._activity,
+            tuple(self._guidance),
+        )
         return live_summary(run)
 
     def _refresh(self, *, urgent: bool) -> None:

@@ -33,7 +33,7 @@ from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import clip, inline_markdown, link, literal, markdown_to_mrkdwn, split_mrkdwn, user_ref
 from bot.slack.steps import step_text
 from bot.verdict import CUT_SHORT, Claim, StepLine, StepStatus, Verdict, one_line, usage_facts
-from kernel import Confidence, Hypothesis, StopReason
+from kernel import Confidence, Hypothesis, StopReason, TakenGuidance
 
 CHECKED_LINES = 8
 """Steps the live summary lists (the latest); earlier ones are counted."""
@@ -43,6 +43,9 @@ _REPLY_CHARS, _REPLY_CALLS = 300, 3
 """The last reply is one line: the root cause is cut to this, and a stopped run names its latest calls."""
 _CHECKED = frozenset({StepStatus.OK, StepStatus.FAILED})
 _PARTIAL_CHARS = 2500
+GUIDANCE_LINES = 3
+"""Guidance the summary shows (the latest); all of it is in the trace."""
+_GUIDANCE_CHARS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +89,15 @@ class LiveRun:
     steps: tuple[StepLine, ...]
     hypothesis: Hypothesis | None
     activity: Activity
+    guidance: tuple[TakenGuidance, ...] = ()
+    """What people told the run, as it took it."""
 
 
 def live_summary(run: LiveRun) -> Message:
     """The summary while the run goes on: status, hypothesis, what was checked, what is next, and Stop."""
     lines = [f"🔎 *Investigating:* {literal(clip(' '.join(run.task.split()), 300))}"]
     lines += _known_lines(run.hypothesis, run.steps)
+    lines += [_guidance_line(taken) for taken in run.guidance[-GUIDANCE_LINES:]]
     lines.append(f"*Next:* {_activity_words(run.activity)}")
     blocks = section_blocks("\n".join(lines))
     blocks.append(context_block(f"Run {short_code(run.run_id)} · requested by {user_ref(run.requested_by)}"))
@@ -122,6 +128,9 @@ def final_summary(
         if items:
             tail = [f"_… and {more} more in the trace_"] if more > 0 else []
             blocks += section_blocks("\n".join([f"*{title}*", *(f"• {item}" for item in items), *tail]))
+    if verdict.guidance:
+        said = [_guidance_line(taken) for taken in verdict.guidance[-GUIDANCE_LINES:]]
+        blocks += section_blocks("\n".join(["*Guidance that shaped this run*", *said]))
     if verdict.actions:
         taken = {action.step for action in verdict.actions}
         done = [action_text(line, step_url) for line in verdict.steps if line.index in taken]
@@ -188,6 +197,21 @@ def _voided_by_stop(verdict: Verdict) -> list[str]:
         for line in verdict.steps
         if line.status is StepStatus.WAITING or (line.refusal is not None and line.refusal.reason == RUN_STOPPED_REASON)
     ]
+
+
+def too_late_words(user: str, said: Sequence[str]) -> str:
+    """The reply to a person whose guidance came after the run's last request (`said`: what they wrote)."""
+    quoted = "; ".join(f"“{literal(clip(' '.join(text.split()), 200))}”" for text in said[-3:])
+    return (
+        f"{user_ref(user)}, this investigation had made its last request to the model when your guidance came, so it "
+        f"did not shape the answer: {quoted}. Mention me again in this thread to start a follow-up with it."
+    )
+
+
+def _guidance_line(taken: TakenGuidance) -> str:
+    """One guidance in the summary: who, what (their words, escaped), and the step it came before."""
+    text = literal(clip(" ".join(taken.guidance.text.split()), _GUIDANCE_CHARS))
+    return f"✍️ *Guidance from {literal(taken.guidance.by)}:* “{text}”, taken at step {taken.step}"
 
 
 def _known_lines(hypothesis: Hypothesis | None, steps: Sequence[StepLine]) -> list[str]:

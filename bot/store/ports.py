@@ -1,7 +1,7 @@
 """The store's ports: what each room asks of the run store, one narrow protocol per concept the store keeps.
 
-These concepts (runs and their leases, de-dup keys, topics, alert threads, ratings, the memory of past incidents,
-side effects) are the store's own: their records live in `bot.store.records`, and the rooms that use them all sit
+These concepts (runs and their leases, de-dup keys, topics, alert threads, ratings, guidance, the memory of past
+incidents, side effects) are the store's own: their records live in `bot.store.records`, and the rooms that use them all sit
 above the store, so the store is the one room they and the SQL adapter can all import. Approvals and the audit log
 keep their ports in their own rooms (`bot.approvals.store`, `bot.audit.trail`), which sit below the store.
 
@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Protocol, Self
 
-from bot.store.records import AlertThread, FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
+from bot.store.records import AlertThread, FeedbackRecord, GuidanceRecord, RunRecord, RunStatus, SideEffectRecord
 from opsagent_tools.actions.journal import SideEffectState
 from opsagent_tools.memory import PastIncident
 
@@ -267,4 +267,19 @@ class SideEffectStore(Protocol):
 
     async def side_effects_for_run(self, run_id: str) -> list[SideEffectRecord]:
         """The run's side effects in the order they began."""
+        ...
+
+
+class GuidanceLog(Protocol):
+    """What people told running investigations: kept so that whichever replica carries a run (now, or after a
+    restart) gives each message to it once."""
+
+    async def add_guidance(self, guidance: GuidanceRecord, *, limit: int) -> GuidanceRecord | None:
+        """Keep a message for its run, numbered after the run's others (`seq`), unless the run holds `limit`
+        already: then None and nothing is kept, however many replicas add at once. Not idempotent: a re-sent
+        message is a second one (callers drop Slack's retries first)."""
+        ...
+
+    async def guidance_for(self, run_id: str) -> list[GuidanceRecord]:
+        """The run's messages in the order they came (`seq`)."""
         ...

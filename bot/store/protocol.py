@@ -15,6 +15,7 @@ from bot.store.ports import (
     AlertThreads,
     Dedupe,
     FeedbackStore,
+    GuidanceLog,
     IncidentStore,
     Leases,
     RunRecords,
@@ -66,6 +67,8 @@ class RunStore(Protocol):
     """Alertmanager groups' threads."""
     feedback: FeedbackStore
     """People's ratings of runs."""
+    guidance: GuidanceLog
+    """What people told running investigations."""
     memory: IncidentStore
     """The memory of past incidents."""
     side_effects: SideEffectStore

@@ -81,6 +81,24 @@ class FeedbackRecord(BaseModel):
     at: AwareDatetime
 
 
+class GuidanceRecord(BaseModel):
+    """One message a person gave a running investigation (a mention in its thread), numbered in the run's order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    seq: int = 0
+    """1, 2, … in the order the run received them; 0 on a record not kept yet."""
+    user: str
+    name: str = ""
+    """How Slack showed the person when they said it; "" when it could not say."""
+    text: str
+    """Redacted, like any text that reaches the store."""
+    message_ts: str = ""
+    """The message it came in (it gets the ✍️): "" when it came another way (the API, the terminal)."""
+    at: AwareDatetime
+
+
 class SideEffectRecord(BaseModel):
     """One side-effect call, keyed by the idempotency key sent to the action webhook."""
 

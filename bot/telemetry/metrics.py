@@ -29,6 +29,7 @@ from kernel import (
     READ_OUTPUT_TOOL,
     ErrorKind,
     Event,
+    GuidanceTaken,
     RunFinished,
     RunResult,
     RunStarted,
@@ -118,7 +119,7 @@ class BotMetrics:
                 self._count_step(step)
             case RunFinished(result=result):
                 self._count_finish(result)
-            case StepStarted():
+            case StepStarted() | GuidanceTaken():
                 pass
             case _:
                 assert_never(event)

@@ -25,7 +25,18 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from bot.runs.active import ActiveRun
-from kernel import FINISH_TOOL, Event, LLMResponse, RunFinished, RunResult, RunStarted, Step, StepCompleted, StepStarted
+from kernel import (
+    FINISH_TOOL,
+    Event,
+    GuidanceTaken,
+    LLMResponse,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    Step,
+    StepCompleted,
+    StepStarted,
+)
 
 AGENT_NAME = "opsagent"
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -64,7 +75,7 @@ class RunSpans:
             case RunFinished(result=result):
                 opened = self._open.pop(run.run_id, None) or _OpenRun(_ns(result.started_at))
                 self._emit(run, result, opened, time.time_ns())
-            case StepStarted():
+            case StepStarted() | GuidanceTaken():
                 pass
             case _:
                 assert_never(event)

@@ -74,6 +74,7 @@ def run_page(
         f" · started {_time(result.started_at)}</p>",
         _task_data(result, text),
         _outcome(result, text, stopped_by),
+        _guidance(result, text),
         f'<h2>Steps <span class="meta">({_step_count(result)})</span></h2>',
         '<ol class="steps">' + "".join(_step(result, step, text) for step in result.steps) + "</ol>"
         if result.steps
@@ -236,6 +237,18 @@ def _approval_line(step: Step, text: _Text) -> str:
     at = f" at {_time(approval.at)}" if approval.at else ""
     reason = f": {text(approval.reason)}" if approval.reason else ""
     return f"Approval {text(approval.decision)}{by}{at}{reason}"
+
+
+def _guidance(result: RunResult, text: _Text) -> str:
+    """What people told the run while it ran (their words, not the model's), and the step each came before."""
+    if not result.guidance:
+        return ""
+    items = [
+        f"<li><b>{text(taken.guidance.by)}</b> at {_time(taken.guidance.at)}, taken before "
+        f'<a href="#step-{taken.step}">step {taken.step}</a>: {text(taken.guidance.text)}</li>'
+        for taken in result.guidance
+    ]
+    return f'<h2>Guidance</h2><ul id="guidance">{"".join(items)}</ul>'
 
 
 def _approvals(result: RunResult, text: _Text) -> str:

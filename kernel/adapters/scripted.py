@@ -6,14 +6,16 @@ An unexpected extra call, or turns left unused (`assert_complete`), is a loud te
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from kernel.llm import ChatRequest, LLMError, LLMResponse, NativeToolCall
 
-ScriptTurn = str | LLMResponse | LLMError | Callable[[ChatRequest], "LLMResponse | str"]
-"""Text (the text protocol), a full response (native calls, usage), an error to raise, or a function."""
+ScriptTurn = str | LLMResponse | LLMError | Callable[[ChatRequest], "LLMResponse | str | Awaitable[LLMResponse | str]"]
+"""Text (the text protocol), a full response (native calls, usage), an error to raise, or a function (which may be
+a coroutine function: a test that must act while the model is answering awaits something there)."""
 
 
 class ScriptError(BaseException):
@@ -56,6 +58,8 @@ class ScriptedModel:
         self.calls += 1
         if callable(turn) and not isinstance(turn, LLMResponse):
             turn = turn(request)
+            if inspect.isawaitable(turn):
+                turn = await turn
         match turn:
             case LLMError():
                 raise turn

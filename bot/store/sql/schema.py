@@ -101,6 +101,12 @@ class Migration:
         return [sql.format(**types) for sql in self.shared] + list(own)
 
 
+_GUIDANCE = (
+    """CREATE TABLE guidance (
+        run_id TEXT NOT NULL, seq INTEGER NOT NULL, user_id TEXT NOT NULL, name TEXT NOT NULL, text TEXT NOT NULL,
+        message_ts TEXT NOT NULL, at {ts} NOT NULL, PRIMARY KEY (run_id, seq))""",
+)
+
 _ALERT_GROUPS = (
     """CREATE TABLE alert_groups (
         group_key TEXT PRIMARY KEY, channel TEXT NOT NULL, thread_ts TEXT NOT NULL,
@@ -183,6 +189,7 @@ MIGRATIONS = (
     Migration(
         8, "the memory of past incidents, searched in full text; alert labels on runs", _INCIDENTS, _incident_search
     ),
+    Migration(9, "what people told running investigations", _GUIDANCE),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

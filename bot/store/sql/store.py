@@ -8,6 +8,7 @@ from bot.store.ports import (
     AlertThreads,
     Dedupe,
     FeedbackStore,
+    GuidanceLog,
     IncidentStore,
     Leases,
     RunRecords,
@@ -20,6 +21,7 @@ from bot.store.sql.audit import SqlAudit
 from bot.store.sql.database import Database
 from bot.store.sql.dedupe import SqlDedupe
 from bot.store.sql.feedback import SqlFeedback
+from bot.store.sql.guidance import SqlGuidance
 from bot.store.sql.incidents import SqlIncidents
 from bot.store.sql.runs import SqlLeases, SqlRunRecords
 from bot.store.sql.side_effects import SqlSideEffects
@@ -38,6 +40,7 @@ class SqlRunStore:
         self.audit: AuditLog = SqlAudit(database)
         self.alert_threads: AlertThreads = SqlAlertThreads(database)
         self.feedback: FeedbackStore = SqlFeedback(database)
+        self.guidance: GuidanceLog = SqlGuidance(database)
         self.memory: IncidentStore = SqlIncidents(database, self.runs)
         self.side_effects: SideEffectStore = SqlSideEffects(database)
 

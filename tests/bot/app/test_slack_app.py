@@ -228,12 +228,11 @@ async def test_an_unanswered_approval_expires_as_a_denial(harness, script):
     assert harness.executed == []
 
 
-async def test_a_mention_while_a_run_is_going_does_not_start_a_second_one(harness, script):
+async def test_a_mention_while_a_run_is_going_is_guidance_not_a_second_run(harness, script):
     script.append([text_turn("slow", seconds=30)])
     ts = await harness.mention("check something slow")
     await harness.until(lambda: harness.services.investigations.active, "the run is going")
-    await harness.mention("and also this?", thread_ts=ts)
-    await harness.until(
-        lambda: any(m.text.startswith("An investigation is still running") for m in harness.thread(ts)), "the refusal"
-    )
+    said = await harness.mention("and also this?", thread_ts=ts)
+    await harness.until(lambda: harness.reacted(said, "writing_hand"), "taken as guidance for the run")
     assert len(harness.models) == 1
+    assert not any(m.text.startswith("An investigation is still running") for m in harness.thread(ts))

@@ -224,3 +224,52 @@ async def test_in_a_pipe_each_line_of_the_verdict_and_the_approval_stays_whole(t
     assert verdict[0].endswith("answers 503."), "not padded to the width"
     why = next(i for i, line in enumerate(lines) if line.startswith("  why: "))
     assert lines[why + 1].startswith("    Hypothesis: "), "a reason's later lines are indented under it"
+
+
+async def test_a_line_typed_while_an_interactive_run_goes_is_guidance_for_it(tmp_path):
+    """On a terminal, `investigate --interactive` takes a line typed while the run goes as guidance: the model's next
+    request carries it in the name of whoever typed it; the follow-up prompt comes after, as before."""
+    config = write_demo_config(tmp_path, datetime.now(UTC))
+    call = openai_tool_call("c1", "query_metrics", {"service": "order-service", "metric": "http_5xx_rate"})
+    finish = openai_tool_call("c2", "finish", {"answer": ANSWER})
+    async with FakeModelServer() as server:
+        server.script(
+            Reply(openai_completion(None, tool_calls=[call]), delay=1.5),  # the person types while the model thinks
+            Reply(openai_completion(None, tool_calls=[finish])),
+        )
+        env = environment(OPSAGENT_LLM_BASE_URL=f"{server.url}/v1", OPSAGENT_LLM_MODEL="fake-gpt", COLUMNS="200")
+        leader, follower = pty.openpty()
+        proc = await start(
+            "--config", config, "investigate", "order-service 5xx?", "--interactive",
+            cwd=tmp_path, env=env | {"TERM": "dumb"}, stdin=follower, stdout=follower, stderr=follower,
+        )  # fmt: skip
+        os.close(follower)
+
+        async def type_while_the_model_thinks() -> None:
+            while not server.requests:  # noqa: ASYNC110 - the request arrives at the fake model server
+                await asyncio.sleep(0.01)
+            os.write(leader, b"the pool shrank in the deploy, password=hunter2hunter2\n")
+
+        typing = asyncio.ensure_future(type_while_the_model_thinks())
+        shown, loop, answered = bytearray(), asyncio.get_running_loop(), False
+        while True:
+            try:
+                chunk = await loop.run_in_executor(None, os.read, leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if not answered and b"follow-up question" in shown:
+                os.write(leader, b"\n")
+                answered = True
+        os.close(leader)
+        await typing
+        async with asyncio.timeout(30):
+            await proc.wait()
+    assert proc.returncode == 0, shown.decode(errors="replace")
+    guided = [m["content"] for m in server.bodies[1]["messages"] if m["role"] == "user"][-1]
+    assert guided.startswith("Guidance from "), guided
+    assert " (terminal) at " in guided
+    assert guided.endswith(": the pool shrank in the deploy, password=[REDACTED:password]")
+    assert "✍ guidance from " in shown.decode(errors="replace")

@@ -19,11 +19,15 @@ from kernel import (
     Approved,
     ChatRequest,
     Deferred,
+    Guidance,
     LLMError,
+    RunControl,
+    RunFinished,
     ScriptedModel,
     SideEffectMode,
     SideEffectPolicy,
     Step,
+    StepCompleted,
     StopReason,
     ToolCall,
     native_turn,
@@ -305,3 +309,32 @@ def test_a_dry_run_recording_compares_exactly(capsys, tmp_path, monkeypatch):
     edited = tamper(trace, lambda data: data["steps"][4].update(observation="[DryRun] Not executed. Would do: x"))
     code, report = replay_json(capsys, config, edited)
     assert (code, report["steps"][4]["status"]) == (1, "changed"), "a recorded preview is compared as text"
+
+
+def test_a_run_given_guidance_replays_it_before_the_same_turn(capsys, demo_config, tmp_path):
+    """Guidance a person gave mid-run is in the trace with the turn that took it; the replay gives it back there,
+    so the conversation (and every step after it) is the same."""
+    guidance = Guidance(
+        "Maria", "the pool shrank in the deploy, check the config", datetime(2026, 12, 5, 14, 7, tzinfo=UTC)
+    )
+
+    async def guided_run():
+        settings = load_settings(demo_config)
+        control, agent = RunControl(), Agent(llm=ScriptedModel(script()), tools=build_tools(settings.tools))
+        async for event in agent.events(TASK, control=control):
+            if isinstance(event, StepCompleted) and event.step.index == 2:
+                control.guide(guidance)
+            if isinstance(event, RunFinished):
+                return event.result
+        raise AssertionError("no RunFinished")
+
+    result = asyncio.run(guided_run())
+    assert [(t.turn, t.step) for t in result.guidance] == [(1, 3)]
+    path = tmp_path / "guided.json"
+    path.write_text(result.to_json())
+    code, report = replay_json(capsys, demo_config, path)
+    assert (code, report["divergent"], report["divergences"]) == (0, False, [])
+    moved = tamper(path, lambda data: data["guidance"][0].update(turn=2))
+    code, report = replay_json(capsys, demo_config, moved)
+    assert report["divergent"] is True
+    assert "the guidance was taken at other steps" in report["stop"]["note"]

@@ -158,11 +158,11 @@ def test_stats_reads_the_trace_corpus_of_every_version(capsys, tmp_path):
     code, out, _ = cli(capsys, "stats", tmp_path, "--json")
     stats = json.loads(out)
     assert code == 0
-    assert stats["runs"] == 3
-    assert stats["stop_reasons"] == {"finish": 2, "awaiting_approval": 1}
-    assert stats["finished_by"] == {"finish": 2, "prose": 0}, "a v1 run finished by a finish call"
-    assert stats["approvals"] == {"approved": 1, "denied": 0, "pending": 1}
-    assert stats["steps"] == {"mean": 4.0, "p50": 4, "p95": 5}, "5, 3 and 4 tool calls besides the finish"
+    assert stats["runs"] == 4
+    assert stats["stop_reasons"] == {"finish": 3, "awaiting_approval": 1}
+    assert stats["finished_by"] == {"finish": 3, "prose": 0}, "a v1 run finished by a finish call"
+    assert stats["approvals"] == {"approved": 2, "denied": 0, "pending": 1}
+    assert stats["steps"] == {"mean": 3.5, "p50": 3, "p95": 5}, "5, 3, 4 and 2 tool calls besides the finish"
 
 
 def test_an_empty_directory_says_so(capsys, tmp_path):

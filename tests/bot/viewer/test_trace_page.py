@@ -7,11 +7,14 @@ import html
 import re
 from datetime import UTC, datetime
 from html.parser import HTMLParser
+from pathlib import Path
 
 from bot.verdict import tool_steps
 from bot.viewer.page import LOCAL_TIMES, notice_page, run_page
-from kernel import Confidence, ErrorKind, Findings, StopReason
+from kernel import Confidence, ErrorKind, Findings, Guidance, StopReason, TakenGuidance, load_trace
 from samples.trace_runs import HOSTILE, TASK, failed_run, incident_run
+
+TRACES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 
 
 class Elements(HTMLParser):
@@ -173,3 +176,16 @@ async def test_the_verdicts_code_spans_show_as_code_and_stay_escaped(tools):
     assert "<li>restore <code>max_size: 50</code></li>" in page
     assert f"<code>{html.escape(HOSTILE)}</code>" in page, "escaped first, then shown as code"
     assert Elements(page).scripts == [LOCAL_TIMES]
+
+
+def test_the_guidance_a_run_took_is_shown_with_its_giver_and_step_and_escaped():
+    trace = load_trace(TRACES / "v3_guidance.json")
+    [taken] = trace.guidance
+    said = TakenGuidance(Guidance("Maria (on-call)", HOSTILE, taken.guidance.at), taken.turn, taken.step)
+    page = run_page(trace.model_copy(update={"guidance": [said]}))
+    section = page.split('<ul id="guidance">', 1)[1].split("</ul>", 1)[0]
+    assert "<b>Maria (on-call)</b>" in section
+    assert 'taken before <a href="#step-2">step 2</a>' in section
+    assert "<script>" not in section.split(": ", 1)[1], "their words are escaped"
+    assert html.escape(HOSTILE)[:40] in section
+    assert '<ul id="guidance">' not in run_page(load_trace(TRACES / "v2_native_prose_reminder_findings.json"))
