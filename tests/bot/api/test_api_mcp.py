@@ -10,14 +10,24 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import httpx2
+import pytest
 import structlog
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from bot.http_limits.limits import HttpLimits
+from kernel import text_turn
 from testkit.slack_bot import FINISH
 from worlds.api_world import CI_TOKEN, CLAUDE_TOKEN, QUERY_TURN, WAIT_TURN, run_status
 
+SLOW_TURN = text_turn("slow", "Why: the wait outlasts the body deadline.", seconds=1.5)
 TOOLS = {"investigate", "get_investigation", "wait_for_investigation", "add_guidance", "list_investigations"}
+
+
+@pytest.fixture
+def app_options(app_options):
+    """The server's body deadline at 1 s: an MCP call's answer streams for longer, once its body is in."""
+    return {**app_options, "limits": HttpLimits(body_timeout_s=1.0)}
 
 
 @contextlib.asynccontextmanager
@@ -43,7 +53,7 @@ async def test_the_tools_are_listed_and_none_of_them_approves(harness):
 
 async def test_investigate_wait_with_progress_and_read_the_verdict(harness, script):
     async with mcp_client(harness.url, CLAUDE_TOKEN) as mcp:
-        script.append([QUERY_TURN, FINISH])
+        script.append([QUERY_TURN, SLOW_TURN, FINISH])
         started = await mcp.call_tool("investigate", {"task": "order-service 5xx since 14:02"})
         assert not started.is_error, started.content
         run_id = started.structured_content["run_id"]
@@ -58,7 +68,8 @@ async def test_investigate_wait_with_progress_and_read_the_verdict(harness, scri
         assert not waited.is_error, waited.content
         assert waited.structured_content["ended"] is True
         assert progress == [
-            (1.0, "1 ✓ query_metrics order-service · order-service 5xx jumped from 0.10% to 12.0% at t-10m")
+            (1.0, "1 ✓ query_metrics order-service · order-service 5xx jumped from 0.10% to 12.0% at t-10m"),
+            (2.0, "2 ✓ slow 1.5 · done"),
         ]
         got = await mcp.call_tool("get_investigation", {"run_id": run_id})
         view = got.structured_content

@@ -134,3 +134,17 @@ async def test_guidance_through_the_api_reaches_the_run_in_the_clients_name(harn
     assert [e.data["text"] for e in await claude.whole_run(run_id) if e.event == "guidance"] == [given["text"]]
     late = await claude.call("POST", f"/v1/investigations/{run_id}/guidance", json={"text": "too late"})
     assert (late.status, late.json["code"]) == (409, "ended")
+
+
+async def test_a_secret_in_the_task_is_redacted_where_it_arrives(harness, claude, script):
+    script.append([FINISH])
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    run_id = (await claude.investigate(f"checkout fails since the key {secret} rotated", channel=CHANNEL)).json[
+        "run_id"
+    ]
+    finished = await run_status(claude, run_id, "finished")
+    assert finished["task"] == "checkout fails since the key [REDACTED:aws_access_key_id] rotated"
+    [opening] = top_messages(harness.slack, CHANNEL)
+    assert secret not in json.dumps(opening.blocks) + opening.text
+    [model] = harness.models
+    assert all(secret not in message.content for request in model.requests for message in request.messages)
