@@ -47,6 +47,9 @@ async def test_an_api_run_in_a_channel_asks_there_and_acts_only_after_an_approve
     assert finished["thread"] == started.json["thread"] == permalink
     assert finished["requested_by"] == "claude"
     await harness.until(lambda: harness.verdict(opening.ts, CHANNEL), "the verdict in the thread")
+    audit = await harness.services.store.audit.audit_log(run_id=run_id)
+    [opened] = [event for event in audit if event.kind == "run_started"]
+    assert (opened.actor, opened.detail["actor_name"]) == ("api:claude", "API client claude")
 
 
 async def test_a_denial_in_slack_is_the_api_runs_too(harness, claude, script):
