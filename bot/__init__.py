@@ -5,13 +5,15 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `cli/`        the `opsagent` command line: demo, investigate, replay, stats, eval, tools, memory, postmortem,
                 check, serve.
 - `serve.py`    running the Slack bot until SIGTERM: Socket Mode or HTTP, `/healthz`, `/metrics`, routes.
-- `http_limits/` what one client may hold of the HTTP server: read timeouts, body sizes, a share of connections.
 - `eval/`       scenarios with recorded tool outputs, run through the real kernel and scored.
 - `agent.py`    the one way to build an `Agent` (and its model) from the configuration.
 - `settings.py` the configuration file and environment, composed from each room's own settings.
 - `alerts/`     Alertmanager's webhook: a firing alert group opens an investigation thread.
 - `viewer/`     the trace viewer: signed links and one HTML page per run.
 - `telemetry/`  Prometheus metrics, OpenTelemetry spans, logging set-up and log redaction.
+- `api/`        the HTTP API and the MCP server for other agents and tools: bearer tokens, REST, an event stream
+                per run, MCP tools; its runs go through the gate, and their side effects still need a person.
+- `http_limits/` what one client may hold of the HTTP server: read timeouts, body sizes, a share of connections.
 - `app.py`      the Slack app factory: the Bolt app wired to the services below.
 - `listeners/`  Slack's door and router: every Bolt listener acks, reads its payload into a request at the door,
                 and routes it through the gate to its service with one `match`.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
@@ -42,6 +43,19 @@ from kernel import DEFAULT_REDACTOR, LLM
 from opsagent_tools.runbooks import RunbookLibrary
 
 
+class Door(Protocol):
+    """A way in beside Slack's that holds tasks of its own (the API's streams and MCP server): started with the
+    services, closed before them."""
+
+    async def start(self) -> None:
+        """Start its tasks, before requests arrive."""
+        ...
+
+    async def close(self) -> None:
+        """Stop taking requests and end its tasks."""
+        ...
+
+
 @dataclass
 class SlackServices:
     """What the listeners hand work to."""
@@ -67,6 +81,10 @@ class SlackServices:
     """The memory of past incidents, when `[knowledge] memory` is on."""
     listeners: list[Listener] = field(default_factory=list)
     """Every Bolt listener registered, each of which goes through the gate."""
+    workspace_url: str = ""
+    """The workspace's address (auth.test's `url`): what threads' permalinks are built on; "" when unknown."""
+    doors: list[Door] = field(default_factory=list)
+    """Ways in that hold tasks of their own (the API), started and closed with the services."""
 
     async def start(self) -> None:
         """Remember the finished runs not remembered yet, resume the saved runs nobody carries, and start the
@@ -74,10 +92,14 @@ class SlackServices:
         if self.memory is not None:
             await self.memory.backfill()
         await self.duties.start()
+        for door in self.doors:
+            await door.start()
 
     async def close(self, *, timeout_s: float) -> None:
         """Stop the duties (no more take-overs), let the drafts in progress finish, then stop taking work and save
         and announce the runs in flight."""
+        for door in self.doors:
+            await door.close()
         await self.duties.close()
         await self.drafts.close(timeout_s=timeout_s)
         await self.investigations.shutdown(timeout_s=timeout_s)
@@ -97,6 +119,7 @@ async def create_app(
     runbooks: RunbookLibrary | None = None,
     memory: RunMemory | None = None,
     drafter: LLM | None = None,
+    quiet_approvals: str = "",
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
@@ -105,7 +128,9 @@ async def create_app(
     `access`: the `[access]` settings (default: their defaults); `clock` is what its limits count time by;
     `runbooks`: the library whose runbooks are named to the model at the start of each run; `memory`: the memory
     of past incidents, which remembers each run as it finishes and links the threads of this workspace; `drafter`:
-    the model that writes the narrative of postmortem and status drafts (None: the drafts hold the facts only).
+    the model that writes the narrative of postmortem and status drafts (None: the drafts hold the facts only);
+    `quiet_approvals`: the channel where the approvals of runs posted in no channel (API runs without one) go, ""
+    to deny their side effects.
     """
     client = web_client(secrets)
     auth = await client.auth_test()
@@ -167,6 +192,7 @@ async def create_app(
         memory=memory,
         broadcast_verdict=settings.broadcast_verdict,
         workspace_url=workspace_url,
+        quiet_approvals=quiet_approvals,
     )
     app = AsyncApp(
         client=client,
@@ -178,7 +204,18 @@ async def create_app(
     )
     events = SlackEventsEndpoint(app, secrets.signing_secret)
     services = SlackServices(
-        app, client, outbox, broker, investigations, duties, store, events, gate, drafts, memory=memory
+        app,
+        client,
+        outbox,
+        broker,
+        investigations,
+        duties,
+        store,
+        events,
+        gate,
+        drafts,
+        memory=memory,
+        workspace_url=workspace_url,
     )
     feedback = FeedbackService(store=store.feedback, client=client, audit=audit)
     router = Router(

@@ -1,7 +1,7 @@
 """Running the Slack bot: Socket Mode (no public URL needed) or HTTP mode, until SIGTERM.
 
-Both serve `/healthz`, `/metrics` and the components' routes (e.g. `POST /alertmanager`, `GET /runs/<id>`
-when configured) over HTTP; HTTP mode adds `POST /slack/events`. Runs are traced over OTLP when
+Both serve `/healthz`, `/metrics` and the components' routes (e.g. `POST /alertmanager`, `GET /runs/<id>`,
+`/v1/investigations` and `/mcp` when configured) over HTTP; HTTP mode adds `POST /slack/events`. Runs are traced over OTLP when
 `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 
 On SIGTERM or SIGINT it stops taking new work, stops the runs in flight (each says so in its
@@ -24,6 +24,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.receiver import serve_alertmanager
+from bot.api.serve import serve_api
+from bot.api.tokens import ApiTokens
 from bot.app import SlackServices, create_app
 from bot.http_limits.bodies import bounded_bodies
 from bot.http_limits.limits import ConnectionCaps, HttpLimits
@@ -105,6 +107,7 @@ async def serve_slack(
         raise ValueError("HTTP mode needs SLACK_SIGNING_SECRET to verify that requests come from Slack")
     if not http and secrets.app_token is None:
         raise ValueError("Socket Mode needs SLACK_APP_TOKEN (an xapp- token with connections:write), or use --http")
+    api_tokens = ApiTokens.from_env(settings.api) if settings.api.enabled else None  # before Slack: fail fast
     async with talking_to_slack("the bot token (auth.test)", "SLACK_BOT_TOKEN", secrets.api_url):
         services = await create_app(
             settings.slack,
@@ -118,6 +121,7 @@ async def serve_slack(
             runbooks=runbooks,
             memory=memory,
             drafter=drafter,
+            quiet_approvals=settings.api.approval_channel if api_tokens is not None else "",
         )
     metrics.attach(services)
     services.routes.extend(viewer.routes() if viewer else ())
@@ -127,6 +131,8 @@ async def serve_slack(
         loop.add_signal_handler(sig, stop.set)
     if settings.alertmanager is not None:
         serve_alertmanager(settings.alertmanager, services)
+    if api_tokens is not None:
+        serve_api(settings.api, services, api_tokens, viewer.link if viewer else None)
     files = raise_open_file_limit()
     log.info("open_file_limit", soft=files.soft, hard=files.hard, raised_from=files.was, error=files.error)
     runner = await start_http(services, host, port, slack_events=http)

@@ -22,6 +22,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from bot.access.settings import AccessSettings
 from bot.alerts.settings import AlertmanagerSettings
+from bot.api.settings import ApiSettings
 from bot.slack.settings import SlackSettings
 from bot.store.settings import StoreSettings
 from bot.viewer.settings import ViewerSettings
@@ -92,6 +93,8 @@ class Settings(BaseSettings):
     """Where runs are saved: SQLite by default (one process), PostgreSQL for several replicas."""
     access: AccessSettings = Field(default_factory=AccessSettings)
     """Who may start investigations, how many and how often, and the daily spend cap."""
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    """The HTTP API and MCP server for other agents and tools (`enabled = true`, tokens in OPSAGENT_API_TOKENS)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -213,8 +213,12 @@ class RunState:
         return StreakExhausted(reason, index, error) if reason is not None and error is not None else None
 
     def settle(self, step: Step, outcome: DispatchResult) -> tuple[Step, Verdict | None]:
-        """Replace a step that waited for approval with its outcome, once decided; and what it says of the run."""
+        """Replace a step that waited for approval with its outcome, once decided (its approval record keeps the id
+        of the approval it waited for); and what it says of the run."""
         fields, seen = self._dispatch_fields(step.index, step.call, outcome)
+        decided, asked = fields.get("approval"), step.approval
+        if isinstance(decided, ApprovalRecord) and asked is not None:  # the decision keeps the approval it settled
+            fields["approval"] = replace(decided, approval_id=decided.approval_id or asked.approval_id)
         settled = replace(step, **fields)
         counted = self._count(step.index, step.call, outcome.error)
         if not settled.pending:

@@ -73,18 +73,19 @@ def click_payload(
     user: str = ALICE,
     user_team: str | None = None,
     element_type: str = "button",
+    channel: str = CHANNEL,
 ) -> dict[str, Any]:
-    """A button click in the incident channel, as Slack sends it (with a working `response_url`); `user_team`
-    is a Slack Connect clicker's own workspace."""
+    """A button click in the incident channel (or `channel`), as Slack sends it (with a working `response_url`);
+    `user_team` is a Slack Connect clicker's own workspace."""
     return block_actions_payload(
         user,
         TEAM_ID,
-        CHANNEL,
+        channel,
         message_ts,
         thread_ts,
         action_id,
         value,
-        response_url=slack.response_url(CHANNEL, message_ts, user=user),
+        response_url=slack.response_url(channel, message_ts, user=user),
         trigger_id=slack.trigger_for(user),
         user_team_id=user_team,
         element_type=element_type,
@@ -171,9 +172,9 @@ class ThreadWatcher:
     def thread(self, ts: str, channel: str = CHANNEL) -> list[Any]:
         return self.slack.thread(channel, ts)
 
-    def approval_message(self, ts: str) -> tuple[Any, str] | None:
+    def approval_message(self, ts: str, channel: str = CHANNEL) -> tuple[Any, str] | None:
         """The approval message in the thread and its approval id, once posted."""
-        for message in self.thread(ts):
+        for message in self.thread(ts, channel):
             if (approval_id := approval_id_in(message)) is not None:
                 return message, approval_id
         return None
@@ -244,6 +245,7 @@ class HttpHarness(ThreadWatcher):
         user: str = ALICE,
         user_team: str | None = None,
         element_type: str = "button",
+        channel: str = CHANNEL,
     ) -> int:
         payload = click_payload(
             self.slack,
@@ -254,6 +256,7 @@ class HttpHarness(ThreadWatcher):
             user=user,
             user_team=user_team,
             element_type=element_type,
+            channel=channel,
         )
         return await self.post(*signed_action(SIGNING_SECRET, payload))
 
@@ -303,7 +306,8 @@ async def start_through_the_gate(
     first, then started."""
     admitted = await services.gate.admit(Investigate(asker, Place(CHANNEL, thread_ts, thread_ts), task))
     assert isinstance(admitted, Admitted), admitted
-    return await services.investigations.start(admitted)
+    started = await services.investigations.start(admitted)
+    return started if isinstance(started, ActiveRun) else None
 
 
 async def save_run(

@@ -1,4 +1,5 @@
-"""Who asks: a person in Slack, a bot's message, or a service that proved itself at its own door (Alertmanager).
+"""Who asks: a person in Slack, a bot's message, a service that proved itself at its own door (Alertmanager), or a
+program that called the HTTP API or the MCP server with its bearer token.
 
 Read off a payload at the door, before anything else looks at it; the gate decides what each may do.
 """
@@ -37,7 +38,19 @@ class Service:
     name: str
 
 
-Asker = Person | Bot | Service
+@dataclass(frozen=True, slots=True)
+class ApiClient:
+    """A program (a coding agent, an incident tool) that authenticated at the API's door with its bearer token:
+    `name` is the token's name in `[api] tokens_env` (`claude`, `ci`)."""
+
+    name: str
+
+
+Asker = Person | Bot | Service | ApiClient
+
+API_CLIENT_PREFIX = "api:"
+"""How an API client is recorded as a requester (`api:claude`): no Slack user id, bot id or service name has a
+colon, so its runs and its limits never mix with a person's."""
 
 
 def author_teams(payload: Mapping[str, Any]) -> tuple[str, ...]:
@@ -68,7 +81,7 @@ def clicker(body: Mapping[str, Any]) -> Person:
 
 def requester(asker: Asker) -> str:
     """Who a run or draft is asked by, as the store and the thread name them: the user id (a bot's user id, or
-    its bot id), or the service's name."""
+    its bot id), the service's name, or `api:` and the API client's name."""
     match asker:
         case Person(user=user):
             return user
@@ -76,3 +89,11 @@ def requester(asker: Asker) -> str:
             return user or bot_id
         case Service(name=name):
             return name
+        case ApiClient(name=name):
+            return f"{API_CLIENT_PREFIX}{name}"
+
+
+def api_client_of(requested_by: str) -> str | None:
+    """The name of the API client a requester is (`claude` for `api:claude`); None for anyone else."""
+    name = requested_by.removeprefix(API_CLIENT_PREFIX)
+    return name if name != requested_by else None

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 import structlog
 
-from bot.access.askers import Person
+from bot.access.askers import Person, api_client_of
 from bot.access.directory import CachedDirectory, Directory, SlackUser
 from bot.access.refusals import RefusalReason
 
@@ -78,8 +78,10 @@ class Identities:
 
     async def name_of(self, user_id: str) -> str:
         """The name Slack shows for a person, from the directory the gate has just asked (cached); "" when Slack
-        cannot say, or for a name that is no user id (`alertmanager`), without asking. For the audit log: who acted
-        is kept with the name they had then."""
+        cannot say, or for a name that is no user id (`alertmanager`), without asking; "API client claude" for an API
+        client (`api:claude`). For the audit log: who acted is kept with the name they had then."""
+        if (client := api_client_of(user_id)) is not None:
+            return f"API client {client}"
         if not (user_id[:1] in ("U", "W") and user_id.isascii() and user_id.isalnum() and user_id.isupper()):
             return ""
         try:

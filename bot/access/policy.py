@@ -36,6 +36,7 @@ class RunRequest:
     user: str
     """Who asked, as the ledger counts them: a Slack user id, or a service's name (`alertmanager`)."""
     channel: str
+    """Where it posts; "" for a run that posts in no channel (an API run without one): no channel rule applies."""
     per_user: bool = True
     """Whether the per-user limit applies: False for a service, which authenticates on its own."""
     action: Action = Action.START
@@ -63,7 +64,7 @@ def decide(request: RunRequest, *, settings: AccessSettings, recent: RecentUse, 
     """Whether `request` may start work for the model now: the channel allowlist, then the spend cap, then the
     rate limits. Who asks was checked before (`bot.access.identity`): limits are no business of outsiders."""
     action = request.action
-    if settings.allowed_channels and request.channel not in settings.allowed_channels:
+    if settings.allowed_channels and request.channel and request.channel not in settings.allowed_channels:
         return AccessRefused(RefusalReason.CHANNEL, action, channels=tuple(settings.allowed_channels))
     if settings.daily_spend_usd is not None and recent.spent_today_usd >= settings.daily_spend_usd:
         reset = datetime.combine(now.astimezone(UTC).date() + timedelta(days=1), time(), UTC)
@@ -79,7 +80,7 @@ def decide(request: RunRequest, *, settings: AccessSettings, recent: RecentUse, 
         return AccessRefused(
             RefusalReason.USER_RATE, action, retry_at=retry, limit=per_user, used=len(recent.user_starts)
         )
-    per_channel = settings.runs_per_channel_per_hour
+    per_channel = settings.runs_per_channel_per_hour if request.channel else None
     if (retry := _window_frees(recent.channel_starts, per_channel)) is not None:
         return AccessRefused(
             RefusalReason.CHANNEL_RATE, action, retry_at=retry, limit=per_channel, used=len(recent.channel_starts)

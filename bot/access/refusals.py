@@ -39,6 +39,9 @@ class RefusalReason(StrEnum):
     """The request needs an approver (approving, or stopping/rating when `[access]` says approvers only)."""
     DIRECTORY_UNAVAILABLE = "directory_unavailable"
     """Slack could not say who the person is: refused, fail closed; trying again can work."""
+    API_CLIENT = "api_client"
+    """An API client asked for what only people may do (approve, stop, rate, draft): it may start runs and guide
+    them, nothing more."""
     NOT_THEIR_MODAL = "not_their_modal"
     """A modal submission that no 👎 of this person on this run opened."""
     GUIDANCE_TOO_LONG = "guidance_too_long"

@@ -27,6 +27,7 @@ from bot.app import SlackServices
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.gate import Admitted, Gate
 from bot.gate.requests import Investigate, Place, StopRun
+from bot.runs.active import ActiveRun
 from bot.runs.service import InvestigationService
 from bot.slack.blocks import Message
 from bot.slack.outbox import Outbox
@@ -180,7 +181,7 @@ class AlertReceiver:
             case _:
                 assert_never(admission)
         fingerprints = frozenset(alert.fingerprint for alert in firing)
-        thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if run else None)
+        thread = AlertThread(self._channel, thread_ts, fingerprints, run.run_id if isinstance(run, ActiveRun) else None)
         await self._threads.save_alert_thread(group.group_key, thread)
         if self._audit is not None and firing:
             starts = min(alert.starts_at for alert in firing).isoformat()

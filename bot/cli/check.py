@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from bot.agent import PREVIEW_MODES, build_llm
+from bot.api.check import api_check
 from bot.cli.memory import memory_check
 from bot.cli.report import Mark, StatusLine
 from bot.cli.terminal import Terminal
@@ -122,6 +123,8 @@ async def run_check(settings: Settings, terminal: Terminal) -> int:
             terminal.report([NO_BACKENDS])
         if (memory := await memory_check(settings)) is not None:
             results.append(memory)
+        if (api := api_check(settings.api)) is not None:
+            results.append(api)
     for result in results:
         terminal.report(
             [

@@ -13,7 +13,7 @@ from typing import Generic, TypeVar, assert_never, cast
 
 import structlog
 
-from bot.access.askers import Asker, Bot, Person, Service, requester
+from bot.access.askers import ApiClient, Asker, Bot, Person, Service, requester
 from bot.access.identity import Identities, Standing
 from bot.access.policy import AccessPolicy, Counted, RunRequest
 from bot.access.refusals import AccessRefused, Action, RefusalReason
@@ -136,6 +136,8 @@ class Gate:
                 return await self._identities.name_of(user)
             case Bot() | Service():
                 return requester(asker)
+            case ApiClient(name=name):
+                return f"API client {name}"
             case _:
                 assert_never(asker)
 
@@ -145,6 +147,9 @@ class Gate:
         match request.asker:
             case Service():
                 return None  # it proved itself at its own door (Alertmanager's bearer token)
+            case ApiClient():  # its bearer token proved it at the API's door; it has no standing in Slack
+                allowed = isinstance(request, Investigate | Guidance)
+                return None if allowed else AccessRefused(RefusalReason.API_CLIENT, action)
             case Bot(bot_id=bot_id):
                 mentioned = isinstance(request, Investigate | AskDraft | Guidance | NoTask)
                 allowed = mentioned and bot_id in self.settings.allowed_bots

@@ -7,7 +7,7 @@ saved, then continued with the broker's decision. Observers see one run: one sta
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import assert_never
 
@@ -17,7 +17,7 @@ from bot.approvals.broker import ApprovalBroker
 from bot.approvals.store import ApprovalState
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.runs.active import ActiveRun, RunObserver
-from bot.slack.run_thread import RunThread
+from bot.runs.surface import RunSurface
 from bot.store.ports import RunRecords
 from bot.store.protocol import LeaseLostError, StoreUnavailableError
 from bot.store.records import RunStatus
@@ -58,10 +58,13 @@ class DurableRun:
     agent: Agent
     runs: RunRecords
     broker: ApprovalBroker
-    thread: RunThread
+    thread: RunSurface
     audit: AuditTrail
     observers: Sequence[RunObserver]
     replica: str
+    saved: Callable[[str], Awaitable[None]] | None = None
+    """Told the run's id after each checkpoint lands (announced on the progress topic: API streams wake on it); must
+    not raise."""
     _approvals: dict[int, str] = field(default_factory=dict)
     """The approval id of each step that waited for one (a decided step's trace no longer names it)."""
 
@@ -170,6 +173,8 @@ class DurableRun:
                 )
                 if stopper:  # a Stop that landed on another replica, or whose relay was lost, ends the run here
                     self.run.stop(stopper)
+                if self.saved is not None:
+                    await self.saved(self.run.run_id)
                 return
             except LeaseLostError as exc:
                 raise RunTakenOver(str(exc)) from exc

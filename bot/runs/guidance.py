@@ -131,7 +131,10 @@ class RunGuidance:
 
     async def too_late(self, record: RunRecord, left: list[GuidanceRecord]) -> None:
         """Tell each person whose guidance the ended run never took, once per message however many replicas see it
-        (the run's end, and a message kept just as it ended, both look)."""
+        (the run's end, and a message kept just as it ended, both look). A run posted in no channel has no thread to
+        say it in: its API client reads in the run's events which guidance the run took."""
+        if not record.channel:
+            return
         told: dict[str, list[str]] = {}
         for kept in left:
             if await self._dedupe.remember(f"guidance-too-late:{kept.run_id}:{kept.seq}", TOO_LATE_TTL_S):

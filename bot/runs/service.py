@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access.askers import requester
+from bot.access.refusals import AccessRefused
 from bot.approvals.broker import RUN_STOPPED_REASON, ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.gate import Admitted, Gate
@@ -24,13 +26,15 @@ from bot.runs.active import ActiveRun, RunObserver, stopped_by
 from bot.runs.durable import DurableRun, RunTakenOver
 from bot.runs.guidance import RunGuidance
 from bot.runs.memory import RunMemory
+from bot.runs.quiet import QuietRun, quiet_approvals
 from bot.runs.saved import earlier_work, readable_trace
 from bot.runs.supervisor import RunSupervisor
-from bot.runs.topics import STOPS_TOPIC
+from bot.runs.surface import RunSurface
+from bot.runs.topics import PROGRESS_TOPIC, STOPS_TOPIC
 from bot.runs.voice import ServiceVoice
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
-from bot.slack.run_thread import RunThread, TraceLink
+from bot.slack.run_thread import TraceLink
 from bot.slack.updates import MessageUpdates
 from bot.store.ports import Dedupe, GuidanceLog, Leases, RunRecords, Topics
 from bot.store.protocol import StoreAtCapacityError, StoreConflictError, StoreUnavailableError
@@ -42,9 +46,20 @@ from opsagent_tools.runbooks import RunbookLibrary, runbooks_note
 log = structlog.get_logger("opsagent.investigations")
 
 STILL_RUNNING = "An investigation is still running in this thread. Wait for its answer, or say “@opsagent stop” first."
+SHUTTING_DOWN = "Not started: I am shutting down. Try again shortly."
+STORE_DOWN = "Not started: OpsAgent cannot reach its run store. Ask again shortly."
 
 AgentFactory = Callable[[ConfirmHook], Agent]
 """Builds the agent for one run around that run's confirm hook (the broker's, bound to the thread)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotStarted:
+    """An admitted run that did not start, and why: `refused` by the concurrency cap, or `words` alone (shutting
+    down, the run store unreachable, the thread's run still going). Already said where the run would have posted."""
+
+    words: str
+    refused: AccessRefused | None = None
 
 
 class InvestigationService:
@@ -73,8 +88,12 @@ class InvestigationService:
         memory: RunMemory | None = None,
         broadcast_verdict: bool = False,
         workspace_url: str = "",
+        quiet_approvals: str = "",
     ) -> None:
         self._agent_factory = agent_factory
+        self._outbox, self._updates, self._trace_link = outbox, updates, trace_link
+        self._quiet_approvals = quiet_approvals
+        """Where the approvals of runs posted in no channel go (`[api] approval_channel`); "" denies them."""
         self._runbooks = runbooks
         self._memory = memory
         """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
@@ -114,9 +133,10 @@ class InvestigationService:
         """Runs in flight in this process, by run id."""
         return self.supervisor.active
 
-    async def start(self, admitted: Admitted[Investigate]) -> ActiveRun | None:
+    async def start(self, admitted: Admitted[Investigate]) -> ActiveRun | NotStarted:
         """Start the investigation the gate admitted, if the concurrency cap has a slot and the bot is not shutting
-        down; a refusal is said to the person (ephemeral), or in the thread for an alert.
+        down; a refusal is said to the person (ephemeral), or in the thread for an alert or an API client, and
+        returned. A request made in no channel (an API run without one) starts a run that posts nowhere.
 
         The task is a person's words (or an alert's fixed task), redacted at its door; what it comes with from
         elsewhere (an alert's details, the thread's earlier run) the model sees fenced as data, with the runbooks
@@ -126,15 +146,15 @@ class InvestigationService:
         channel, thread_ts = request.place.channel, request.place.thread_ts
         if not self.supervisor.accepting:
             self._gate.withdraw(admitted)
-            self._voice.reply(channel, thread_ts, "Not started: I am shutting down. Try again shortly.")
-            return None
+            self._voice.reply(channel, thread_ts, SHUTTING_DOWN)
+            return NotStarted(SHUTTING_DOWN)
         noted = await runbooks_note(self._runbooks, request.task, request.labels)
         data = "\n\n".join(part for part in (request.data, earlier_work(request.earlier), noted) if part)
-        now = utc_now()
+        now, run_id = utc_now(), new_run_id()
         record = RunRecord(
-            run_id=new_run_id(),
+            run_id=run_id,
             channel=channel,
-            thread_ts=thread_ts,
+            thread_ts=thread_ts if channel else run_id,  # no thread: its own id keeps (channel, thread) unique
             requested_by=requester(request.asker),
             task=request.task,
             task_data=data,
@@ -152,18 +172,16 @@ class InvestigationService:
             refused = await self._gate.at_capacity(admitted)
             text = refusal_text(refused, now=self._gate.now(), approvers=self._broker.approvers())
             self._voice.refuse(request.asker, request.place, text)
-            return None
+            return NotStarted(text, refused)
         except StoreUnavailableError as exc:  # not started, not lost in silence: the person can ask again
             self._gate.withdraw(admitted)
             log.error("run_store_unavailable", error=str(exc)[:300])
-            self._voice.reply(
-                channel, thread_ts, "Not started: OpsAgent cannot reach its run store. Ask again shortly."
-            )
-            return None
+            self._voice.reply(channel, thread_ts, STORE_DOWN)
+            return NotStarted(STORE_DOWN)
         except StoreConflictError:  # another mention in this thread, maybe on another replica, got there first
             self._gate.withdraw(admitted)
             self._voice.reply(channel, thread_ts, STILL_RUNNING)
-            return None
+            return NotStarted(STILL_RUNNING)
         return self._launch(record, asked=request.asked or request.task)
 
     def resume(self, record: RunRecord) -> ActiveRun | None:
@@ -200,7 +218,7 @@ class InvestigationService:
         return True
 
     async def _end_for_good(
-        self, run_id: str, reason: StopReason, detail: str, *, stopped: str = "", thread: RunThread | None = None
+        self, run_id: str, reason: StopReason, detail: str, *, stopped: str = "", thread: RunSurface | None = None
     ) -> None:
         """End a saved run with `reason` (and `detail` saying why) so no one resumes it, and say so in its thread:
         a Stop for a run nobody carries (its replica died; `stopped` says by whom), or a run that failed inside
@@ -225,8 +243,9 @@ class InvestigationService:
             record.run_id, status=RunStatus.FINISHED, trace_json=ended.to_json(indent=None), owner=replica
         )
         await self.supervisor.release(record.run_id)
+        await self._progressed(record.run_id)
         await self._audit.record(AuditKind.RUN_FINISHED, run_id=record.run_id, stop_reason=str(reason), ok=False)
-        (thread or self._voice.thread(record)).finished(ended, stopped_by=stopped)
+        (thread or self._presence(record, None)[0]).finished(ended, stopped_by=stopped)
         if self._memory is not None:
             await self._memory.remember_finished(record.run_id)
 
@@ -236,8 +255,27 @@ class InvestigationService:
         await self.supervisor.shutdown(timeout_s=timeout_s)
         await self._voice.drain(deadline)
 
+    async def _progressed(self, run_id: str) -> None:
+        """A run's checkpoint moved on: announced to whoever follows it (the API's streams, on any replica). Never
+        raises: the announcement is a wake-up call, and whoever follows the run re-reads the store on its own too."""
+        try:
+            await self._topics.notify(PROGRESS_TOPIC, run_id)
+        except Exception as exc:
+            log.warning("progress_announce_failed", run_id=run_id, error=repr(exc)[:200])
+
     def _launch(self, record: RunRecord, *, asked: str | None) -> ActiveRun:
         return self.supervisor.launch(record, lambda run: self._investigate(run, record, asked))
+
+    def _presence(self, record: RunRecord, asked: str | None) -> tuple[RunSurface, ConfirmHook]:
+        """Where a run shows itself and asks for approvals: its Slack thread; or, for a run posted in no channel,
+        nowhere, its approvals going to the quiet approvals channel (denied without one)."""
+        if record.channel:
+            hook = self._broker.confirm_hook(record.run_id, record.channel, record.thread_ts, record.requested_by)
+            return self._voice.thread(record, asked), hook
+        trace_url = self._trace_link(record.run_id) if self._trace_link is not None else None
+        channel = self._quiet_approvals
+        quiet = QuietRun(run_id=record.run_id, updates=self._updates, approvals=channel, trace_url=trace_url)
+        return quiet, quiet_approvals(self._broker, self._outbox, record, channel=channel, trace_url=trace_url)
 
     async def _investigate(self, run: ActiveRun, record: RunRecord, asked: str | None) -> None:
         """Carry one run to its end (`asked` set: a new run; None: resuming `record`'s checkpoint)."""
@@ -245,7 +283,7 @@ class InvestigationService:
         structlog.contextvars.bind_contextvars(
             run_id=run.run_id, channel=run.channel, thread_ts=run.thread_ts, user=run.requested_by
         )
-        thread = self._voice.thread(record, asked)
+        thread, hook = self._presence(record, asked)
         if record.stop_requested_by:  # stopped while no process carried it, or before its last save
             run.stop(record.stop_requested_by)
         try:
@@ -257,7 +295,6 @@ class InvestigationService:
                 await self._audit.record(AuditKind.RUN_RESUMED, run_id=run.run_id, replica=self.supervisor.replica)
                 await thread.resumed(checkpoint)
             await self.guidance.resumed(run, checkpoint)
-            hook = self._broker.confirm_hook(run.run_id, run.channel, run.thread_ts, run.requested_by)
             journey = DurableRun(
                 run,
                 self._agent_factory(hook),
@@ -267,6 +304,7 @@ class InvestigationService:
                 self._audit,
                 self._observers,
                 self.supervisor.replica,
+                saved=self._progressed,
             )
             result = await journey.carry(record.task, record.task_data, checkpoint, resumed=asked is None)
             thread.finished(result, stopped_by=run.stopped_by)
@@ -305,7 +343,7 @@ class InvestigationService:
                     f"❌ The investigation failed inside OpsAgent ({type(exc).__name__}). The logs have details."
                 )
 
-    async def _interrupted(self, run: ActiveRun, thread: RunThread) -> None:
+    async def _interrupted(self, run: ActiveRun, thread: RunSurface) -> None:
         """The process is stopping: the last checkpoint stands; the thread is told the run will continue."""
         saved = await self._runs.get_run(run.run_id)
         trace = readable_trace(saved) if saved is not None else None

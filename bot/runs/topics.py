@@ -11,3 +11,6 @@ STOPS_TOPIC = "opsagent_stops"
 """Where a Stop that lands on one replica is announced to the replica running the run."""
 GUIDANCE_TOPIC = "opsagent_guidance"
 """Where a replica that kept guidance for a run announces it (the run id), for the replica carrying the run."""
+PROGRESS_TOPIC = "opsagent_progress"
+"""Where the replica carrying a run announces (the run id) that its checkpoint moved on: a step, a pause, its end.
+What wakes the API's event streams and waits, on any replica."""

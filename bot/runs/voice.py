@@ -76,8 +76,8 @@ class ServiceVoice:
         )
 
     def refuse(self, asker: Asker, place: Place, text: str) -> None:
-        """Tell who asked why no run started: only them when a person asked, the thread when an alert (or an
-        allowed bot) did."""
+        """Tell who asked why no run started: only them when a person asked, the thread when an alert (an allowed
+        bot, an API client) did; nobody when it was asked in no channel (its caller hears it from the API)."""
         if isinstance(asker, Person):
             self.tell(place.channel, place.thread_ts, asker.user, text)
         else:
@@ -85,13 +85,18 @@ class ServiceVoice:
 
     def tell(self, channel: str, thread_ts: str, user: str, text: str) -> None:
         """Words of ours for one person only (an ephemeral message in the thread)."""
+        if not channel:
+            return
         message = ephemeral(text)
         self._outbox.enqueue(
             "chat_postEphemeral", channel, user=user, thread_ts=thread_ts, text=message.text, blocks=message.blocks
         )
 
     def reply(self, channel: str, thread_ts: str, text: str) -> None:
-        """A plain text reply of ours in the thread (our own words: not escaped, mentions work)."""
+        """A plain text reply of ours in the thread (our own words: not escaped, mentions work); none for a run posted
+        in no channel."""
+        if not channel:
+            return
         self._outbox.enqueue("chat_postMessage", channel, thread_ts=thread_ts, text=text)
 
     async def drain(self, deadline: float) -> None:

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from urllib.parse import quote
 
+from bot.access.askers import api_client_of
+
 FENCE = "```"
 BACKTICK_STANDIN = "ˋ"
 """U+02CB, shown for a backtick inside code: a real one could close the fence early."""
@@ -132,10 +134,13 @@ def more_marker(count: int) -> str:
 
 
 def user_ref(user: str | None) -> str:
-    """A Slack user id as a mention (`<@U123>`; one already written so, as older stores kept Stops, stays one);
-    anything else (a name, "alice (terminal)") escaped."""
+    """A Slack user id as a mention (`<@U123>`; one already written so, as older stores kept Stops, stays one); an
+    API client's requester (`api:claude`) as "API client `claude`"; anything else (a name, "alice (terminal)")
+    escaped, never a mention."""
     if not user:
         return "someone"
+    if (client := api_client_of(user)) is not None:
+        return f"API client {inline_code(client)}"
     if (mention := _SLACK_MENTION.fullmatch(user)) is not None:
         user = mention.group(1)
     return f"<@{user}>" if _SLACK_USER.fullmatch(user) else clip_literal(" ".join(user.split()), 100)

@@ -50,6 +50,7 @@ def refusal_text(refused: AccessRefused, *, now: datetime, approvers: Approvers,
             | RefusalReason.NOT_AN_APPROVER
             | RefusalReason.DIRECTORY_UNAVAILABLE
             | RefusalReason.NOT_THEIR_MODAL
+            | RefusalReason.API_CLIENT
         ):
             return _who_words(refused.reason, action, approvers=approver_mentions(approvers), requested_by=requested_by)
         case RefusalReason.GUIDANCE_TOO_LONG:
@@ -99,6 +100,8 @@ def _who_words(reason: RefusalReason, action: Action, *, approvers: str, request
             return f"{NOT_DONE[action]}: Slack could not tell me who you are just now; try again in a moment."
         case RefusalReason.NOT_THEIR_MODAL:
             return "Not kept: this form does not belong to a 👎 of yours on this investigation. Click 👎 again."
+        case RefusalReason.API_CLIENT:
+            why = f"API clients cannot {doing}: that stays with people in Slack."
         case _:
             raise ValueError(f"{reason} is a limit, not a reason about who asks")
     if action is Action.STOP and requested_by:

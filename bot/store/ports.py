@@ -26,7 +26,7 @@ from opsagent_tools.memory import PastIncident
 
 
 class RunLookup(Protocol):
-    """Reading runs: the door, the viewer, the alert receiver, drafts and reports ask only this."""
+    """Reading runs: the door, the viewer, the alert receiver, the API, drafts and reports ask only this."""
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The run with this id as last saved, or None when there is no such run."""
@@ -34,6 +34,11 @@ class RunLookup(Protocol):
 
     async def run_in_thread(self, channel: str, thread_ts: str) -> RunRecord | None:
         """The latest run started in this thread (finished or not), or None when the thread has none."""
+        ...
+
+    async def runs_requested_by(self, requested_by: str, *, limit: int = 20) -> list[RunRecord]:
+        """The latest `limit` runs asked for by `requested_by` (a user id, `api:claude`), newest first; empty for
+        someone who asked for none."""
         ...
 
 

@@ -75,6 +75,15 @@ class SqlRunRecords:
         )
         return RunRecord.model_validate(rows[0]) if rows else None
 
+    async def runs_requested_by(self, requested_by: str, *, limit: int = 20) -> list[RunRecord]:
+        """The latest `limit` runs `requested_by` asked for, newest first."""
+        rows = await self._db.fetch(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE requested_by = $1 ORDER BY created_at DESC, run_id DESC LIMIT $2",
+            requested_by,
+            limit,
+        )
+        return [RunRecord.model_validate(row) for row in rows]
+
     async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> str:
         """Save the run's status and trace, fenced by `owner` when given; who asked the run to stop, or ""
         (see `RunRecords.checkpoint`)."""

@@ -178,6 +178,8 @@ def _incident_search(dialect: Dialect) -> tuple[str, ...]:
             assert_never(dialect)
 
 
+_RUNS_BY_REQUESTER = ("CREATE INDEX runs_by_requester ON runs (requested_by, created_at)",)
+
 MIGRATIONS = (
     Migration(1, "runs, approvals, dedup keys, side effects, append-only audit", _TABLES, _append_only),
     Migration(2, "alert groups and their threads", _ALERT_GROUPS),
@@ -190,6 +192,7 @@ MIGRATIONS = (
         8, "the memory of past incidents, searched in full text; alert labels on runs", _INCIDENTS, _incident_search
     ),
     Migration(9, "what people told running investigations", _GUIDANCE),
+    Migration(10, "runs by who asked for them (an API client lists its own)", _RUNS_BY_REQUESTER),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -41,6 +41,17 @@ async def test_runs_round_trip_and_the_latest_run_of_a_thread(store: RunStore, c
         await store.runs.checkpoint("nope", status=RunStatus.FINISHED, trace_json="")
 
 
+async def test_the_runs_one_requester_asked_for_come_newest_first_up_to_the_limit(store: RunStore) -> None:
+    for number in range(4):
+        requested_by = "api:claude" if number != 2 else "U1"
+        record = a_run(f"r{number}", thread_ts=f"17000000{number}0.000100", at=T0 + timedelta(minutes=number))
+        await store.runs.create_run(record.model_copy(update={"requested_by": requested_by}))
+    assert [r.run_id for r in await store.runs.runs_requested_by("api:claude")] == ["r3", "r1", "r0"]
+    assert [r.run_id for r in await store.runs.runs_requested_by("api:claude", limit=2)] == ["r3", "r1"]
+    assert [r.run_id for r in await store.runs.runs_requested_by("U1")] == ["r2"]
+    assert await store.runs.runs_requested_by("api:ci") == []
+
+
 async def test_a_stop_request_is_kept_on_the_run_and_read_back_by_its_checkpoints(store: RunStore) -> None:
     await store.runs.create_run(a_run("r1"))
     assert await store.leases.acquire_lease("r1", "replica-a", 30)
