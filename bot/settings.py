@@ -24,6 +24,7 @@ from bot.access.settings import AccessSettings
 from bot.alerts.settings import AlertmanagerSettings
 from bot.slack.settings import SlackSettings
 from bot.store.settings import StoreSettings
+from bot.verification.settings import VerificationSettings
 from bot.viewer.settings import ViewerSettings
 from kernel import DEFAULT_REDACTOR, Budget, ContextPolicy, Pricing, SideEffectPolicy
 from opsagent_tools.links import LinkSettings
@@ -92,6 +93,8 @@ class Settings(BaseSettings):
     """Where runs are saved: SQLite by default (one process), PostgreSQL for several replicas."""
     access: AccessSettings = Field(default_factory=AccessSettings)
     """Who may start investigations, how many and how often, and the daily spend cap."""
+    verification: VerificationSettings = Field(default_factory=VerificationSettings)
+    """Whether and when an approved action is checked after it ran (did the symptom go away?)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -324,7 +324,7 @@ class CheckSchedule(Protocol):
         kept: False, and nothing kept, when `owner` no longer holds it (another replica has taken it over)."""
         ...
 
-    async def check_done(self, check: ScheduledCheck, owner: str) -> bool:
-        """The check's result is in its run's trace (or never will be): nothing more to do for it; whether `owner`
-        held it. Idempotent."""
+    async def check_done(self, check: ScheduledCheck) -> None:
+        """The check's result is in its run's trace (or never will be): nothing more to do for it, whoever holds it
+        (writing a result into the trace twice keeps one, so this needs no lease). Idempotent."""
         ...

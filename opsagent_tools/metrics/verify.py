@@ -96,13 +96,14 @@ async def recheck_symptom(
         return _inconclusive(metric, None, f"the query failed: {failure}")
     except Exception as exc:  # a backend's own error: the check says so rather than fail the duty
         return _inconclusive(metric, None, f"the query failed ({type(exc).__name__}: {str(exc)[:200]})")
-    return judge(metric, unit, found, action_at.timestamp())
+    return judge(metric, unit, found, action_at=action_at.timestamp(), now=now.timestamp() - step_s / 2)
 
 
-def judge(metric: str, unit: str | None, found: Sequence[Series], action_at: float) -> SymptomCheck:
-    """The outcome of a re-read (pure): of the series whose change before `action_at` is largest, whether its latest
-    value is back within its range from before that change, widened by its noise and by a tenth of the incident's
-    size (so a value that came 90% of the way back holds; one still near the incident's level does not)."""
+def judge(metric: str, unit: str | None, found: Sequence[Series], *, action_at: float, now: float) -> SymptomCheck:
+    """The outcome of a re-read (pure): of the series whose change before `action_at` is largest, whether its value
+    now (a sample at `now` or later: a series that stopped, or is NaN now, tells nothing) is back within its range
+    from before that change, widened by its noise and by a tenth of the incident's size (so a value that came 90% of
+    the way back holds; one still near the incident's level does not)."""
     judged = []
     for series in found:
         finite = [(t, v) for t, v in series.points if math.isfinite(v)]
@@ -116,6 +117,8 @@ def judge(metric: str, unit: str | None, found: Sequence[Series], action_at: flo
     if not before or not since:
         missing = "before the action" if not before else "since the action"
         return _inconclusive(metric, unit, f"no data {missing}", bars)
+    if since[-1][0] < now:
+        return _inconclusive(metric, unit, "no data now: the series stopped after the action", bars)
     if change.began is None:
         return _inconclusive(metric, unit, f"no change before the action to compare with ({change.brief})", bars)
     normal = [v for t, v in before if t < change.began]

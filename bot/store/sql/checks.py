@@ -65,16 +65,14 @@ class SqlChecks:
         )
         return changed == 1
 
-    async def check_done(self, check: ScheduledCheck, owner: str) -> bool:
-        """Mark the check done for good, while `owner` holds it."""
-        changed = await self._db.execute(
-            f"UPDATE action_checks SET recorded = 1, owner = '', lease_until = NULL WHERE {_KEY} AND owner = $4",
+    async def check_done(self, check: ScheduledCheck) -> None:
+        """Mark the check done for good."""
+        await self._db.execute(
+            f"UPDATE action_checks SET recorded = 1, owner = '', lease_until = NULL WHERE {_KEY}",
             check.run_id,
             check.step,
             check.check,
-            owner,
         )
-        return changed == 1
 
 
 def _check(row: Row) -> ScheduledCheck:

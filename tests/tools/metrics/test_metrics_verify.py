@@ -19,7 +19,7 @@ from testkit.fakes.model_server import closed_port_url
 from testkit.servers.prometheus import PrometheusServer
 
 ACTION_AT = 1200.0
-"""The action ran 20 minutes into a 30-minute series sampled every minute."""
+"""The action ran 20 minutes into a series sampled every minute."""
 
 
 def family(url: str, prometheus: PrometheusServer) -> MetricsFamily:
@@ -88,6 +88,8 @@ def series(values: list[float], labels: dict[str, str] | None = None) -> Series:
     return Series(labels or {}, [(i * 60.0, value) for i, value in enumerate(values)])
 
 
+AT_THE_END = {"action_at": ACTION_AT, "now": ACTION_AT + 10 * 60}
+AT_MINUTE_21 = {"action_at": ACTION_AT, "now": ACTION_AT + 60}
 BASELINE = [0.001, 0.0012, 0.0011, 0.001, 0.0012, 0.001, 0.0011, 0.001, 0.0012, 0.001]
 INCIDENT = [0.12] * 10
 """Ten minutes at about 0.1%, then ten at 12%: the action runs at the end of the incident (minute 20)."""
@@ -106,7 +108,7 @@ INCIDENT = [0.12] * 10
     ids=["recovered", "exactly as before", "still high", "half way down", "relapsed", "recovered at last"],
 )
 def test_held_is_the_latest_value_back_within_the_range_before_the_incident(after, outcome) -> None:
-    check = judge("http_5xx_rate", "percent", [series([*BASELINE, *INCIDENT, 0.12, *after])], ACTION_AT)
+    check = judge("http_5xx_rate", "percent", [series([*BASELINE, *INCIDENT, 0.12, *after])], **AT_THE_END)
     assert check.outcome is outcome
     assert check.value(check.before) == "12.0%"
     assert check.value(check.now) == check.value(after[-1])
@@ -117,16 +119,16 @@ def test_noise_before_the_incident_widens_the_range() -> None:
     rng = random.Random(3)
     noisy = [100 + rng.uniform(-8, 8) for _ in BASELINE]
     incident = [400.0] * 10
-    check = judge("http_request_rate", "rps", [series([*noisy, *incident, 400.0, 112.0])], ACTION_AT)
+    check = judge("http_request_rate", "rps", [series([*noisy, *incident, 400.0, 112.0])], **AT_MINUTE_21)
     assert check.outcome is VerificationOutcome.HELD, "12 above a range that varies by ±8 each minute is noise"
-    check = judge("http_request_rate", "rps", [series([*noisy, *incident, 400.0, 180.0])], ACTION_AT)
+    check = judge("http_request_rate", "rps", [series([*noisy, *incident, 400.0, 180.0])], **AT_MINUTE_21)
     assert check.outcome is VerificationOutcome.DID_NOT_HOLD
 
 
 def test_of_several_series_the_one_that_changed_most_is_judged() -> None:
     calm = series([0.5] * 22, {"pod": "b"})
     sick = series([*BASELINE, *INCIDENT, 0.12, 0.12], {"pod": "a"})
-    check = judge("cpu_usage", "cores", [calm, sick], ACTION_AT)
+    check = judge("cpu_usage", "cores", [calm, sick], **AT_MINUTE_21)
     assert (check.outcome, check.value(check.now)) == (VerificationOutcome.DID_NOT_HOLD, "0.12cores")
 
 
@@ -137,14 +139,16 @@ def test_of_several_series_the_one_that_changed_most_is_judged() -> None:
         ([0.12] * 21 + [0.001], "no change before the action to compare with (flat at 12.0%)"),
         ([0.001, *[0.12] * 20, 0.001], "too little data from before the incident to know its normal range"),
         ([float("nan")] * 22, "no data: the query found no values"),
+        ([*BASELINE, *INCIDENT, 0.12, 0.002, float("nan")], "no data now: the series stopped after the action"),
     ],
-    ids=["nothing since the action", "high all along", "one point before the incident", "all NaN"],
+    ids=["nothing since the action", "high all along", "one point before the incident", "all NaN", "NaN now"],
 )
 def test_without_the_data_to_tell_it_is_inconclusive(values, detail) -> None:
-    check = judge("http_5xx_rate", "percent", [series(values)], ACTION_AT)
+    now = {"action_at": ACTION_AT, "now": (len(values) - 1) * 60.0}
+    check = judge("http_5xx_rate", "percent", [series(values)], **now)
     assert (check.outcome, check.detail) == (VerificationOutcome.INCONCLUSIVE, detail)
 
 
 def test_no_series_at_all_is_inconclusive() -> None:
-    check = judge("http_5xx_rate", "percent", [], ACTION_AT)
+    check = judge("http_5xx_rate", "percent", [], **AT_MINUTE_21)
     assert (check.outcome, check.detail) == (VerificationOutcome.INCONCLUSIVE, "no data: the query found no values")

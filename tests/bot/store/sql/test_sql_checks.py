@@ -98,7 +98,7 @@ async def test_a_result_waits_for_its_run_to_finish_then_is_written_into_the_tra
     ready = await store.checks.claim_check("replica-a", 30)
     assert (ready.check, ready.result) == (1, found(1))
     assert await store.runs.record_verification("r1", ready.result)
-    assert await store.checks.check_done(ready, "replica-a")
+    await store.checks.check_done(ready)
     assert await store.checks.claim_check("replica-a", 30) is None, "done for good"
     trace = RunResult.from_json((await store.runs.get_run("r1")).trace_json)
     assert trace.verifications == [found(1)]
