@@ -103,9 +103,14 @@ async def opened_toolset(
             links=settings.links,
             **options,
         )
-        metrics = settings.tools.metrics
-        symptoms = MetricsFamily(metrics, now=settings.tools.clock(), links=settings.links) if metrics else None
-        yield Toolset(tools, runbooks, mcp, symptoms)
+        yield Toolset(tools, runbooks, mcp, symptom_checker(settings))
+
+
+def symptom_checker(settings: Settings) -> SymptomChecker | None:
+    """What reads a symptom again to check an approved action: the metrics family `[tools.metrics]` configures, on
+    the tools' clock; None without it (a check then says there is no metric to re-check)."""
+    metrics = settings.tools.metrics
+    return MetricsFamily(metrics, now=settings.tools.clock(), links=settings.links) if metrics else None
 
 
 def require_llm(settings: Settings, *, instead: str = "") -> LLM:

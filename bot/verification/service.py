@@ -134,16 +134,7 @@ class ActionChecks:
             log.warning("check_taken_over", run_id=check.run_id, step=check.step, check=check.check)
             return
         log.info("action_checked", run_id=check.run_id, step=check.step, check=check.check, outcome=str(found.outcome))
-        await self._audit.record(
-            AuditKind.ACTION_VERIFIED,
-            run_id=check.run_id,
-            step=check.step,
-            check=check.check,
-            outcome=str(found.outcome),
-            metric=found.metric,
-            before=found.before,
-            now=found.now,
-        )
+        await audit_check(self._audit, check.run_id, found)
         self._messages.checked(
             trace,
             found,
@@ -172,3 +163,17 @@ class ActionChecks:
             self._messages.recorded(
                 trace, channel=record.channel, summary_ts=record.summary_ts, stopped_by=record.stop_requested_by
             )
+
+
+async def audit_check(audit: AuditTrail, run_id: str, found: Verification) -> None:
+    """The check in the audit log (never raises): the action's step, the check's number, its outcome and values."""
+    await audit.record(
+        AuditKind.ACTION_VERIFIED,
+        run_id=run_id,
+        step=found.step,
+        check=found.check,
+        outcome=str(found.outcome),
+        metric=found.metric,
+        before=found.before,
+        now=found.now,
+    )
