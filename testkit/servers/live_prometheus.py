@@ -6,6 +6,8 @@ incident that begins, a rollback that makes it recover): the test sets a gauge, 
 - `scraping_prometheus(root, exporter)` starts Prometheus (scrape and evaluation every 1 s) on a free port, scraping
   the exporter; `samples(prometheus, selector)` says how many samples it holds of a series in the last minutes, so a
   test waits for data rather than sleeping.
+- `LiveIncident` is the two together, with the metrics family that reads them (`http_5xx_rate` is the gauge), and
+  `RollbackBot` the Slack app's runs on it: they read the real Prometheus and roll back, which changes the gauge.
 - Without the `prometheus` binary the fixture fails (it does not skip): apt-get install prometheus.
 """
 
@@ -15,13 +17,20 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 
+from kernel import ToolRegistry
+from opsagent_tools.links import LinkSettings
+from opsagent_tools.metrics import MetricAlias, MetricsFamily, MetricsSettings
+from opsagent_tools.time_words import utc_now
 from testkit.servers.local_server import free_port
 from testkit.servers.prometheus import binary, served
+from testkit.slack_bot import IncidentBot
 
 GAUGE = "opsagent_test_error_ratio"
 """The exporter's gauge: a share of requests that fail, per `service` label."""
@@ -113,3 +122,60 @@ def wait_for_samples(url: str, selector: str, count: int, *, above: float | None
         if time.monotonic() > deadline:
             raise TimeoutError(f"Prometheus did not scrape {count} samples of {selector} within {within_s:g} s")
         time.sleep(0.2)
+
+
+@dataclass(frozen=True)
+class LiveIncident:
+    """An exporter and the Prometheus scraping it."""
+
+    url: str
+    exporter: GaugeExporter
+
+    def metrics(self, url: str | None = None) -> MetricsFamily:
+        """The metrics family on this Prometheus (or another `url`), on the wall clock; its `http_5xx_rate` (and
+        `error_ratio`) is the exporter's gauge, in percent."""
+        gauge = MetricAlias(promql=f'max({GAUGE}{{service="{{service}}"}})', unit="percent", description="failing")
+        aliases = {"http_5xx_rate": gauge, "error_ratio": gauge}
+        settings = MetricsSettings(url=url or self.url, scrape_interval_s=1, aliases=aliases)
+        return MetricsFamily(settings, now=utc_now, links=LinkSettings())
+
+
+NORMAL, INCIDENT = 0.001, 0.12
+"""The errors' share before the incident and during it."""
+
+
+@contextlib.contextmanager
+def live_incident(root: Path, services: tuple[str, ...]) -> Iterator[LiveIncident]:
+    """An exporter and Prometheus under `root`: every service's errors at 0.1% for 8 scrapes, then at 12% for 5
+    seconds (and on, until a rollback or the test changes them)."""
+    with GaugeExporter() as exporter:
+        for service in services:
+            exporter.set(service, NORMAL)
+        with scraping_prometheus(root, exporter) as url:
+            selector = f'{GAUGE}{{service="{services[0]}"}}'
+            wait_for_samples(url, selector, 8)
+            for service in services:
+                exporter.set(service, INCIDENT)
+            wait_for_samples(url, selector, 5, above=INCIDENT / 2)
+            yield LiveIncident(url, exporter)
+
+
+class RollbackBot(IncidentBot):
+    """The Slack app's runs on a `LiveIncident`: `query_metrics` reads its Prometheus, and `rollback_deployment` (a
+    side effect) sets what then happens to the service's errors, `after_rollback`: a value, None (unchanged), or
+    "gone" (the service stops reporting)."""
+
+    def __init__(self, script: list[list[Any]], incident: LiveIncident, after_rollback: float | str | None) -> None:
+        super().__init__(script)
+        self.tools = ToolRegistry(incident.metrics().tools())
+        executed, exporter = self.executed, incident.exporter
+
+        @self.tools.register(side_effect=True)
+        async def rollback_deployment(service: str, to_version: str) -> str:
+            """Roll back a deployment."""
+            executed.append((service, to_version))
+            if after_rollback == "gone":
+                exporter.remove(service)
+            elif isinstance(after_rollback, float):
+                exporter.set(service, after_rollback)
+            return f"rolled back {service} to {to_version}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -20,14 +19,11 @@ import pytest
 from bot.slack.action_ids import APPROVE
 from bot.store.protocol import RunStore
 from bot.verification.settings import VerificationSettings
-from kernel import RunResult, ToolRegistry, text_turn
-from opsagent_tools.links import LinkSettings
-from opsagent_tools.metrics import MetricAlias, MetricsFamily, MetricsSettings
-from opsagent_tools.time_words import utc_now
+from kernel import RunResult, text_turn
 from testkit.fakes.model_server import closed_port_url
 from testkit.fakes.slack_api import SlackFake
-from testkit.servers.live_prometheus import GAUGE, GaugeExporter, scraping_prometheus, wait_for_samples
-from testkit.slack_bot import ALICE, BOB, CHANNEL, USERS, HttpHarness, IncidentBot, running_app
+from testkit.servers.live_prometheus import LiveIncident, RollbackBot, live_incident
+from testkit.slack_bot import ALICE, BOB, CHANNEL, USERS, HttpHarness, running_app
 
 AFTER_S = 3.0
 FEW_S = 5.0
@@ -35,55 +31,15 @@ FEW_S = 5.0
 POLL_S = 5.0
 """A replica that did not schedule a check finds it at its next look (`bot.verification.service.POLL_S`)."""
 SERVICES = ("checkout", "payments", "search", "cart", "billing", "ledger", "shipping")
-NORMAL, INCIDENT, RECOVERED = 0.001, 0.12, 0.002
+RECOVERED = 0.002
 ONLY_THE_FIRST = VerificationSettings(after_s=AFTER_S, recheck_after_s=0)
 
 
-@dataclass(frozen=True)
-class Incident:
-    url: str
-    exporter: GaugeExporter
-
-    def metrics(self, url: str | None = None) -> MetricsFamily:
-        """The metrics family on this Prometheus (or another `url`), with an alias for the exporter's gauge."""
-        alias = MetricAlias(promql=f'max({GAUGE}{{service="{{service}}"}})', unit="percent", description="failing")
-        settings = MetricsSettings(url=url or self.url, scrape_interval_s=1, aliases={"error_ratio": alias})
-        return MetricsFamily(settings, now=utc_now, links=LinkSettings())
-
-
 @pytest.fixture(scope="module")
-def incident(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Incident]:
+def incident(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveIncident]:
     """The exporter and Prometheus: every service's errors normal for 8 scrapes, then at 12% for 5 seconds."""
-    with GaugeExporter() as exporter:
-        for service in SERVICES:
-            exporter.set(service, NORMAL)
-        with scraping_prometheus(tmp_path_factory.mktemp("live-prometheus"), exporter) as url:
-            selector = f'{GAUGE}{{service="checkout"}}'
-            wait_for_samples(url, selector, 8)
-            for service in SERVICES:
-                exporter.set(service, INCIDENT)
-            wait_for_samples(url, selector, 5, above=0.1)
-            yield Incident(url, exporter)
-
-
-class LiveIncident(IncidentBot):
-    """Runs that read the real Prometheus (`query_metrics`) and roll back: `after_rollback` says what then happens to
-    the rolled-back service's errors (a value, None: unchanged, "gone": the service stops reporting)."""
-
-    def __init__(self, script: list[list[Any]], incident: Incident, after_rollback: float | str | None) -> None:
-        super().__init__(script)
-        self.tools = ToolRegistry(incident.metrics().tools())
-        executed, exporter = self.executed, incident.exporter
-
-        @self.tools.register(side_effect=True)
-        async def rollback_deployment(service: str, to_version: str) -> str:
-            """Roll back."""
-            executed.append((service, to_version))
-            if after_rollback == "gone":
-                exporter.remove(service)
-            elif isinstance(after_rollback, float):
-                exporter.set(service, after_rollback)
-            return f"rolled back {service} to {to_version}"
+    with live_incident(tmp_path_factory.mktemp("live-prometheus"), SERVICES) as incident:
+        yield incident
 
 
 def investigation(service: str, *, read_first: bool = True) -> list[Any]:
@@ -125,7 +81,7 @@ async def checks_in_audit(store: RunStore) -> list[dict[str, Any]]:
 
 
 async def test_a_rollback_whose_metric_recovers_is_reported_held_with_both_values(incident, run_store):
-    bot = LiveIncident([investigation("checkout")], incident, RECOVERED)
+    bot = RollbackBot([investigation("checkout")], incident, RECOVERED)
     options = {"verification": ONLY_THE_FIRST, "symptoms": incident.metrics()}
     async with SlackFake(users=USERS) as slack, running_app(slack, bot, run_store, start=True, **options) as harness:
         ts, approval_ts, clicked = await approved_run(harness, "checkout")
@@ -148,7 +104,7 @@ async def test_a_rollback_whose_metric_recovers_is_reported_held_with_both_value
 
 
 async def test_a_rollback_whose_metric_stays_high_did_not_hold_and_the_approver_is_told(incident, run_store):
-    bot = LiveIncident([investigation("payments")], incident, None)
+    bot = RollbackBot([investigation("payments")], incident, None)
     options = {"verification": ONLY_THE_FIRST, "symptoms": incident.metrics()}
     async with SlackFake(users=USERS) as slack, running_app(slack, bot, run_store, start=True, **options) as harness:
         ts, approval_ts, clicked = await approved_run(harness, "payments")
@@ -175,7 +131,7 @@ async def test_a_rollback_whose_metric_stays_high_did_not_hold_and_the_approver_
 async def test_a_check_without_data_is_inconclusive_never_held(
     incident, run_store, service, after_rollback, broken, why
 ):
-    bot = LiveIncident([investigation(service)], incident, after_rollback)
+    bot = RollbackBot([investigation(service)], incident, after_rollback)
     symptoms = incident.metrics(closed_port_url() if broken else None)
     options = {"verification": ONLY_THE_FIRST, "symptoms": symptoms}
     async with SlackFake(users=USERS) as slack, running_app(slack, bot, run_store, start=True, **options) as harness:
@@ -190,7 +146,7 @@ async def test_a_check_without_data_is_inconclusive_never_held(
 
 
 async def test_an_action_with_no_read_before_it_is_not_verified(incident, run_store):
-    bot = LiveIncident([investigation("billing", read_first=False)], incident, RECOVERED)
+    bot = RollbackBot([investigation("billing", read_first=False)], incident, RECOVERED)
     options = {"verification": ONLY_THE_FIRST, "symptoms": incident.metrics()}
     async with SlackFake(users=USERS) as slack, running_app(slack, bot, run_store, start=True, **options) as harness:
         ts, approval_ts, clicked = await approved_run(harness, "billing")
@@ -202,7 +158,7 @@ async def test_an_action_with_no_read_before_it_is_not_verified(incident, run_st
 
 
 async def test_a_check_scheduled_before_a_restart_is_made_after_it(incident, run_store):
-    bot = LiveIncident([investigation("ledger")], incident, RECOVERED)
+    bot = RollbackBot([investigation("ledger")], incident, RECOVERED)
     later = VerificationSettings(after_s=2 * AFTER_S, recheck_after_s=0)
     options = {"verification": later, "symptoms": incident.metrics()}
     async with SlackFake(users=USERS) as slack:
@@ -218,7 +174,7 @@ async def test_a_check_scheduled_before_a_restart_is_made_after_it(incident, run
 
 
 async def test_of_two_replicas_one_makes_each_check_and_the_second_says_it_is_still_not_holding(incident, run_store):
-    bot = LiveIncident([investigation("shipping")], incident, None)
+    bot = RollbackBot([investigation("shipping")], incident, None)
     twice = VerificationSettings(after_s=AFTER_S, recheck_after_s=2 * AFTER_S)
     options = {"verification": twice, "symptoms": incident.metrics()}
     async with (
