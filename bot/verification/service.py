@@ -152,9 +152,9 @@ class ActionChecks:
             written = await self._runs.record_verification(check.run_id, found)
         except ValueError as exc:  # a trace nobody can read, or one that kept changing: the check stays in the log
             log.warning("check_not_recorded", run_id=check.run_id, step=check.step, error=str(exc)[:300])
-            written = False
             await self._schedule.check_done(check)
-        if not written:
+            return
+        if not written:  # the run goes on: the check waits in the store, and is claimed again once the run ends
             return
         await self._schedule.check_done(check)
         record = await self._runs.get_run(check.run_id)
