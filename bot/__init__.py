@@ -18,6 +18,8 @@ Each room is a subpackage with one concept; imports point down this list, never 
 - `listeners/`  Slack's door and router: every Bolt listener acks, reads its payload into a request at the door,
                 and routes it through the gate to its service with one `match`.
 - `drafts/`     the postmortem and status drafts made from a run's records (the model writes only the narrative).
+- `verification/` the checks of approved actions: scheduled in the store as an action succeeds, run on time by one
+                replica (the symptom read again: held, did not hold, inconclusive), said in the thread and the trace.
 - `runs/`       one investigation's life: the service, durability, replica duties, pub/sub topics; the memory of
                 past incidents it feeds; feedback on its verdict.
 - `gate/`       the one way in: the closed union of requests (investigate, guidance, stop, draft, decide, rate,

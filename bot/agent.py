@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.settings import LLMSettings, Settings
+from bot.verification.symptoms import SymptomChecker
 from kernel import (
     LLM,
     Agent,
@@ -24,6 +25,7 @@ from kernel import (
     ToolRegistry,
 )
 from opsagent_tools.mcp import McpConnections
+from opsagent_tools.metrics import MetricsFamily
 from opsagent_tools.runbooks import RunbookLibrary
 from opsagent_tools.toolset import build_tools
 
@@ -74,6 +76,8 @@ class Toolset:
     """None without `[knowledge]` runbooks; the command also names its runbooks to the model at a run's start."""
     mcp: McpConnections
     """Connected for as long as the toolset is open; `report()` says which servers started."""
+    symptoms: SymptomChecker | None = None
+    """What reads a symptom again to check an approved action: the metrics family, when `[tools.metrics]` is set."""
 
 
 @asynccontextmanager
@@ -99,7 +103,14 @@ async def opened_toolset(
             links=settings.links,
             **options,
         )
-        yield Toolset(tools, runbooks, mcp)
+        yield Toolset(tools, runbooks, mcp, symptom_checker(settings))
+
+
+def symptom_checker(settings: Settings) -> SymptomChecker | None:
+    """What reads a symptom again to check an approved action: the metrics family `[tools.metrics]` configures, on
+    the tools' clock; None without it (a check then says there is no metric to re-check)."""
+    metrics = settings.tools.metrics
+    return MetricsFamily(metrics, now=settings.tools.clock(), links=settings.links) if metrics else None
 
 
 def require_llm(settings: Settings, *, instead: str = "") -> LLM:

@@ -6,6 +6,8 @@ The listeners themselves live in `bot.listeners`; the services they hand work to
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +34,7 @@ from bot.runs.replica import ReplicaDuties, replica_id
 from bot.runs.service import AgentFactory, InvestigationService, TraceLink
 from bot.runs.topics import APPROVALS_TOPIC
 from bot.slack.approval_ui import SlackApprovalUI, SlackDirectory
+from bot.slack.checks import CheckMessages
 from bot.slack.client import web_client
 from bot.slack.events_endpoint import SlackEventsEndpoint
 from bot.slack.outbox import Outbox
@@ -39,6 +42,9 @@ from bot.slack.settings import SlackSecrets, SlackSettings
 from bot.slack.updates import MessageUpdates
 from bot.store.protocol import RunStore
 from bot.store.settings import LEASE_TTL_S
+from bot.verification.service import ActionChecks
+from bot.verification.settings import VerificationSettings
+from bot.verification.symptoms import SymptomChecker
 from kernel import DEFAULT_REDACTOR, LLM
 from opsagent_tools.runbooks import RunbookLibrary
 
@@ -73,6 +79,8 @@ class SlackServices:
     """Admits or refuses every request, from every way in (the alert receiver's too)."""
     drafts: DraftService
     """The postmortem and status drafts asked for in threads."""
+    checks: ActionChecks
+    """The checks of approved actions: scheduled as they succeed, run by this replica's duty once due."""
     routes: list[web.RouteDef] = field(default_factory=list)
     """HTTP routes besides `/slack/events` and `/healthz` that components add (served in both modes)."""
     body_limits: dict[str, int] = field(default_factory=dict)
@@ -85,21 +93,28 @@ class SlackServices:
     """The workspace's address (auth.test's `url`): what threads' permalinks are built on; "" when unknown."""
     doors: list[Door] = field(default_factory=list)
     """Ways in that hold tasks of their own (the API), started and closed with the services."""
+    _checking: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     async def start(self) -> None:
         """Remember the finished runs not remembered yet, resume the saved runs nobody carries, and start the
-        replica's background duties."""
+        replica's background duties (the checks of approved actions among them)."""
         if self.memory is not None:
             await self.memory.backfill()
         await self.duties.start()
         for door in self.doors:
             await door.start()
+        self._checking = asyncio.create_task(self.checks.run(), name="action-checks")
 
     async def close(self, *, timeout_s: float) -> None:
-        """Stop the duties (no more take-overs), let the drafts in progress finish, then stop taking work and save
+        """Stop the ways in that hold tasks of their own and the duties (no more take-overs, no more checks: another
+        replica, or the next start, makes them), let the drafts in progress finish, then stop taking work and save
         and announce the runs in flight."""
         for door in self.doors:
             await door.close()
+        if self._checking is not None:
+            self._checking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checking
         await self.duties.close()
         await self.drafts.close(timeout_s=timeout_s)
         await self.investigations.shutdown(timeout_s=timeout_s)
@@ -120,6 +135,8 @@ async def create_app(
     memory: RunMemory | None = None,
     drafter: LLM | None = None,
     quiet_approvals: str = "",
+    verification: VerificationSettings | None = None,
+    symptoms: SymptomChecker | None = None,
 ) -> SlackServices:
     """Build the app and its services; `auth.test` tells which workspace may approve and start runs.
 
@@ -131,6 +148,8 @@ async def create_app(
     the model that writes the narrative of postmortem and status drafts (None: the drafts hold the facts only);
     `quiet_approvals`: the channel where the approvals of runs posted in no channel (API runs without one) go, ""
     to deny their side effects.
+    `verification`: the `[verification]` settings (default: their defaults); `symptoms`: what reads a symptom again
+    to check an approved action (the metrics family; None: every check says there is no metric to re-check).
     """
     client = web_client(secrets)
     auth = await client.auth_test()
@@ -171,6 +190,17 @@ async def create_app(
         announce=lambda approval_id: store.topics.notify(APPROVALS_TOPIC, approval_id),
         audit=audit,
     )
+    replica = replica_id()
+    checks = ActionChecks(
+        settings=verification or VerificationSettings(),
+        schedule=store.checks,
+        runs=store.runs,
+        checker=symptoms,
+        audit=audit,
+        messages=CheckMessages(outbox=outbox, updates=updates, trace_link=trace_link),
+        replica=replica,
+        lease_ttl_s=lease_ttl_s,
+    )
     investigations = InvestigationService(
         agent_factory=agent_factory,
         client=client,
@@ -184,7 +214,7 @@ async def create_app(
         guidance=store.guidance,
         dedupe=store.dedupe,
         audit=audit,
-        replica=replica_id(),
+        replica=replica,
         lease_ttl_s=lease_ttl_s,
         observers=(limits, *observers),
         trace_link=trace_link,
@@ -193,6 +223,7 @@ async def create_app(
         broadcast_verdict=settings.broadcast_verdict,
         workspace_url=workspace_url,
         quiet_approvals=quiet_approvals,
+        action_ran=checks.action_ran,
     )
     app = AsyncApp(
         client=client,
@@ -214,6 +245,7 @@ async def create_app(
         events,
         gate,
         drafts,
+        checks,
         memory=memory,
         workspace_url=workspace_url,
     )

@@ -40,6 +40,7 @@ from bot.slack.settings import SlackSecrets
 from bot.store.protocol import RunStore
 from bot.telemetry.metrics import BotMetrics
 from bot.telemetry.spans import spans_from_env
+from bot.verification.symptoms import SymptomChecker
 from bot.viewer.server import TraceViewer
 from kernel import LLM, ToolRegistry
 from opsagent_tools.runbooks import RunbookLibrary
@@ -87,13 +88,15 @@ async def serve_slack(
     runbooks: RunbookLibrary | None = None,
     memory: RunMemory | None = None,
     drafter: LLM | None = None,
+    symptoms: SymptomChecker | None = None,
 ) -> None:
     """Serve until a termination signal, then shut down gracefully (runs in flight are saved for the next start).
 
     `tools` are the ones `agent_factory` gives its agents: the metrics label only those. `runbooks`: the library
     the tools search, whose runbooks are named to the model at the start of each run. `memory`: the memory of past
     incidents the tools search, which remembers each run as it finishes. `drafter`: the model that writes the
-    narrative of postmortem and status drafts."""
+    narrative of postmortem and status drafts. `symptoms`: what reads a symptom again to check an approved action
+    (`[verification]`)."""
     prices = settings.llm.prices if settings.llm is not None else {}
     viewer = (
         TraceViewer.from_settings(settings.viewer, store.runs, store.audit, priced=prices)
@@ -122,6 +125,8 @@ async def serve_slack(
             memory=memory,
             drafter=drafter,
             quiet_approvals=settings.api.approval_channel if api_tokens is not None else "",
+            verification=settings.verification,
+            symptoms=symptoms,
         )
     metrics.attach(services)
     services.routes.extend(viewer.routes() if viewer else ())

@@ -25,6 +25,7 @@ from bot.alerts.settings import AlertmanagerSettings
 from bot.api.settings import ApiSettings
 from bot.slack.settings import SlackSettings
 from bot.store.settings import StoreSettings
+from bot.verification.settings import VerificationSettings
 from bot.viewer.settings import ViewerSettings
 from kernel import DEFAULT_REDACTOR, Budget, ContextPolicy, Pricing, SideEffectPolicy
 from opsagent_tools.links import LinkSettings
@@ -95,6 +96,8 @@ class Settings(BaseSettings):
     """Who may start investigations, how many and how often, and the daily spend cap."""
     api: ApiSettings = Field(default_factory=ApiSettings)
     """The HTTP API and MCP server for other agents and tools (`enabled = true`, tokens in OPSAGENT_API_TOKENS)."""
+    verification: VerificationSettings = Field(default_factory=VerificationSettings)
+    """Whether and when an approved action is checked after it ran (did the symptom go away?)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, assert_never
 
-from bot.words import StopTitle, duration, stop_title
+from bot.words import StopTitle, duration, plain_moment, stop_title
 from kernel import (
     FINISH_TOOL,
     ApprovalRecord,
@@ -31,6 +31,7 @@ from kernel import (
     TakenGuidance,
     ToolCall,
     Usage,
+    Verification,
     visible_text,
 )
 
@@ -77,10 +78,6 @@ def tool_steps(steps: Iterable[Step]) -> int:
     return sum(1 for step in steps if counts_as_step(step))
 
 
-def _plain_moment(at: datetime) -> str:
-    return f"{at.astimezone(UTC):%H:%M} UTC"
-
-
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """A side effect that did not run because its approval was refused: who refused it, when, and why. One fact for
@@ -98,7 +95,7 @@ class Refusal:
         self,
         *,
         person: Callable[[str], str] = str,
-        moment: Callable[[datetime], str] = _plain_moment,
+        moment: Callable[[datetime], str] = plain_moment,
         text: Callable[[str], str] = str,
     ) -> str:
         """The refusal in a line: "denied by alice at 20:25 UTC: not during peak traffic". Each surface passes how it
@@ -163,6 +160,8 @@ class Action:
     outcome: str
     """What came of it in a line: the tool's headline ("rollback checkout → v3.7.2: webhook 200"), else its
     observation (the step below has it in full)."""
+    verified: Verification | None = None
+    """Its latest check (did the symptom go away?), once one was made (`bot.words.verification_words` says it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +244,7 @@ def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
     lines = {step.index: step_line(step) for step in result.steps}
     answer = (result.answer or "").strip()
     headlines = {step.index: step.headline for step in result.steps if step.headline}
+    checks = {check.step: check for check in sorted(result.verifications, key=lambda check: check.check)}
     actions = tuple(
         Action(
             a.step,
@@ -253,6 +253,7 @@ def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
             lines[a.step].approval if a.step in lines else None,
             a.ok,
             headlines.get(a.step) or a.outcome,
+            checks.get(a.step),
         )
         for a in result.actions_taken()
     )

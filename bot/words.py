@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import assert_never
 
-from kernel import StopReason
+from kernel import StopReason, Verification, VerificationOutcome
+
+NOTHING_TO_RECHECK = "no metric to re-check"
+"""Why an action was not verified: the run read no metric before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +83,44 @@ def duration(ms: float) -> str:
 def parallel_group(together: tuple[int, ...]) -> str:
     """The steps of one turn that run at once, for people: `3 reads in parallel: steps 1, 2, 3`."""
     return f"{len(together)} reads in parallel: steps {', '.join(map(str, together))}"
+
+
+def plain_moment(at: datetime) -> str:
+    """A moment for a reader whose time zone is unknown: "14:07 UTC"."""
+    return f"{at.astimezone(UTC):%H:%M} UTC"
+
+
+def verification_words(
+    verification: Verification,
+    *,
+    moment: Callable[[datetime], str] = plain_moment,
+    text: Callable[[str], str] = str,
+) -> str:
+    """A check of an action in a line, as every surface says it: "verified 14:09 UTC: http_5xx_rate 12.0% → 0.20%
+    ▁▇▁ · held"; a second check "rechecked … · still holding"; "… · did not hold (before the incident: 0.10%)";
+    "checked 14:09 UTC: inconclusive: no data since the action"; "not verified: no metric to re-check". Each surface
+    passes how it says a moment and escapes the check's texts (`text`), which come from the metrics backend."""
+    v = verification
+    if v.outcome is VerificationOutcome.NOT_VERIFIED:
+        return f"not verified: {text(v.detail or NOTHING_TO_RECHECK)}"
+    first = v.check <= 1
+    match v.outcome:
+        case VerificationOutcome.HELD:
+            said = "held" if first else "still holding"
+        case VerificationOutcome.DID_NOT_HOLD:
+            said = "did not hold" + (f" (before the incident: {text(v.baseline)})" if v.baseline else "")
+        case VerificationOutcome.INCONCLUSIVE:
+            why = ": ".join(text(part) for part in (v.metric, v.detail) if part)
+            return f"{'checked' if first else 'rechecked'} {moment(v.at)}: inconclusive" + (f" ({why})" if why else "")
+        case _:
+            assert_never(v.outcome)
+    return f"{'verified' if first else 'rechecked'} {moment(v.at)}: {verified_values(v, text=text)} · {said}"
+
+
+def verified_values(verification: Verification, *, text: Callable[[str], str] = str) -> str:
+    """What a check read, in a few words: "http_5xx_rate 12.0% → 0.20% ▁▇▁" (the metric, its value when the action
+    ran and at the check, its series); `text` escapes them for the surface."""
+    v = verification
+    return " ".join(
+        text(part) if part != "→" else part for part in (v.metric, v.before, "→", v.now, v.sparkline) if part
+    )

@@ -88,6 +88,7 @@ from kernel.trace import (
     Step,
     load_trace,
 )
+from kernel.verification import Verification, VerificationOutcome
 
 __all__ = [
     "DEFAULT_REDACTOR",
@@ -168,6 +169,8 @@ __all__ = [
     "ToolSpec",
     "UnbackedAction",
     "Usage",
+    "Verification",
+    "VerificationOutcome",
     "canonical_args",
     "check_evidence",
     "cited_steps",

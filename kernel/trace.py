@@ -33,6 +33,7 @@ from kernel.llm import LLMResponse
 from kernel.stop import StopReason
 from kernel.tool_errors import ErrorKind
 from kernel.tool_output import SourceLink
+from kernel.verification import Verification
 
 SCHEMA_VERSION = 3
 """Bump on any incompatible change, and add the step up from the old version to `MIGRATIONS`."""
@@ -133,6 +134,8 @@ class RunResult(BaseModel):
     """The data-fence nonce the model was told about; a resumed run keeps it."""
     guidance: list[TakenGuidance] = Field(default_factory=list)
     """What people told the run while it ran, and where it took each (version 3)."""
+    verifications: list[Verification] = Field(default_factory=list)
+    """The checks of its approved actions, made after they ran, in the order they were made (version 3)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -148,6 +151,12 @@ class RunResult(BaseModel):
     def leading_hypothesis(self) -> Hypothesis | None:
         """The latest working hypothesis a step stated, if any."""
         return next((s.hypothesis for s in reversed(self.steps) if s.hypothesis is not None), None)
+
+    def verified(self, verification: Verification) -> RunResult:
+        """A copy with `verification` recorded, in place of an earlier record of the same step and check (so
+        recording one twice, as a retry does, keeps one)."""
+        kept = [v for v in self.verifications if (v.step, v.check) != (verification.step, verification.check)]
+        return self.model_copy(update={"verifications": [*kept, verification]})
 
     def pending_steps(self) -> list[Step]:
         """Steps that wait for an approval decision (when `stop_reason` is `awaiting_approval`)."""
@@ -186,8 +195,9 @@ _STEPS = TypeAdapter(list[Step])
 
 
 def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 added the guidance people give a running investigation: a version-2 run had none."""
-    return data | {"guidance": []}
+    """Version 3 added the guidance people give a running investigation and the checks of approved actions: a
+    version-2 run had neither."""
+    return data | {"guidance": [], "verifications": []}
 
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}

@@ -1,6 +1,6 @@
 """The audit trail: who did what to which run, and when, appended to the run store (append-only there).
 
-Every run, tool call, approval decision and side effect is one event; a failure to write one is logged,
+Every run, tool call, approval decision, side effect and check of an action is one event; a failure to write one is logged,
 and only the side-effect journal (which must not act without its record) lets it stop the work.
 """
 
@@ -76,6 +76,8 @@ class AuditKind(StrEnum):
     """Alertmanager reported the group resolved: when its alerts ended."""
     GUIDANCE_GIVEN = "guidance_given"
     """A person told a running investigation something (kept for it; the trace says when the run took it)."""
+    ACTION_VERIFIED = "action_verified"
+    """An approved action was checked a while after it ran: did the symptom go away (its outcome and values)?"""
     FEEDBACK_GIVEN = "feedback_given"
     """A person rated a run's verdict (👍/👎), or said why a 👎."""
 

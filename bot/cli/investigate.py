@@ -1,5 +1,6 @@
 """`opsagent investigate`: one investigation on the terminal, then (with `--interactive`) follow-up questions; with
-`--interactive`, a line typed while a run goes is guidance for it, as a mention in its Slack thread would be.
+`--interactive`, a line typed while a run goes is guidance for it, as a mention in its Slack thread would be. An
+action approved at the terminal is verified after the run (`bot.cli.verify`).
 
 A follow-up is asked exactly as in a Slack thread (the question, with `follow_up_data`: the earlier task and
 answer as data), so the terminal is a faithful place to try what the bot will do.
@@ -17,6 +18,7 @@ from bot.cli.session import exit_code, save_trace, watch
 from bot.cli.terminal import Terminal
 from bot.cli.terminal_approval import TerminalApprover, TypedLines, read_line
 from bot.cli.tools import shown_toolset
+from bot.cli.verify import after_the_run
 from bot.settings import Settings
 from bot.store.protocol import StoreConflictError, StoreUnavailableError
 from kernel import LLM, RunResult, StopReason, follow_up_data
@@ -44,7 +46,9 @@ async def investigate(
         result = await watch(
             lambda control: agent.events(task, data=briefing, control=control), terminal, priced=priced, typed=typed
         )
-        await _keep(keeper, result, save_trace(result, trace, terminal), terminal)
+        saved = save_trace(result, trace, terminal)
+        kept = await _keep(keeper, result, saved, terminal)
+        result = await after_the_run(result, settings, terminal, checker=toolset.symptoms, saved=saved, keeper=kept)
         while interactive and result.stop_reason is not StopReason.CANCELLED:
             terminal.prompt(FOLLOW_UP_PROMPT)
             question = (await read_line(sys.stdin)).strip()
@@ -57,19 +61,22 @@ async def investigate(
                 priced=priced,
                 typed=typed,
             )
-            await _keep(keeper, result, save_trace(result, None, terminal), terminal)
+            saved = save_trace(result, None, terminal)
+            kept = await _keep(keeper, result, saved, terminal)
+            result = await after_the_run(result, settings, terminal, checker=toolset.symptoms, saved=saved, keeper=kept)
     return exit_code(result)
 
 
-async def _keep(keeper: RunKeeper | None, result: RunResult, saved: Path, terminal: Terminal) -> None:
+async def _keep(keeper: RunKeeper | None, result: RunResult, saved: Path, terminal: Terminal) -> RunKeeper | None:
     """Keep the run in the run store when one is configured, and say so; a store that fails loses nothing (the
-    trace file has the run) and is said as a warning."""
+    trace file has the run) and is said as a warning. The keeper when the run was kept, else None."""
     if keeper is None:
-        return
+        return None
     try:
         remembered = await keeper.keep(result)
     except (StoreUnavailableError, StoreConflictError) as exc:
         terminal.warn(f"opsagent: the run was not kept in the run store ({exc}); its trace is in {saved}")
-        return
+        return None
     memory = ", remembered for similar_incidents" if remembered else ""
     terminal.say(f"kept in the run store{memory}: opsagent postmortem {result.run_id}", style="dim")
+    return keeper

@@ -29,13 +29,14 @@ from bot.cli.commands import (
     serve,
     stats,
     tools,
+    verify,
 )
 from bot.cli.session import INTERRUPTED_EXIT
 from bot.cli.terminal import Terminal
 from bot.store.protocol import SchemaVersionError, StoreUnavailableError
 from bot.telemetry.log_setup import configure_logging
 
-COMMANDS = (init, demo, investigate, replay, stats, evaluate, tools, memory, postmortem, check, serve)
+COMMANDS = (init, demo, investigate, verify, replay, stats, evaluate, tools, memory, postmortem, check, serve)
 """The command modules, in the order `opsagent --help` lists them."""
 PERSON_FACING = (ValueError, OSError, StoreUnavailableError, SchemaVersionError)
 """Failures whose message says what to fix (Slack's, `SlackUnavailableError`, is an OSError): said as they

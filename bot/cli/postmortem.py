@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot.agent import build_llm
-from bot.cli.stored import existing_store
+from bot.cli.stored import existing_store, names_a_trace_file
 from bot.drafts.facts import IncidentFacts, gather_facts, trace_facts
 from bot.drafts.postmortem import draft_postmortem
 from bot.settings import Settings
@@ -26,18 +26,13 @@ from kernel import load_trace
 NO_TOKEN = "SLACK_BOT_TOKEN is not set"
 
 
-def _is_trace_file(target: str) -> bool:
-    """Whether `target` names a trace file (an existing file, or a `.json` name) rather than a run id."""
-    return target.endswith(".json") or Path(target).is_file()
-
-
 async def postmortem_draft(
     settings: Settings, target: str, *, facts_only: bool, environ: Mapping[str, str] = os.environ
 ) -> str:
-    """The Markdown draft of the run `target` names: a trace file (`_is_trace_file`), else a run id in the run store;
+    """The Markdown draft of the run `target` names: a trace file (`names_a_trace_file`), else a run id in the run store;
     a ValueError when the file is not a trace or the store has no such run."""
     llm = None if facts_only else build_llm(settings.llm, environ)
-    facts = trace_facts(load_trace(Path(target)), target) if _is_trace_file(target) else None
+    facts = trace_facts(load_trace(Path(target)), target) if names_a_trace_file(target) else None
     if facts is None:
         facts = await _stored_facts(settings, target, environ)
     draft = await draft_postmortem(facts, llm, now=utc_now())

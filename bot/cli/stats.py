@@ -1,7 +1,7 @@
 """`opsagent stats`: what a directory of saved traces says about the agent in use.
 
-Runs, success, stop reasons, steps, tokens, cost, time, tool errors and approvals, from the traces
-alone: no backend and no model is needed, and a file that is not a trace is skipped with a warning.
+Runs, success, stop reasons, steps, tokens, cost, time, tool errors, approvals and whether approved actions held,
+from the traces alone: no backend and no model is needed, and a file that is not a trace is skipped with a warning.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from typing import Any
 from bot.cli.report import Part, Report, Table
 from bot.verdict import tool_steps
 from bot.words import stop_title
-from kernel import FinishedBy, RunResult, StopReason, load_trace
+from kernel import FinishedBy, RunResult, StopReason, VerificationOutcome, load_trace
 
 NO_ACTION = "(no usable action)"
 """The row for model turns that held no call (format errors): not a tool, but a failed step."""
 APPROVAL_DECISIONS = ("approved", "denied", "pending")
 FINISHED_BY = tuple(by.value for by in FinishedBy)
+CHECK_OUTCOMES = tuple(outcome.value for outcome in VerificationOutcome)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class TraceStats:
     durations_s: list[float]
     tools: dict[str, ToolStats]
     approvals: dict[str, int]
+    verifications: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CHECK_OUTCOMES, 0))
+    """Approved actions by what their latest check found: held, did not hold, inconclusive, not verified."""
     skipped: list[str] = field(default_factory=list)
     """One line per file that was not a trace."""
 
@@ -88,6 +91,7 @@ class TraceStats:
                 for name, tool in self.tools.items()
             },
             "approvals": self.approvals,
+            "verifications": self.verifications,
             "skipped": self.skipped,
         }
 
@@ -115,7 +119,11 @@ def summarise(traces: Sequence[RunResult], *, skipped: Sequence[str] = ()) -> Tr
     errors: dict[str, Counter[str]] = {}
     approvals = dict.fromkeys(APPROVAL_DECISIONS, 0)
     finished_by = dict.fromkeys(FINISHED_BY, 0)
+    verifications = dict.fromkeys(CHECK_OUTCOMES, 0)
     for trace in traces:
+        latest = {check.step: check for check in sorted(trace.verifications, key=lambda check: check.check)}
+        for check in latest.values():
+            verifications[check.outcome] += 1
         if trace.ok and trace.finished_by is not None:
             finished_by[trace.finished_by] += 1
         for step in trace.steps:
@@ -140,6 +148,7 @@ def summarise(traces: Sequence[RunResult], *, skipped: Sequence[str] = ()) -> Tr
             for name, count in sorted(calls.items(), key=lambda kv: (-kv[1], kv[0]))
         },
         approvals=approvals,
+        verifications=verifications,
         skipped=list(skipped),
     )
 
@@ -172,6 +181,8 @@ def render_stats(stats: TraceStats) -> Report:
         *([f"cost: ${stats.cost_usd:.4f} total"] if stats.cost_usd else []),  # no price configured: no cost line
         f"duration: mean {duration['mean']:.1f} s · p95 {duration['p95']:.1f} s",
         "approvals: " + " · ".join(f"{decision} {count}" for decision, count in stats.approvals.items()),
+        "approved actions verified: "
+        + " · ".join(f"{outcome.replace('_', ' ')} {count}" for outcome, count in stats.verifications.items()),
     ]
     if stats.tools:
         rows = [

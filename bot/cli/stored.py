@@ -1,5 +1,6 @@
-"""The run store as the terminal commands open it (`memory`, `postmortem`, `eval export`): the configured one,
-migrated as the bot migrates it, but never created: a SQLite file that does not exist is a clear error instead.
+"""The run store as the terminal commands open it (`memory`, `postmortem`, `verify`, `eval export`): the configured
+one, migrated as the bot migrates it, but never created: a SQLite file that does not exist is a clear error instead.
+And how those that take a run id or a trace file tell which they were given.
 """
 
 from __future__ import annotations
@@ -31,3 +32,8 @@ def missing_file(url: str) -> str | None:
         return None
     path = sqlite_path(url)
     return None if Path(path).is_file() else path
+
+
+def names_a_trace_file(target: str) -> bool:
+    """Whether `target` names a trace file (an existing file, or a `.json` name) rather than a run id."""
+    return target.endswith(".json") or Path(target).is_file()

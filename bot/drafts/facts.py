@@ -17,7 +17,8 @@ from bot.runs.saved import readable_trace
 from bot.slack.thread_history import ThreadHistory, ThreadMessage
 from bot.store.ports import FeedbackStore, SideEffectStore
 from bot.store.records import FeedbackRecord, RunRecord, RunStatus, SideEffectRecord
-from kernel import DEFAULT_REDACTOR, RunResult, Step, StopReason
+from bot.words import verification_words
+from kernel import DEFAULT_REDACTOR, RunResult, Step, StopReason, Verification
 
 AUDIT_LIMIT = 5000
 """Audit events of one run read at most."""
@@ -35,6 +36,7 @@ _AGENT_KINDS = frozenset(
         AuditKind.SIDE_EFFECT_STARTED,
         AuditKind.SIDE_EFFECT_DONE,
         AuditKind.SIDE_EFFECT_FAILED,
+        AuditKind.ACTION_VERIFIED,
     }
 )
 """What OpsAgent did itself, whoever the event names as the run's requester."""
@@ -116,7 +118,8 @@ async def gather_facts(
 
 def trace_facts(trace: RunResult, trace_file: str) -> IncidentFacts:
     """The facts of a run known only by its trace file: no audit log, side-effect journal, ratings or thread, so
-    the timeline holds what the trace records with a time (its start, each approval's decision)."""
+    the timeline holds what the trace records with a time (its start, each approval's decision, each check of an
+    approved action)."""
     status = {StopReason.AWAITING_APPROVAL: RunStatus.AWAITING_APPROVAL, StopReason.INTERRUPTED: RunStatus.RUNNING}
     record = RunRecord(
         run_id=trace.run_id,
@@ -141,6 +144,10 @@ def trace_facts(trace: RunResult, trace_file: str) -> IncidentFacts:
         for step in trace.steps
         if step.approval is not None and step.approval.at is not None and not step.pending
     ]
+    moments += [
+        AuditEvent(at=v.at, kind=AuditKind.ACTION_VERIFIED, detail={"step": v.step, "check": v.check})
+        for v in trace.verifications
+    ]
     history = ThreadHistory((), "a trace file has no thread")
     entries = tuple(timeline(moments, trace, ()))
     return IncidentFacts(record, trace, (), (), (), history, entries, trace_file=trace_file)
@@ -154,6 +161,7 @@ def timeline(
     log kept them when they acted (a person who never acted in the run is shown by their user id)."""
     names = names_in(audit)
     steps = {step.index: step for step in trace.steps} if trace is not None else {}
+    checks = {(v.step, v.check): v for v in trace.verifications} if trace is not None else {}
     by_approval = {
         step.approval.approval_id: step for step in steps.values() if step.approval and step.approval.approval_id
     }
@@ -161,7 +169,7 @@ def timeline(
         TimelineEntry(
             event.at,
             OPSAGENT if event.kind in _AGENT_KINDS or not event.actor else names.get(event.actor) or event.actor,
-            _said(event, steps, by_approval),
+            _said(event, steps, by_approval, checks),
             event.kind,
         )
         for event in audit
@@ -170,7 +178,9 @@ def timeline(
     return sorted(entries, key=lambda entry: (entry.at, entry.kind == MESSAGE))
 
 
-def _said(event: AuditEvent, steps: dict[int, Step], by_approval: dict[str, Step]) -> str:
+def _said(
+    event: AuditEvent, steps: dict[int, Step], by_approval: dict[str, Step], checks: dict[tuple[int, int], Verification]
+) -> str:
     """One audit event in words."""
     detail = event.detail
     step = steps.get(detail["step"]) if isinstance(detail.get("step"), int) else None
@@ -209,6 +219,11 @@ def _said(event: AuditEvent, steps: dict[int, Step], by_approval: dict[str, Step
             return f"side effect {tool} done: {_flat(str(detail.get('outcome') or ''))}"
         case AuditKind.SIDE_EFFECT_FAILED:
             return f"side effect {tool} failed: {_flat(str(detail.get('outcome') or ''))}"
+        case AuditKind.ACTION_VERIFIED:
+            check = checks.get((detail.get("step"), detail.get("check")))
+            said = _flat(verification_words(check) if check is not None else f"checked: {detail.get('outcome', '?')}")
+            action = f"{where}{step.call.name if step is not None and step.call is not None else tool}".strip()
+            return f"{action}: {said}" if action else said
         case AuditKind.ALERT_FIRED:
             return f"alert {detail.get('alert', '?')} fired ({detail.get('alerts', 1)} alerts)"
         case AuditKind.ALERT_RESOLVED:

@@ -1,15 +1,17 @@
 """A run this process carries, and what may follow every run's events besides its thread.
 
-Shared by the service, durability, admission and the observers (metrics, spans), so none imports the service.
+Shared by the service, durability, admission and the observers (metrics, spans), so none imports the service; and
+what is told of an approved action that succeeded (its checks are scheduled above, in `bot.verification`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from kernel import Event, RunControl
+from kernel import Event, RunControl, Step
 
 
 @dataclass
@@ -46,6 +48,12 @@ class RunObserver(Protocol):
     def observe(self, run: ActiveRun, event: Event) -> None:
         """Take one event of `run`; must not block or raise (a failing observer is logged and skipped)."""
         ...
+
+
+ActionRan = Callable[[str, Step, str], Awaitable[None]]
+"""Told when an approved side effect succeeds: the run's id, its step, and the ts of its approval message (the
+action's one line; "" when unknown). The checks of approved actions (`bot.verification`) schedule one; must not
+raise."""
 
 
 def stopped_by(who: str) -> str:

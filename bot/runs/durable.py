@@ -16,7 +16,7 @@ import structlog
 from bot.approvals.broker import ApprovalBroker
 from bot.approvals.store import ApprovalState
 from bot.audit.trail import AuditKind, AuditTrail
-from bot.runs.active import ActiveRun, RunObserver
+from bot.runs.active import ActionRan, ActiveRun, RunObserver
 from bot.runs.surface import RunSurface
 from bot.store.ports import RunRecords
 from bot.store.protocol import LeaseLostError, StoreUnavailableError
@@ -65,6 +65,8 @@ class DurableRun:
     saved: Callable[[str], Awaitable[None]] | None = None
     """Told the run's id after each checkpoint lands (announced on the progress topic: API streams wake on it); must
     not raise."""
+    action_ran: ActionRan | None = None
+    """Told when an approved side effect succeeds (its checks are scheduled); None: nobody checks actions."""
     _approvals: dict[int, str] = field(default_factory=dict)
     """The approval id of each step that waited for one (a decided step's trace no longer names it)."""
 
@@ -129,7 +131,10 @@ class DurableRun:
                     self.thread.step_started(index, call, together=together)
                 case StepCompleted(step=step):
                     self._notify(event)
-                    self.thread.step(step, approval_ts=await self._approval_message(step))
+                    approval_ts = await self._approval_message(step)
+                    self.thread.step(step, approval_ts=approval_ts)
+                    if self.action_ran is not None and _approved_and_done(step):
+                        await self.action_ran(self.run.run_id, step, approval_ts)
                     await self.audit.record(
                         AuditKind.TOOL_CALL,
                         run_id=self.run.run_id,
@@ -192,3 +197,8 @@ class DurableRun:
                 observer.observe(self.run, event)
             except Exception:  # an observer's bug must not end the run or silence the thread
                 log.exception("observer_failed", observer=type(observer).__name__)
+
+
+def _approved_and_done(step: Step) -> bool:
+    """A side effect a person approved that succeeded (the action webhook's 2xx, an MCP tool's success)."""
+    return step.approval is not None and step.approval.decision == "approved" and step.ok and step.call is not None

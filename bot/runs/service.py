@@ -22,7 +22,7 @@ from bot.approvals.broker import RUN_STOPPED_REASON, ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.gate import Admitted, Gate
 from bot.gate.requests import Investigate, StopRun
-from bot.runs.active import ActiveRun, RunObserver, stopped_by
+from bot.runs.active import ActionRan, ActiveRun, RunObserver, stopped_by
 from bot.runs.durable import DurableRun, RunTakenOver
 from bot.runs.guidance import RunGuidance
 from bot.runs.memory import RunMemory
@@ -89,11 +89,14 @@ class InvestigationService:
         broadcast_verdict: bool = False,
         workspace_url: str = "",
         quiet_approvals: str = "",
+        action_ran: ActionRan | None = None,
     ) -> None:
         self._agent_factory = agent_factory
         self._outbox, self._updates, self._trace_link = outbox, updates, trace_link
         self._quiet_approvals = quiet_approvals
         """Where the approvals of runs posted in no channel go (`[api] approval_channel`); "" denies them."""
+        self._action_ran = action_ran
+        """Told when an approved side effect succeeds (its checks are scheduled); None: actions are not checked."""
         self._runbooks = runbooks
         self._memory = memory
         """Remembers each run as it finishes (the memory of past incidents); None: `[knowledge] memory = false`."""
@@ -305,6 +308,7 @@ class InvestigationService:
                 self._observers,
                 self.supervisor.replica,
                 saved=self._progressed,
+                action_ran=self._action_ran,
             )
             result = await journey.carry(record.task, record.task_data, checkpoint, resumed=asked is None)
             thread.finished(result, stopped_by=run.stopped_by)

@@ -2,7 +2,8 @@
 
 The request is the step's own message, so it reads once: the exact call, why, what it does, who may approve (real
 mentions, so they are notified) and the buttons. Once decided, it collapses to one line, and once the action ran
-that line carries its outcome: "✅ 6 `rollback_deployment order-service v2.13.2` · approved by @sam at 20:25 · …".
+that line carries its outcome: "✅ 6 `rollback_deployment order-service v2.13.2` · approved by @sam at 20:25 · …", and
+once checked, whether it held: "… · verified 20:27: http_5xx_rate 12.0% → 0.20% ▁▇▁ · held".
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Literal, assert_never
 
 from bot.slack.action_ids import APPROVE, DENY
-from bot.slack.approval_words import REASON_CHARS, refusal_line
+from bot.slack.approval_words import REASON_CHARS, refusal_line, verification_line
 from bot.slack.blocks import (
     Message,
     StepUrl,
@@ -39,7 +40,7 @@ from bot.slack.mrkdwn import (
     user_ref,
 )
 from bot.verdict import Refusal, StepLine, StepStatus, call_words
-from kernel import ApprovalRequest, ToolCall
+from kernel import ApprovalRequest, ToolCall, Verification
 
 Decision = Literal["approved", "denied", "expired", "voided"]
 _CALL_CHARS = 6000
@@ -117,17 +118,17 @@ def approval_decided(
     )
 
 
-def action_done(line: StepLine, step_url: StepUrl) -> Message:
+def action_done(line: StepLine, step_url: StepUrl, verified: Verification | None = None) -> Message:
     """A side effect's step once decided and run (or refused): its approval message, now one line with who
-    decided, when, and what came of it."""
+    decided, when, what came of it, and its latest check (`verified`) once one was made."""
     fallback = f"Step {line.index} {line.call}: {line.outcome}"
-    return build_message(
-        clip(fallback, 300), section_blocks(action_text(line, step_url)), f"action.{line.index}.{line.status}"
-    )
+    key = f"action.{line.index}.{line.status}" + (f".{verified.check}.{verified.outcome}" if verified else "")
+    return build_message(clip(fallback, 300), section_blocks(action_text(line, step_url, verified)), key)
 
 
-def action_text(line: StepLine, step_url: StepUrl) -> str:
-    """An action's line: `✅ *6* `rollback_deployment order-service v2.13.2` · approved by @sam at 20:25 · …`."""
+def action_text(line: StepLine, step_url: StepUrl, verified: Verification | None = None) -> str:
+    """An action's line: `✅ *6* `rollback_deployment order-service v2.13.2` · approved by @sam at 20:25 · …`, and
+    its latest check: `· verified 20:27: http_5xx_rate 12.0% → 0.20% ▁▇▁ · held`."""
     approval = line.approval
     who = user_ref(approval.by) if approval is not None else "someone"
     when = f" at {slack_date(approval.at, '{time}')}" if approval is not None and approval.at else ""
@@ -142,5 +143,7 @@ def action_text(line: StepLine, step_url: StepUrl) -> str:
             icon, said = "⏳", "waiting for approval"
         case _:
             assert_never(line.status)
+    if verified is not None:
+        said += f" · {verification_line(verified)}"
     viewer = step_ref(line.index, step_url, "step") if step_url(line.index) else ""
     return f"{icon} *{line.index}* {inline_code(line.call)} · {said}" + (f" · {viewer}" if viewer else "")

@@ -1,5 +1,5 @@
-"""Approvals said in Slack: who may approve (real mentions, so they are notified), a refused approval in a line, and
-why a click on an approval's button decided nothing.
+"""Approvals said in Slack: who may approve (real mentions, so they are notified), a refused approval in a line, why a
+click on an approval's button decided nothing, and the check of an approved action (did it hold?).
 
 The broker and the trace give facts (`bot.approvals.outcomes`, `bot.verdict.Refusal`); the words, the mentions and
 the `<!date^…>` times (each reader sees their own time zone) are made here, and only here.
@@ -11,11 +11,15 @@ from typing import assert_never
 
 from bot.access.identity import Approvers
 from bot.approvals.outcomes import BROKER_USER, ApprovalRefusal, ApprovalRefused
-from bot.slack.mrkdwn import clip_literal, slack_date, user_ref
+from bot.slack.mrkdwn import clip_literal, inline_code, slack_date, user_ref
 from bot.verdict import Refusal
+from bot.words import verification_words, verified_values
+from kernel import Verification
 
 REASON_CHARS = 300
 """A refusal's reason is cut to this in a line."""
+CHECK_TEXT_CHARS = 200
+"""Each text of a check (the metric, a value, why it is inconclusive) is cut to this in a line."""
 
 
 def approver_mentions(approvers: Approvers) -> str:
@@ -30,6 +34,31 @@ def refusal_line(refusal: Refusal) -> str:
         person=user_ref,
         moment=lambda at: slack_date(at, "{time}"),
         text=lambda reason: clip_literal(reason, REASON_CHARS),
+    )
+
+
+def verification_line(verification: Verification) -> str:
+    """A check of an action in mrkdwn (`verification_words`): "verified <!date^…>: http_5xx_rate 12.0% → 0.20% ▁▇▁ ·
+    held"; what the metrics backend said is escaped."""
+    return verification_words(
+        verification,
+        moment=lambda at: slack_date(at, "{time}"),
+        text=lambda said: clip_literal(" ".join(said.split()), CHECK_TEXT_CHARS),
+    )
+
+
+def did_not_hold_words(verification: Verification, *, step: int, call: str, approver: str) -> str:
+    """The reply that tells the approver their action did not hold (a mention, so it notifies them): "⚠️ @sam, the
+    action you approved did not hold: *6* `rollback_deployment …` · http_5xx_rate 12.0% → 11.8% ▁▇█ at 14:09
+    (before the incident: 0.10%). …"."""
+    v = verification
+    what = "did not hold" if v.check <= 1 else "is not holding at its second check"
+    values = verified_values(v, text=lambda said: clip_literal(" ".join(said.split()), CHECK_TEXT_CHARS))
+    before = f" (before the incident: {clip_literal(v.baseline, CHECK_TEXT_CHARS)})" if v.baseline else ""
+    return (
+        f"⚠️ {user_ref(approver)}, the action you approved {what}: *{step}* {inline_code(call)} · {values} at "
+        f"{slack_date(v.at, '{time}')}{before}. The symptom is still there: look again, or mention me in this "
+        "thread to investigate further."
     )
 
 

@@ -3,7 +3,7 @@ leading hypothesis, what has been checked, what is next and a Stop button; at th
 
 The verdict is `bot.verdict`'s (the terminal and the viewer render the same one): summary, root cause, the gated
 confidence and why it was lowered, the evidence linked to its steps and sources, what was ruled out, next steps,
-the actions taken with who approved them, 👍/👎, and what the run took.
+the actions taken with who approved them and whether each held, 👍/👎, and what the run took.
 """
 
 from __future__ import annotations
@@ -132,8 +132,10 @@ def final_summary(
         said = [_guidance_line(taken) for taken in verdict.guidance[-GUIDANCE_LINES:]]
         blocks += section_blocks("\n".join(["*Guidance that shaped this run*", *said]))
     if verdict.actions:
-        taken = {action.step for action in verdict.actions}
-        done = [action_text(line, step_url) for line in verdict.steps if line.index in taken]
+        taken = {action.step: action for action in verdict.actions}
+        done = [
+            action_text(line, step_url, taken[line.index].verified) for line in verdict.steps if line.index in taken
+        ]
         blocks += section_blocks("\n".join(["*Actions taken*", *done]))
     if verdict.claimed_not_taken:
         claims = " ".join(literal(clip(c, 200)) for c in verdict.claimed_not_taken[:3])

@@ -1,7 +1,7 @@
 """The store's ports: what each room asks of the run store, one narrow protocol per concept the store keeps.
 
 These concepts (runs and their leases, de-dup keys, topics, alert threads, ratings, guidance, the memory of past
-incidents, side effects) are the store's own: their records live in `bot.store.records`, and the rooms that use them all sit
+incidents, side effects, the checks of approved actions) are the store's own: their records live in `bot.store.records`, and the rooms that use them all sit
 above the store, so the store is the one room they and the SQL adapter can all import. Approvals and the audit log
 keep their ports in their own rooms (`bot.approvals.store`, `bot.audit.trail`), which sit below the store.
 
@@ -20,7 +20,16 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Protocol, Self
 
-from bot.store.records import AlertThread, FeedbackRecord, GuidanceRecord, RunRecord, RunStatus, SideEffectRecord
+from bot.store.records import (
+    AlertThread,
+    FeedbackRecord,
+    GuidanceRecord,
+    RunRecord,
+    RunStatus,
+    ScheduledCheck,
+    SideEffectRecord,
+)
+from kernel import Verification
 from opsagent_tools.actions.journal import SideEffectState
 from opsagent_tools.memory import PastIncident
 
@@ -71,6 +80,15 @@ class RunRecords(RunLookup, Protocol):
     async def remember_summary(self, run_id: str, summary_ts: str) -> None:
         """Record the ts of the run's summary message, so whoever carries the run on updates that message.
         Idempotent; an unknown run is left as it is (no error)."""
+        ...
+
+    async def record_verification(self, run_id: str, verification: Verification) -> bool:
+        """Write a check of one of the run's actions into its saved trace (`RunResult.verified`: in place of an
+        earlier record of the same step and check), if the run has finished; whether it was written. False, and
+        nothing written, for a run that is not finished (its carrier's checkpoints own the trace until it is) or
+        unknown. A compare-and-set on the trace, so two checks written at once both stay; idempotent.
+        `StoreConflictError` when the trace kept changing under it; a `ValueError` for a trace that cannot be read.
+        """
         ...
 
 
@@ -287,4 +305,31 @@ class GuidanceLog(Protocol):
 
     async def guidance_for(self, run_id: str) -> list[GuidanceRecord]:
         """The run's messages in the order they came (`seq`)."""
+        ...
+
+
+class CheckSchedule(Protocol):
+    """The checks of approved actions, each due at a time: kept so that exactly one replica (any, after a restart)
+    runs each once it is due, and its result reaches the run's trace once the run has finished. A check is held
+    by one replica at a time, with a lease like a run's: a replica that dies holding one lets another take it."""
+
+    async def schedule_check(self, check: ScheduledCheck) -> None:
+        """Keep a check to run at its `due_at`. Idempotent: a check already kept for the same run, step and number
+        is left as it is (whatever it came with)."""
+        ...
+
+    async def claim_check(self, owner: str, ttl_s: float) -> ScheduledCheck | None:
+        """Take the earliest check there is work for that no replica holds (free, or its lease ran out): one due
+        and not run yet (`result` None), or one run whose result waits for its run to finish, once it has; it is
+        `owner`'s for `ttl_s` seconds. None when there is none. Atomic: of replicas racing, one gets each check."""
+        ...
+
+    async def check_ran(self, check: ScheduledCheck, result: Verification, owner: str) -> bool:
+        """Keep what the check found and let it go (its result then waits for the run to finish); whether it was
+        kept: False, and nothing kept, when `owner` no longer holds it (another replica has taken it over)."""
+        ...
+
+    async def check_done(self, check: ScheduledCheck) -> None:
+        """The check's result is in its run's trace (or never will be): nothing more to do for it, whoever holds it
+        (writing a result into the trace twice keeps one, so this needs no lease). Idempotent."""
         ...

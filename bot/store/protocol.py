@@ -13,6 +13,7 @@ from bot.approvals.store import ApprovalStore
 from bot.audit.trail import AuditLog
 from bot.store.ports import (
     AlertThreads,
+    CheckSchedule,
     Dedupe,
     FeedbackStore,
     GuidanceLog,
@@ -73,6 +74,8 @@ class RunStore(Protocol):
     """The memory of past incidents."""
     side_effects: SideEffectStore
     """The side-effect journal."""
+    checks: CheckSchedule
+    """The checks of approved actions."""
 
     async def migrate(self) -> None:
         """Apply the migrations this database lacks, each in its own transaction, serialised across replicas

@@ -1,4 +1,5 @@
-"""What the run store keeps: runs (status, owner, checkpoint), feedback, side effects and alert threads, typed.
+"""What the run store keeps: runs (status, owner, checkpoint), feedback, side effects, alert threads and the checks
+of approved actions, typed.
 
 Shared by the store protocol, both SQL dialects and their callers; plain data with no database behind it.
 """
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_validator
 
+from kernel import Verification
 from opsagent_tools.actions.journal import SideEffectState
 from opsagent_tools.time_words import utc_now as utc_now  # the stores' default clock, re-exported for bot/
 
@@ -97,6 +99,32 @@ class GuidanceRecord(BaseModel):
     message_ts: str = ""
     """The message it came in (it gets the ✍️): "" when it came another way (the API, the terminal)."""
     at: AwareDatetime
+
+
+class ScheduledCheck(BaseModel):
+    """One check of an approved action, kept in the store until it has run and is in its run's trace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    step: int
+    """The action's step."""
+    check: int
+    """1 for the first check, 2 for the second ("still holding?")."""
+    due_at: AwareDatetime
+    action_at: AwareDatetime
+    """When the action ran: what the check compares with."""
+    approval_ts: str = ""
+    """The action's approval message, collapsed to its one line (which says the outcome); "" when unknown."""
+    approver: str = ""
+    """Who approved the action (a Slack user id): a check that finds it did not hold mentions them."""
+    result: Verification | None = None
+    """What the check found, once it ran; it then waits for its run to finish to be written into its trace."""
+
+    @field_validator("result", mode="before")
+    @classmethod
+    def _result_from_json(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
 
 
 class SideEffectRecord(BaseModel):

@@ -1,5 +1,6 @@
 """The metrics family: one client for Prometheus (or recorded series), shared by `query_metrics` and `list_metrics`,
-`discover`'s Prometheus kinds, the alerts and versions of the change timeline, and `opsagent check`."""
+`discover`'s Prometheus kinds, the alerts and versions of the change timeline, `opsagent check`, and the re-read
+of a symptom that verifies an approved action."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from kernel import Tool
+from kernel import Tool, ToolCall
 from opsagent_tools.changes import ChangeSource, ChangesSettings
 from opsagent_tools.check_result import CheckResult, probe
 from opsagent_tools.discovery import DiscoverySettings, DiscoverySource
@@ -19,7 +20,8 @@ from opsagent_tools.metrics.client import MetricsClient, metrics_client
 from opsagent_tools.metrics.discovery import PrometheusDiscovery
 from opsagent_tools.metrics.links import MetricLinks
 from opsagent_tools.metrics.settings import MetricsSettings
-from opsagent_tools.metrics.tools import metrics_tools
+from opsagent_tools.metrics.tools import QUERY_TOOL, metrics_tools
+from opsagent_tools.metrics.verify import SymptomCheck, recheck_symptom
 
 
 class MetricsFamily(ToolFamily):
@@ -44,3 +46,12 @@ class MetricsFamily(ToolFamily):
 
     async def check(self) -> list[CheckResult]:
         return [await probe("metrics", lambda: check_metrics(self.client, self.settings, self.now()))]
+
+    def rechecks(self, call: ToolCall) -> bool:
+        """Whether `call` is a read this family can run again to verify an action: a `query_metrics` call."""
+        return call.name == QUERY_TOOL
+
+    async def recheck(self, call: ToolCall, *, action_at: datetime) -> SymptomCheck:
+        """Run `call`'s query again, from its window before `action_at` to now, and say whether the symptom it showed
+        is gone (`opsagent_tools.metrics.verify`). Never raises: a failure is an inconclusive check."""
+        return await recheck_symptom(self.client, self.settings, call.args, action_at=action_at, now=self.now())

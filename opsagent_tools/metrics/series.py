@@ -46,6 +46,9 @@ class Change:
     size: float = 0.0
     brief: str = ""
     """The same in a few words for people: "0.10% → 12.0% at t-10m", "flat at 0.10%"."""
+    began: float | None = None
+    """When the change began: the time of its first sample off the earlier level (the samples before it are the
+    series' level before the change); None when nothing changed (or there is too little to tell)."""
 
 
 # --- values and times -------------------------------------------------------------------------
@@ -188,7 +191,7 @@ def describe_change(points: Sequence[Point], now: float, unit: str | None = None
             f"{fmt.value(values[-1])} at {fmt.time(times[-1])}",
             brief=f"{len(values)} points: {fmt.value(values[0])} → {fmt.value(values[-1])}",
         )
-    noise = _noise(values)
+    noise = noise_of(values)
     edge = max(1, min(len(values) // 10, 5))
     start, end = median(values[:edge]), median(values[-edge:])
     if not _significant(end - start, noise, start, end):
@@ -211,7 +214,7 @@ def _level_change(
         verb = "jumped" if kind == "jump" else "dropped"
         text = f"{verb} from {fmt.value(before)} to {fmt.value(after)} {fmt.at(times[lo])}"
         brief = f"{fmt.value(before)} → {fmt.value(after)} {fmt.at(times[lo])}{fmt.now_suffix(after, last)}"
-        return Change(kind, text + fmt.now_suffix(after, last), abs(end - start), brief)
+        return Change(kind, text + fmt.now_suffix(after, last), abs(end - start), brief, times[lo])
     middle = _best_split(smooth)
     progress = [(s - start) / (end - start) for s in smooth]
     began = next((i for i in range(middle - 1, -1, -1) if progress[i] <= 0.05), 0)
@@ -224,7 +227,7 @@ def _level_change(
         f" ({fmt.time(times[began])} to {fmt.time(times[reached])})"
     )
     brief = f"{verb} {fmt.value(start)} → {fmt.value(end)} over {over}{fmt.now_suffix(end, last)}"
-    return Change(trend, text + fmt.now_suffix(end, last), abs(end - start), brief)
+    return Change(trend, text + fmt.now_suffix(end, last), abs(end - start), brief, times[min(began + 1, reached)])
 
 
 def _largest_jump(smooth: list[float], total: float, noise: float) -> tuple[int, int] | None:
@@ -269,18 +272,19 @@ def _excursion(times: list[float], values: list[float], noise: float, fmt: _Form
         text = f"{verb} from {fmt.value(centre)} to {fmt.value(level)} {fmt.at(times[lo])}"
         brief = f"{fmt.value(centre)} → {fmt.value(level)} {fmt.at(times[lo])}{fmt.now_suffix(level, values[-1])}"
         jumped: Literal["jump", "drop"] = "jump" if deviation > 0 else "drop"
-        return Change(jumped, text + fmt.now_suffix(level, values[-1]), abs(deviation), brief)
+        return Change(jumped, text + fmt.now_suffix(level, values[-1]), abs(deviation), brief, times[lo])
     kind: Literal["spike", "dip"] = "spike" if deviation > 0 else "dip"
     lasted = fmt.at(times[peak]) if lo == hi else f"({fmt.time(times[lo])} to {fmt.time(times[hi])})"
     text = f"brief {kind} to {fmt.value(values[peak])} {lasted}, otherwise about {fmt.value(centre)}"
-    return Change(kind, text, abs(deviation), f"{kind} to {fmt.value(values[peak])} {lasted}, else {fmt.value(centre)}")
+    brief = f"{kind} to {fmt.value(values[peak])} {lasted}, else {fmt.value(centre)}"
+    return Change(kind, text, abs(deviation), brief, times[lo])
 
 
 def _significant(delta: float, noise: float, a: float, b: float) -> bool:
     return abs(delta) > max(NOISE_MULTIPLE * noise, RELATIVE_FLOOR * max(abs(a), abs(b)), 1e-12)
 
 
-def _noise(values: list[float]) -> float:
+def noise_of(values: Sequence[float]) -> float:
     """Robust point-to-point noise: scaled median absolute deviation of first differences (steps and trends
     barely move it)."""
     diffs = [b - a for a, b in pairwise(values)]

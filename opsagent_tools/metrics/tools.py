@@ -31,6 +31,10 @@ DISCOVERY_LOOKBACK = timedelta(hours=6)
 """`list_metrics` and the no-data diagnosis look at series seen in this much time before now."""
 LIST_CAP = 40
 """Names listed by `list_metrics` before "+N more"."""
+QUERY_TOOL = "query_metrics"
+"""The tool that reads one service's metric: the read a verification of an action runs again."""
+DEFAULT_METRIC, DEFAULT_WINDOW = "http_5xx_rate", "30m"
+"""What `query_metrics` reads when the call does not say."""
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
@@ -64,6 +68,20 @@ def render_promql(template: str, settings: MetricsSettings, service: str, *, ste
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
+def resolve_metric(
+    settings: MetricsSettings, metric: str, service: str, *, step_s: float, window_s: float
+) -> tuple[str, str, str | None]:
+    """(name shown, PromQL, unit) for an alias, a bare metric name, or raw PromQL (shown as "PromQL")."""
+    metric = metric.strip()
+    alias = settings.aliases.get(metric)
+    if alias is not None:
+        return metric, render_promql(alias.promql, settings, service, step_s=step_s, window_s=window_s), alias.unit
+    if METRIC_NAME.fullmatch(metric):
+        template = metric + '{{service_label}="{service}"}'
+        return metric, render_promql(template, settings, service, step_s=step_s, window_s=window_s), None
+    return "PromQL", render_promql(metric, settings, service, step_s=step_s, window_s=window_s), None
+
+
 def promql_string(text: str) -> str:
     """Text made safe inside a double-quoted PromQL string."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -77,22 +95,10 @@ class _MetricsTools:
     ) -> None:
         self.settings, self.client, self.now, self.links = settings, client, now, links
 
-    def resolve(self, metric: str, service: str, step_s: float, window_s: float) -> tuple[str, str, str | None]:
-        """(name shown, PromQL, unit) for an alias, a bare metric name, or raw PromQL."""
-        metric = metric.strip()
-        alias = self.settings.aliases.get(metric)
-        if alias is not None:
-            promql = render_promql(alias.promql, self.settings, service, step_s=step_s, window_s=window_s)
-            return metric, promql, alias.unit
-        if METRIC_NAME.fullmatch(metric):
-            template = metric + '{{service_label}="{service}"}'
-            return metric, render_promql(template, self.settings, service, step_s=step_s, window_s=window_s), None
-        return "PromQL", render_promql(metric, self.settings, service, step_s=step_s, window_s=window_s), None
-
     async def query_metrics(self, service: str, metric: str, window: str, step: str | None) -> ToolOutput:
         window_s = window_seconds(window)
         step_s = step_seconds(window_s, step)
-        name, promql, unit = self.resolve(metric, service, step_s, window_s)
+        name, promql, unit = resolve_metric(self.settings, metric, service, step_s=step_s, window_s=window_s)
         end = self.now()
         start = end - timedelta(seconds=window_s)
         found = await self.client.query_range(promql, start, end, step_s)
@@ -212,10 +218,10 @@ def metrics_tools(
                 f'with {{service}} where the name goes, e.g. sum(rate(http_requests_total{{{label}="{{service}}",'
                 'code=~"5.."}[5m])).'
             ),
-        ] = "http_5xx_rate",
+        ] = DEFAULT_METRIC,
         window: Annotated[
             str, Field(description="How far back from now: 15m, 1h, 2h30m … up to 7d. Widen it to see the baseline.")
-        ] = "30m",
+        ] = DEFAULT_WINDOW,
         step: Annotated[
             str | int | None,
             Field(description="Time between points, e.g. 30s or 5m (a number is seconds). Default: about window/30."),
@@ -246,6 +252,7 @@ def metrics_tools(
     return [
         tool_from_function(
             query_metrics,
+            name=QUERY_TOOL,
             timeout=tool_timeout,
             returns="a one-line change summary, the values in relative time per series, and the PromQL used",
         ),

@@ -60,5 +60,6 @@ async def run(args: argparse.Namespace, terminal: Terminal) -> int:
                 runbooks=toolset.runbooks,
                 memory=memory,
                 drafter=llm,
+                symptoms=toolset.symptoms,
             )
     return 0

@@ -10,7 +10,10 @@ from typing import Any
 from bot.store.protocol import LeaseLostError, StoreAtCapacityError, StoreConflictError
 from bot.store.records import RunRecord, RunStatus
 from bot.store.sql.database import Database, placeholders
+from kernel import RunResult, Verification
 
+TRACE_WRITES = 5
+"""How often a check is written into a finished run's trace when another write changed the trace meanwhile."""
 RUN_COLUMNS = (
     "run_id, channel, thread_ts, requested_by, team_id, task, task_data, mention_ts, status, trace_json, owner, "
     "lease_until, created_at, updated_at, stop_requested_by, summary_ts, alert_labels"
@@ -109,6 +112,19 @@ class SqlRunRecords:
     async def remember_summary(self, run_id: str, summary_ts: str) -> None:
         """Record where the run's summary message is, so whoever carries the run on updates that message."""
         await self._db.execute("UPDATE runs SET summary_ts = $2 WHERE run_id = $1", run_id, summary_ts)
+
+    async def record_verification(self, run_id: str, verification: Verification) -> bool:
+        """Write a check into the finished run's trace, compare-and-set on the trace it read (see
+        `RunRecords.record_verification`)."""
+        for _ in range(TRACE_WRITES):
+            record = await self.get_run(run_id)
+            if record is None or record.status is not RunStatus.FINISHED:
+                return False
+            trace = RunResult.from_json(record.trace_json).verified(verification).to_json(indent=None)
+            sql = "UPDATE runs SET trace_json = $2 WHERE run_id = $1 AND status = $3 AND trace_json = $4"
+            if await self._db.execute(sql, run_id, trace, RunStatus.FINISHED, record.trace_json) == 1:
+                return True
+        raise StoreConflictError(f"run {run_id}'s trace kept changing: the check was not written; try again")
 
 
 class SqlLeases:

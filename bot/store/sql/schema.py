@@ -107,6 +107,16 @@ _GUIDANCE = (
         message_ts TEXT NOT NULL, at {ts} NOT NULL, PRIMARY KEY (run_id, seq))""",
 )
 
+_ACTION_CHECKS = (
+    """CREATE TABLE action_checks (
+        run_id TEXT NOT NULL, step INTEGER NOT NULL, check_no INTEGER NOT NULL, due_at {ts} NOT NULL,
+        action_at {ts} NOT NULL, approval_ts TEXT NOT NULL, approver TEXT NOT NULL, owner TEXT NOT NULL,
+        lease_until {ts}, result_json TEXT NOT NULL, recorded INTEGER NOT NULL, PRIMARY KEY (run_id, step, check_no))""",
+    "CREATE INDEX action_checks_with_work ON action_checks (recorded, due_at)",
+)
+"""Each check of an approved action: when it is due, who holds it (a lease, as for runs), what it found, and whether
+that is in its run's trace yet."""
+
 _ALERT_GROUPS = (
     """CREATE TABLE alert_groups (
         group_key TEXT PRIMARY KEY, channel TEXT NOT NULL, thread_ts TEXT NOT NULL,
@@ -193,6 +203,7 @@ MIGRATIONS = (
     ),
     Migration(9, "what people told running investigations", _GUIDANCE),
     Migration(10, "runs by who asked for them (an API client lists its own)", _RUNS_BY_REQUESTER),
+    Migration(11, "the checks of approved actions, due at a time", _ACTION_CHECKS),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -6,6 +6,7 @@ from bot.approvals.store import ApprovalStore
 from bot.audit.trail import AuditLog
 from bot.store.ports import (
     AlertThreads,
+    CheckSchedule,
     Dedupe,
     FeedbackStore,
     GuidanceLog,
@@ -18,6 +19,7 @@ from bot.store.ports import (
 from bot.store.sql.alert_threads import SqlAlertThreads
 from bot.store.sql.approvals import SqlApprovals
 from bot.store.sql.audit import SqlAudit
+from bot.store.sql.checks import SqlChecks
 from bot.store.sql.database import Database
 from bot.store.sql.dedupe import SqlDedupe
 from bot.store.sql.feedback import SqlFeedback
@@ -43,6 +45,7 @@ class SqlRunStore:
         self.guidance: GuidanceLog = SqlGuidance(database)
         self.memory: IncidentStore = SqlIncidents(database, self.runs)
         self.side_effects: SideEffectStore = SqlSideEffects(database)
+        self.checks: CheckSchedule = SqlChecks(database)
 
     async def migrate(self) -> None:
         """Apply the migrations the database lacks (see `RunStore.migrate`)."""

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot.cli.main import main
 from bot.cli.stats import NO_ACTION, percentile, summarise
-from kernel import ApprovalRecord, ErrorKind, FinishedBy, RunResult, Step, StopReason, ToolCall, Usage
+from kernel import (
+    ApprovalRecord,
+    ErrorKind,
+    FinishedBy,
+    RunResult,
+    Step,
+    StopReason,
+    ToolCall,
+    Usage,
+    Verification,
+    VerificationOutcome,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 
@@ -78,8 +90,11 @@ TRACES = {
         cost=0.02,
         seconds=4.0,
         by=FinishedBy.PROSE,
-    ),
+    )
+    .verified(Verification(1, 1, datetime(2026, 12, 5, 14, 9, tzinfo=UTC), VerificationOutcome.HELD))
+    .verified(Verification(1, 2, datetime(2026, 12, 5, 14, 22, tzinfo=UTC), VerificationOutcome.DID_NOT_HOLD)),
 }
+"""d's rollback held at its first check, not at its second: stats counts an action by its latest check."""
 NOT_TRACES = {"config.json": '{"hello": "world"}', "broken.json": '{"schema_version": 1,', "list.json": "[1, 2]"}
 
 
@@ -117,6 +132,7 @@ def test_stats_json_counts_everything_exactly(capsys, traces_dir):
     assert stats["cost_usd"]["total"] == pytest.approx(0.06)
     assert stats["duration_s"] == {"mean": 4.25, "p95": 10.0}
     assert stats["approvals"] == {"approved": 1, "denied": 1, "pending": 1}
+    assert stats["verifications"] == {"held": 0, "did_not_hold": 1, "inconclusive": 0, "not_verified": 0}
     assert stats["tools"] == {
         "query_metrics": {"calls": 3, "errors": 1, "error_rate": 1 / 3, "errors_by_kind": {"bad_args": 1}},
         "finish": {"calls": 2, "errors": 0, "error_rate": 0.0, "errors_by_kind": {}},
@@ -136,7 +152,7 @@ def test_stats_table_is_readable(capsys, traces_dir):
     code, out, _ = cli(capsys, "stats", traces_dir)
     lines = out.splitlines()
     assert code == 0
-    assert lines[:9] == [
+    assert lines[:10] == [
         "runs: 4 (3 files skipped)",
         "success: 2/4 (50.0%)",
         "finished by: finish 1 · prose 1",
@@ -146,10 +162,11 @@ def test_stats_table_is_readable(capsys, traces_dir):
         "cost: $0.0600 total",
         "duration: mean 4.2 s · p95 10.0 s",
         "approvals: approved 1 · denied 1 · pending 1",
+        "approved actions verified: held 0 · did not hold 1 · inconclusive 0 · not verified 0",
     ]
-    assert lines[9].split() == ["tool", "calls", "errors", "rate", "by", "kind"]
-    assert lines[10].split() == ["query_metrics", "3", "1", "33.3%", "bad_args", "1"]
-    assert lines[12].split() == ["rollback_deployment", "2", "0", "0.0%", "-"]
+    assert lines[10].split() == ["tool", "calls", "errors", "rate", "by", "kind"]
+    assert lines[11].split() == ["query_metrics", "3", "1", "33.3%", "bad_args", "1"]
+    assert lines[13].split() == ["rollback_deployment", "2", "0", "0.0%", "-"]
 
 
 def test_stats_reads_the_trace_corpus_of_every_version(capsys, tmp_path):
@@ -163,6 +180,7 @@ def test_stats_reads_the_trace_corpus_of_every_version(capsys, tmp_path):
     assert stats["finished_by"] == {"finish": 3, "prose": 0}, "a v1 run finished by a finish call"
     assert stats["approvals"] == {"approved": 2, "denied": 0, "pending": 1}
     assert stats["steps"] == {"mean": 3.5, "p50": 3, "p95": 5}, "5, 3, 4 and 2 tool calls besides the finish"
+    assert stats["verifications"] == {"held": 1, "did_not_hold": 0, "inconclusive": 0, "not_verified": 0}
 
 
 def test_an_empty_directory_says_so(capsys, tmp_path):

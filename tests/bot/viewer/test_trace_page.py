@@ -179,7 +179,7 @@ async def test_the_verdicts_code_spans_show_as_code_and_stay_escaped(tools):
 
 
 def test_the_guidance_a_run_took_is_shown_with_its_giver_and_step_and_escaped():
-    trace = load_trace(TRACES / "v3_guidance.json")
+    trace = load_trace(TRACES / "v3_guidance_and_verification.json")
     [taken] = trace.guidance
     said = TakenGuidance(Guidance("Maria (on-call)", HOSTILE, taken.guidance.at), taken.turn, taken.step)
     page = run_page(trace.model_copy(update={"guidance": [said]}))
