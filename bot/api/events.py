@@ -7,6 +7,10 @@ its end); a step that paused for a person's decision is settled after all of its
 the next turn. Guidance comes before the turn it was given with (`stage` 0); the run's end after everything. A
 checkpoint only ever adds facts that sort after the ones it had, so a client that sends the last id it saw
 (`Last-Event-ID`) gets every later event once, whichever process answers and however often it reconnects.
+
+The checks of approved actions are made minutes after the run ended, and kept in its trace in the order they were
+made: each sorts after the run's end, by that order. The stream ends at `run_finished`; a client that wants them
+comes back later with the last id it read (or reads the investigation: each action carries its latest check).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from bot.api.views import Links, investigation, step_shape
+from bot.api.views import Links, investigation, step_shape, verification_shape
 from bot.runs.saved import readable_trace
 from bot.store.records import RunRecord, RunStatus
 from bot.verdict import StepStatus, step_line
@@ -33,6 +37,7 @@ class EventKind(StrEnum):
     APPROVAL_DECIDED = "approval_decided"
     GUIDANCE = "guidance"
     RUN_FINISHED = "run_finished"
+    VERIFICATION = "verification"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -67,8 +72,8 @@ class RunEvent:
 
 
 def run_events(record: RunRecord, links: Links) -> list[RunEvent]:
-    """Every event of the run so far, in order: its steps, approvals and guidance from the trace, and its end once
-    the record says it is finished."""
+    """Every event of the run so far, in order: its steps, approvals and guidance from the trace, its end once the
+    record says it is finished, then the checks of its approved actions made since."""
     trace = readable_trace(record)
     events: list[RunEvent] = []
     turns = [-1]
@@ -82,7 +87,11 @@ def run_events(record: RunRecord, links: Links) -> list[RunEvent]:
     if record.status is RunStatus.FINISHED:
         view = investigation(record, links)
         data = {"status": str(view.status), "verdict": view.verdict.model_dump(mode="json") if view.verdict else None}
-        events.append(RunEvent(EventId(max(turns) + 1, END_STAGE, 0, 0), EventKind.RUN_FINISHED, data))
+        end = max(turns) + 1
+        events.append(RunEvent(EventId(end, END_STAGE, 0, 0), EventKind.RUN_FINISHED, data))
+        for made, check in enumerate(trace.verifications if trace is not None else [], start=1):
+            shown = verification_shape(check).model_dump(mode="json")
+            events.append(RunEvent(EventId(end, END_STAGE, made, 0), EventKind.VERIFICATION, shown))
     return sorted(events, key=lambda event: event.id)
 
 

@@ -33,7 +33,9 @@ EVENTS = f"""The investigation's events as Server-Sent Events, from the beginnin
 `run_finished`. Kinds: {", ".join(f"`{kind}`" for kind in EventKind)}.
 
 Each event's `id` names the fact it reports (`turn.stage.step.part`) and is the same on every replica and after a
-restart: reconnect with the last id you read, and you get every later event once."""
+restart: reconnect with the last id you read, and you get every later event once. The checks of approved actions
+(`verification`) are made minutes after the run ended and sort after `run_finished`: come back for them with the
+last id you read, or read the investigation (each action carries its latest check)."""
 
 ERRORS = {
     "400": "Not JSON, or a Last-Event-ID this API did not send",

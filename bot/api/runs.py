@@ -164,7 +164,7 @@ class ApiRuns:
             async with asyncio.timeout(timeout_s):
                 async for event in self.events(record):
                     await progress(event)
-                    ended = event.kind is EventKind.RUN_FINISHED
+                    ended = ended or event.kind is EventKind.RUN_FINISHED
         except TimeoutError:
             pass
         view = await self.investigation(client, run_id)

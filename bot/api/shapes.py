@@ -93,6 +93,27 @@ class Claim(_Shape):
     problem: str
 
 
+class Verification(_Shape):
+    """A check of an approved action made after it ran: did the symptom it was for go away?"""
+
+    step: int
+    """The action's step."""
+    check: int
+    """1 for the first check, 2 for the second ("is it still holding?")."""
+    at: datetime
+    outcome: str
+    """`held`, `did_not_hold`, `inconclusive` or `not_verified` (there was no symptom to read again)."""
+    metric: str
+    before: str
+    """The symptom's value when the action ran."""
+    now: str
+    """Its value at the check."""
+    baseline: str
+    """Its range before the incident began."""
+    line: str
+    """The check in a line, as every surface says it."""
+
+
 class Action(_Shape):
     """A side effect that ran after a person approved it."""
 
@@ -101,6 +122,8 @@ class Action(_Shape):
     approved_by: str
     ok: bool
     outcome: str
+    verified: Verification | None
+    """Its latest check, once one was made (minutes after the run ended)."""
 
 
 class Guidance(_Shape):

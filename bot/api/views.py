@@ -12,7 +12,8 @@ from bot.runs.saved import readable_trace
 from bot.slack.permalinks import thread_url
 from bot.store.records import RunRecord, RunStatus
 from bot.verdict import Claim, StepLine, StepStatus, Verdict, tool_steps, verdict_of
-from kernel import RunResult, StopReason
+from bot.words import verification_words
+from kernel import RunResult, StopReason, Verification
 
 MARKS = {
     StepStatus.OK: "✓",
@@ -126,7 +127,14 @@ def verdict_shape(verdict: Verdict) -> shapes.Verdict:
         ruled_out=[_claim(claim) for claim in verdict.ruled_out],
         next_steps=list(verdict.next_steps),
         actions=[
-            shapes.Action(step=a.step, call=a.call, approved_by=a.approved_by, ok=a.ok, outcome=a.outcome)
+            shapes.Action(
+                step=a.step,
+                call=a.call,
+                approved_by=a.approved_by,
+                ok=a.ok,
+                outcome=a.outcome,
+                verified=verification_shape(a.verified) if a.verified is not None else None,
+            )
             for a in verdict.actions
         ],
         claimed_not_taken=list(verdict.claimed_not_taken),
@@ -136,6 +144,21 @@ def verdict_shape(verdict: Verdict) -> shapes.Verdict:
             shapes.Guidance(by=t.guidance.by, text=t.guidance.text, at=t.guidance.at, before_step=t.step)
             for t in verdict.guidance
         ],
+    )
+
+
+def verification_shape(check: Verification) -> shapes.Verification:
+    """A check of an approved action as JSON, with the line every surface says it in."""
+    return shapes.Verification(
+        step=check.step,
+        check=check.check,
+        at=check.at,
+        outcome=str(check.outcome),
+        metric=check.metric,
+        before=check.before,
+        now=check.now,
+        baseline=check.baseline,
+        line=verification_words(check),
     )
 
 

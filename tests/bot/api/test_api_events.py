@@ -4,9 +4,10 @@ after a reconnect with `Last-Event-ID`; the same events on every read, since the
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from bot.slack.action_ids import APPROVE
-from kernel import native_turn
+from kernel import Verification, VerificationOutcome, native_turn
 from testkit.slack_bot import ALICE, CHANNEL, FINISH
 from worlds.api_world import run_status
 
@@ -73,6 +74,35 @@ async def test_a_client_that_reconnects_with_the_last_id_it_read_gets_the_rest_o
     assert rest[-1].event == "run_finished"
     again = await claude.whole_run(run_id, last_event_id=whole[-1].id)
     assert again == [], "after the end, nothing more: the stream just closes"
+
+
+async def test_the_checks_of_an_action_made_after_the_end_come_after_run_finished_in_the_order_made(
+    harness, claude, script
+):
+    script.append([READS_AND_AN_ACTION, FINISH])
+    run_id = (await claude.investigate("order-service 5xx", channel=CHANNEL)).json["run_id"]
+    thread = harness.slack.messages(CHANNEL)[0].ts
+    message, approval_id = await harness.until(lambda: harness.approval_message(thread), "approval")
+    assert await harness.click(APPROVE, approval_id, message.ts, thread, user=ALICE) == 200
+    await run_status(claude, run_id, "finished")
+    ended = await claude.whole_run(run_id)
+    assert ended[-1].event == "run_finished"
+    at = datetime(2026, 12, 5, 14, 9, tzinfo=UTC)
+    held = Verification(2, 1, at, VerificationOutcome.HELD, 1, "http_5xx_rate", "12.0%", "0.20%", "0.10%–0.12%")
+    gone = Verification(2, 2, at, VerificationOutcome.DID_NOT_HOLD, 1, "http_5xx_rate", "12.0%", "9.0%", "0.10%")
+    runs = harness.services.store.runs  # what the checks' service writes once a check is made
+    assert await runs.record_verification(run_id, held)
+    first = await claude.whole_run(run_id, last_event_id=ended[-1].id)
+    assert await runs.record_verification(run_id, gone)
+    second = await claude.whole_run(run_id, last_event_id=first[-1].id)
+    assert [(e.event, e.data["check"], e.data["outcome"]) for e in first + second] == [
+        ("verification", 1, "held"),
+        ("verification", 2, "did_not_hold"),
+    ]
+    assert first[0].data["line"] == "verified 14:09 UTC: http_5xx_rate 12.0% → 0.20% · held"
+    assert ids(await claude.whole_run(run_id)) == ids(ended) + ids(first) + ids(second)
+    view = (await claude.call("GET", f"/v1/investigations/{run_id}")).json
+    assert view["verdict"]["actions"][0]["verified"]["outcome"] == "did_not_hold", "the latest check"
 
 
 async def test_a_last_event_id_this_api_never_sent_is_refused(harness, claude, script):
