@@ -183,9 +183,9 @@ class ThreadWatcher:
         return name in self.slack.reactions.get((channel, ts), [])
 
     def summary(self, ts: str, channel: str = CHANNEL) -> Any:
-        """The run's summary message (the thread's first reply), once posted."""
-        thread = self.thread(ts, channel)
-        return thread[1] if len(thread) > 1 else None
+        """The run's summary message (the bot's first reply in the thread: a person may have replied before it was
+        posted), once posted."""
+        return next((m for m in self.thread(ts, channel)[1:] if m.user == BOT_USER_ID), None)
 
     def verdict(self, ts: str, channel: str = CHANNEL) -> Any:
         """The summary message once it shows the verdict (its Stop button gone, 👍/👎 there); None before."""
