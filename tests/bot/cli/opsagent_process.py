@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pty
 import sys
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,3 +55,46 @@ async def opsagent(*args: object, cwd: Path, env: dict[str, str] | None = None, 
         out, err = await proc.communicate(stdin)
     assert proc.returncode is not None
     return Ran(proc.returncode, out.decode(), err.decode())
+
+
+async def on_a_terminal(
+    *args: object,
+    cwd: Path,
+    env: dict[str, str],
+    columns: int = 120,
+    term: str = "xterm-256color",
+    stdin_too: bool = False,
+    stderr_too: bool = False,
+    answers: Mapping[bytes, bytes] | None = None,
+    alongside: Callable[[int], Awaitable[None]] | None = None,
+) -> tuple[int, str]:
+    """Run `opsagent ARGS` with stdout (and with `stdin_too`, `stderr_too` those) on a pseudo-terminal `columns` wide,
+    as in a person's shell; its exit code and what it showed there. Each prompt of `answers` (what shows → the line
+    typed) is answered the first time it shows; `alongside(terminal)` may type into the terminal meanwhile."""
+    leader, follower = pty.openpty()
+    streams = (
+        {"stdout": follower} | ({"stdin": follower} if stdin_too else {}) | ({"stderr": follower} if stderr_too else {})
+    )
+    proc = await start(*args, cwd=cwd, env=env | {"TERM": term, "COLUMNS": str(columns)}, **streams)
+    os.close(follower)
+    typing = asyncio.ensure_future(alongside(leader)) if alongside is not None else None
+    waiting = dict(answers or {})
+    shown = bytearray()
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            chunk = await loop.run_in_executor(None, os.read, leader, 65536)
+        except OSError:  # the terminal closes with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+        for prompt in [prompt for prompt in waiting if prompt in shown]:
+            os.write(leader, waiting.pop(prompt))
+    os.close(leader)
+    if typing is not None:
+        await typing
+    async with asyncio.timeout(30):
+        await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode, shown.decode(errors="replace")

@@ -7,13 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import pty
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from opsagent_process import environment, opsagent, start
+from opsagent_process import environment, on_a_terminal, opsagent
 
 from samples.demo_config import write_demo_config
 from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
@@ -24,32 +23,6 @@ ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 """Every control sequence a terminal gets (colour, cursor, the spinner's), and the pty's carriage returns."""
 TRACES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 ANSWER = "**Root cause**: v2.14.0 cut the pool (step 1).\n- restore `max_size: 50`\n- alert on pending requests"
-
-
-async def on_a_terminal(
-    *args: object, cwd: Path, env: dict[str, str], columns: int = 120, stderr_too: bool = False
-) -> tuple[int, str]:
-    """Run `opsagent ARGS` with stdout (and with `stderr_too` stderr) on a pseudo-terminal `columns` wide, as in a
-    person's shell; what it showed there."""
-    leader, follower = pty.openpty()
-    streams = {"stdout": follower, **({"stderr": follower} if stderr_too else {})}
-    proc = await start(*args, cwd=cwd, env=env | {"TERM": "xterm-256color", "COLUMNS": str(columns)}, **streams)
-    os.close(follower)
-    shown = bytearray()
-    loop = asyncio.get_running_loop()
-    while True:
-        try:
-            chunk = await loop.run_in_executor(None, os.read, leader, 65536)
-        except OSError:  # the terminal closes with the process
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    async with asyncio.timeout(30):
-        await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode, shown.decode(errors="replace")
 
 
 async def test_colour_on_a_terminal_only_and_never_with_no_color(tmp_path):
@@ -238,38 +211,20 @@ async def test_a_line_typed_while_an_interactive_run_goes_is_guidance_for_it(tmp
             Reply(openai_completion(None, tool_calls=[finish])),
         )
         env = environment(OPSAGENT_LLM_BASE_URL=f"{server.url}/v1", OPSAGENT_LLM_MODEL="fake-gpt", COLUMNS="200")
-        leader, follower = pty.openpty()
-        proc = await start(
-            "--config", config, "investigate", "order-service 5xx?", "--interactive",
-            cwd=tmp_path, env=env | {"TERM": "dumb"}, stdin=follower, stdout=follower, stderr=follower,
-        )  # fmt: skip
-        os.close(follower)
 
-        async def type_while_the_model_thinks() -> None:
+        async def type_while_the_model_thinks(terminal: int) -> None:
             while not server.requests:  # noqa: ASYNC110 - the request arrives at the fake model server
                 await asyncio.sleep(0.01)
-            os.write(leader, b"the pool shrank in the deploy, password=hunter2hunter2\n")
+            os.write(terminal, b"the pool shrank in the deploy, password=hunter2hunter2\n")
 
-        typing = asyncio.ensure_future(type_while_the_model_thinks())
-        shown, loop, answered = bytearray(), asyncio.get_running_loop(), False
-        while True:
-            try:
-                chunk = await loop.run_in_executor(None, os.read, leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-            if not answered and b"follow-up question" in shown:
-                os.write(leader, b"\n")
-                answered = True
-        os.close(leader)
-        await typing
-        async with asyncio.timeout(30):
-            await proc.wait()
-    assert proc.returncode == 0, shown.decode(errors="replace")
+        code, shown = await on_a_terminal(
+            "--config", config, "investigate", "order-service 5xx?", "--interactive",
+            cwd=tmp_path, env=env, term="dumb", stdin_too=True, stderr_too=True,
+            answers={b"follow-up question": b"\n"}, alongside=type_while_the_model_thinks,
+        )  # fmt: skip
+    assert code == 0, shown
     guided = [m["content"] for m in server.bodies[1]["messages"] if m["role"] == "user"][-1]
     assert guided.startswith("Guidance from "), guided
     assert " (terminal) at " in guided
     assert guided.endswith(": the pool shrank in the deploy, password=[REDACTED:password]")
-    assert "✍ guidance from " in shown.decode(errors="replace")
+    assert "✍ guidance from " in shown

@@ -4,16 +4,13 @@ check of an action approved at the terminal when it is due within a minute, and 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import pty
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from opsagent_process import environment, opsagent, start
+from opsagent_process import environment, on_a_terminal, opsagent
 
 from bot.store.factory import opened_store
 from bot.store.records import RunRecord, RunStatus
@@ -136,29 +133,13 @@ async def test_investigate_waits_for_a_check_due_within_a_minute_else_says_how_t
             OPSAGENT_LLM_BASE_URL=f"{server.url}/v1", OPSAGENT_LLM_MODEL="fake-gpt", OPSAGENT_ACTION_SECRET=SECRET
         )
         trace = tmp_path / "trace.json"
-        leader, follower = pty.openpty()
-        proc = await start(
+        code, shown = await on_a_terminal(
             "--config", config, "investigate", "order-service 5xx?", "--trace", trace,
-            cwd=tmp_path, env=env | {"TERM": "dumb", "COLUMNS": "250"}, stdin=follower, stdout=follower, stderr=follower,
+            cwd=tmp_path, env=env, columns=250, term="dumb", stdin_too=True, stderr_too=True,
+            answers={b"Approve? [y/N]": b"y\n"},
         )  # fmt: skip
-        os.close(follower)
-        shown, loop, approved = bytearray(), asyncio.get_running_loop(), False
-        while True:
-            try:
-                chunk = await loop.run_in_executor(None, os.read, leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-            if not approved and b"Approve? [y/N]" in shown:
-                os.write(leader, b"y\n")
-                approved = True
-        os.close(leader)
-        async with asyncio.timeout(30):
-            await proc.wait()
-    said = ESCAPES.sub("", shown.decode(errors="replace"))
-    assert proc.returncode == 0, said
+    said = ESCAPES.sub("", shown)
+    assert code == 0, said
     assert len(receiver.executed) == 1, "the rollback ran"
     checks = load_trace(trace).verifications
     if after_s == 1:
