@@ -267,4 +267,10 @@ def _git(repo: Path, when: datetime, *args: str) -> None:
         "GIT_COMMITTER_EMAIL": "dana@example.com",
         "GIT_COMMITTER_DATE": stamp,
     }
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    try:
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise OSError("the demo builds a git repository with git, which is not installed: install git") from None
+    except subprocess.CalledProcessError as exc:
+        said = (exc.stderr or "").strip().splitlines()
+        raise OSError(f"the demo's `git {args[0]}` failed: {said[-1] if said else f'exit {exc.returncode}'}") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
+import shutil
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -71,14 +72,28 @@ async def run_demo(
 
 @contextlib.contextmanager
 def _demo_directory(keep: Path | None) -> Iterator[Path]:
+    """Where the demo writes: a temporary directory, or `keep` (new or empty). A demo that fails removes what it
+    wrote in `keep`, and the directories it made for it: nothing half-written is left to be mistaken for a demo."""
     if keep is None:
         with tempfile.TemporaryDirectory(prefix="opsagent-demo-") as root:
             yield Path(root)
         return
     if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         raise ValueError(f"--keep {keep}: choose a new or empty directory (this one is not empty)")
+    made = next((directory for directory in [*reversed(keep.parents), keep] if not directory.exists()), None)
     keep.mkdir(parents=True, exist_ok=True)
-    yield keep
+    try:
+        yield keep
+    except BaseException:  # an interrupt too: the directory would be as half-written
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        else:  # the person's own empty directory: emptied, kept
+            for written in keep.iterdir():
+                if written.is_dir() and not written.is_symlink():
+                    shutil.rmtree(written)
+                else:
+                    written.unlink()
+        raise
 
 
 def write_kept_config(path: Path, tools: ToolsSettings) -> None:

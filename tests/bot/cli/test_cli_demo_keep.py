@@ -7,7 +7,7 @@ import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 
-from opsagent_process import opsagent
+from opsagent_process import environment, opsagent
 
 from bot.cli.replay import replay_trace
 from bot.settings import load_settings
@@ -109,3 +109,20 @@ def test_the_demo_investigation_reads_the_same_whenever_it_runs(tmp_path):
     model = ScriptedModel([text_turn("query_metrics", "", service="order-service"), text_turn("finish", answer="a")])
     result = asyncio.run(Agent(llm=model, tools=tools).run("5xx?"))
     assert "jumped from 0.10% to 12.0% at t-9m" in result.steps[0].observation
+
+
+async def test_a_demo_that_fails_leaves_no_half_written_directory(tmp_path):
+    """Without git the demo cannot build its repository: it says so, and the directories --keep made are gone."""
+    no_git = tmp_path / "bin"
+    no_git.mkdir()
+    env = environment(PATH=str(no_git))
+    made = await opsagent("demo", "--keep", "runs/demo", cwd=tmp_path, env=env)
+    assert made.code == 2
+    assert made.err == "opsagent: the demo builds a git repository with git, which is not installed: install git\n"
+    assert not (tmp_path / "runs").exists(), "the directories --keep made are removed"
+    empty = tmp_path / "mine"
+    empty.mkdir()
+    given = await opsagent("demo", "--keep", "mine", cwd=tmp_path, env=env)
+    assert given.code == 2
+    assert empty.is_dir(), "a directory the person made is theirs: emptied, kept"
+    assert list(empty.iterdir()) == []
