@@ -12,7 +12,7 @@ import json
 import os
 import tomllib
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
@@ -21,6 +21,7 @@ from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from bot.access.settings import AccessSettings
+from bot.alerts.settings import TOKEN_ENV as ALERTMANAGER_TOKEN_ENV
 from bot.alerts.settings import AlertmanagerSettings
 from bot.api.settings import ApiSettings
 from bot.slack.settings import SlackSettings
@@ -41,6 +42,25 @@ SHORT_LLM_VARIABLES = {"OPSAGENT_LLM_MODEL": "model", "OPSAGENT_LLM_BASE_URL": "
 """The model's short variables, which the adapters read when there is no [llm] section; with one, they override
 its keys as `OPSAGENT_LLM__MODEL` would: the environment wins over the file for every key."""
 VALUE_CHARS = 60
+READ_BY_NAME = frozenset(
+    {
+        CONFIG_ENV,
+        "OPSAGENT_DEBUG",  # bot/cli/main.py: show a bug's traceback
+        "OPSAGENT_LLM_MODEL",  # the model adapters (kernel/adapters), with no [llm] section or over it
+        "OPSAGENT_LLM_BASE_URL",
+        "OPSAGENT_LLM_API_KEY",
+        "OPSAGENT_LLM_API_VERSION",  # Azure OpenAI
+        "OPSAGENT_MODEL",  # bot/agent.py: the older name of OPSAGENT_LLM_MODEL
+        ALERTMANAGER_TOKEN_ENV,
+        "OPSAGENT_VIEWER_SECRET",  # bot/viewer: signs the trace viewer's links
+        "OPSAGENT_API_TOKENS",  # bot/api: the API's bearer tokens
+        "OPSAGENT_ACTION_SECRET",  # [tools.actions.webhook] secret_env's default
+        "OPSAGENT_DEMO_ACTION_SECRET",  # the demo's webhook, named by the opsagent.toml `demo --keep` writes
+        "OPSAGENT_EVAL_NEVER_SENT",  # bot/eval: the catalogue's webhook secret, never set
+    }
+)
+"""The OPSAGENT_ variables that are not settings: secrets and switches the code reads by name. Any other
+OPSAGENT_ variable must be a setting (`OPSAGENT_<SECTION>__<KEY>`) or one the configuration names (`*_env`)."""
 
 
 class KnowledgeSettings(RunbookSettings, MemorySettings):
@@ -158,11 +178,64 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] = os.envi
 
     FromFile.environ = environ
     try:
-        return FromFile()
+        settings = FromFile()
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{chosen}: not valid TOML: {exc}"]) from None
     except ValidationError as exc:
         raise ConfigError(describe_errors(exc.errors(), file=chosen, environ=environ)) from None
+    if unknown := unknown_variables(settings, environ):
+        raise ConfigError(unknown)
+    return settings
+
+
+def unknown_variables(settings: Settings, environ: Mapping[str, str]) -> list[str]:
+    """One line per OPSAGENT_ variable that sets nothing, naming the nearest that would: pydantic-settings reads
+    only the sections it knows, so a misspelled section would otherwise be ignored without a word. Secrets the
+    code reads by name (`READ_BY_NAME`) and the variables the configuration names (`*_env`) are not settings."""
+    named = {name.upper() for name in _named_variables(settings)}
+    problems = []
+    for name in environ:
+        upper = name.upper()
+        section = upper[len(ENV_PREFIX) :].partition(ENV_NESTING)[0].lower()
+        if upper.startswith(ENV_PREFIX) and upper not in READ_BY_NAME | named and section not in Settings.model_fields:
+            # compared without the prefix, which every candidate shares and would make any two names look alike
+            known = [*READ_BY_NAME, *named, *_setting_variables(Settings, ENV_PREFIX, depth=3)]
+            tails = {candidate[len(ENV_PREFIX) :]: candidate for candidate in known if candidate.startswith(ENV_PREFIX)}
+            close = difflib.get_close_matches(upper[len(ENV_PREFIX) :], tails, n=1, cutoff=0.8)
+            hint = (
+                f" (did you mean {tails[close[0]]}?)"
+                if close
+                else f": a setting is {ENV_PREFIX}<SECTION>{ENV_NESTING}<KEY>, e.g. {ENV_PREFIX}POLICY{ENV_NESTING}MODE"
+            )
+            problems.append(f"environment variable {name}: no setting or secret has this name{hint}")
+    return problems
+
+
+def _named_variables(node: object, *, named: bool = False) -> Iterator[str]:
+    """The environment variables the loaded configuration names: `api_key_env`, `secret_env`, `token_env`, an MCP
+    server's `env` and `headers_env`."""
+    match node:
+        case str() if named:
+            yield node
+        case BaseModel():
+            for field in type(node).model_fields:
+                yield from _named_variables(getattr(node, field), named=field == "env" or field.endswith("_env"))
+        case dict():
+            for value in node.values():
+                yield from _named_variables(value, named=named)
+        case list() | tuple():
+            for value in node:
+                yield from _named_variables(value, named=named)
+
+
+def _setting_variables(model: type[BaseModel], prefix: str, *, depth: int) -> Iterator[str]:
+    """The variable of every key of `model`, and of its sections' keys down to `depth` levels."""
+    for name, field in model.model_fields.items():
+        variable = prefix + name.upper()
+        yield variable
+        inner = _model_in(field.annotation)
+        if inner is not None and depth > 1:
+            yield from _setting_variables(inner, variable + ENV_NESTING, depth=depth - 1)
 
 
 def describe_errors(errors: Sequence[ErrorDetails], *, file: Path | None, environ: Mapping[str, str]) -> list[str]:

@@ -1,8 +1,10 @@
-"""The demo incident's backends, generated into a directory: recorded metrics, log files, a git repo.
+"""The demo incident's backends, generated into a directory: recorded metrics, log files, a git repo, and the
+cluster as its Kubernetes API shows it (`opsagent_tools.demo_cluster`, served while the demo runs).
 
 order-service deploys v2.14.0, whose config cuts the DB connection pool from 50 to 10; within three
 minutes its 5xx rate goes from 0.1% to 12%. The gateway logs show the upstream errors; the
-order-service logs show pool exhaustion, a downstream symptom. Everything is relative to `now`.
+order-service logs show pool exhaustion, a downstream symptom; its pods fail their liveness probes and crash-loop.
+Everything is relative to `now`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from opsagent_tools.actions import ActionWebhookSettings
+from opsagent_tools.demo_cluster import RECORDING, DemoCluster, write_cluster
 from opsagent_tools.logs import LogsSettings
 from opsagent_tools.logs.files import FileLogSettings
 from opsagent_tools.metrics import MetricAlias, MetricsSettings
@@ -68,7 +71,8 @@ Shape = Callable[[float], float]
 
 def write_demo_incident(root: Path, now: datetime, *, action_url: str) -> ToolsSettings:
     """Generate the incident's data under `root` and return the tool settings that read it (their clock is
-    `now`, where the recording ends, so an investigation of it reads the same whenever it runs)."""
+    `now`, where the recording ends, so an investigation of it reads the same whenever it runs). The cluster is
+    recorded at `root / RECORDING`; its `[tools.kubernetes]` comes from serving it (`ServedCluster`)."""
     root.mkdir(parents=True, exist_ok=True)
     rng = random.Random(2014)
     write_series(root / "metrics.jsonl", _series(now, rng))
@@ -78,6 +82,7 @@ def write_demo_incident(root: Path, now: datetime, *, action_url: str) -> ToolsS
         (logs / f"{service}.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     repo = root / "repos" / "order-service"
     _git_repository(repo, now)
+    write_cluster(root / RECORDING, DemoCluster(now))
     return ToolsSettings(
         metrics=MetricsSettings(url=f"file://{root / 'metrics.jsonl'}", aliases=DEMO_ALIASES),
         logs=LogsSettings(backend="files", files=FileLogSettings(directory=logs)),
@@ -267,4 +272,10 @@ def _git(repo: Path, when: datetime, *args: str) -> None:
         "GIT_COMMITTER_EMAIL": "dana@example.com",
         "GIT_COMMITTER_DATE": stamp,
     }
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    try:
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise OSError("the demo builds a git repository with git, which is not installed: install git") from None
+    except subprocess.CalledProcessError as exc:
+        said = (exc.stderr or "").strip().splitlines()
+        raise OSError(f"the demo's `git {args[0]}` failed: {said[-1] if said else f'exit {exc.returncode}'}") from None

@@ -7,9 +7,12 @@ opsagent.toml that reads them, so every other command works on the demo afterwar
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import secrets
+import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -30,6 +33,7 @@ from kernel import (
     SideEffectPolicy,
     text_turn,
 )
+from opsagent_tools.demo_cluster import KUBECONFIG, RECORDING, ServedCluster
 from opsagent_tools.demo_incident import DEMO_SECRET_ENV, write_demo_incident
 from opsagent_tools.metrics import DEFAULT_ALIASES
 from opsagent_tools.toolset import ToolsSettings, build_tools
@@ -41,20 +45,28 @@ OFFLINE_BANNER = (
     "OPENAI_API_KEY or ANTHROPIC_API_KEY)."
 )
 KEPT_CONFIG = "opsagent.toml"
+K8S_TRY = 'opsagent --config {config} tools call k8s_pods --args \'{{"workload": "order-service"}}\''
+"""The first command to try on the demo's cluster."""
+SERVING_STOPS = (signal.SIGINT, signal.SIGTERM)
 
 
 async def run_demo(
     llm: LLM | None, *, terminal: Terminal, confirm: ConfirmHook | None = None, keep: Path | None = None
 ) -> RunResult:
-    """Generate the incident, serve a stand-in deployment webhook, and investigate; returns the trace.
+    """Generate the incident, serve a stand-in deployment webhook and the incident's cluster, and investigate;
+    returns the trace.
 
     Approvals are asked on the terminal unless another `confirm` hook is given. `keep`: an empty (or new)
     directory that keeps the backends and an opsagent.toml reading them; by default they are removed.
     """
     terminal.say(OFFLINE_BANNER if llm is None else f"Model: {llm.model}", style="bold magenta")
     with _demo_directory(keep) as root:
-        async with DemoDeploymentWebhook() as webhook:
-            tools_settings = write_demo_incident(root / "data", datetime.now(UTC), action_url=webhook.url)
+        async with contextlib.AsyncExitStack() as served:
+            webhook = await served.enter_async_context(DemoDeploymentWebhook())
+            data = root / "data"
+            recorded = write_demo_incident(data, datetime.now(UTC), action_url=webhook.url)
+            cluster = await served.enter_async_context(ServedCluster(data / RECORDING, data / KUBECONFIG))
+            tools_settings = recorded.model_copy(update={"kubernetes": cluster.settings})
             if keep is not None:
                 write_kept_config(root / KEPT_CONFIG, tools_settings)
             tools = build_tools(tools_settings, environ={DEMO_SECRET_ENV: webhook.secret})
@@ -71,22 +83,39 @@ async def run_demo(
 
 @contextlib.contextmanager
 def _demo_directory(keep: Path | None) -> Iterator[Path]:
+    """Where the demo writes: a temporary directory, or `keep` (new or empty). A demo that fails removes what it
+    wrote in `keep`, and the directories it made for it: nothing half-written is left to be mistaken for a demo."""
     if keep is None:
         with tempfile.TemporaryDirectory(prefix="opsagent-demo-") as root:
             yield Path(root)
         return
     if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         raise ValueError(f"--keep {keep}: choose a new or empty directory (this one is not empty)")
+    made = next((directory for directory in [*reversed(keep.parents), keep] if not directory.exists()), None)
     keep.mkdir(parents=True, exist_ok=True)
-    yield keep
+    try:
+        yield keep
+    except BaseException:  # an interrupt too: the directory would be as half-written
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        else:  # the person's own empty directory: emptied, kept
+            for written in keep.iterdir():
+                if written.is_dir() and not written.is_symlink():
+                    shutil.rmtree(written)
+                else:
+                    written.unlink()
+        raise
 
 
 def write_kept_config(path: Path, tools: ToolsSettings) -> None:
     """The opsagent.toml `--keep` leaves: the demo's backends, side effects as dry runs (the stand-in deployment
     system is gone with the demo)."""
     path.write_text(
-        "# The demo incident's backends, kept by `opsagent demo --keep`: recorded metrics, log files and a git\n"
-        f'# repository. Try: opsagent --config {path} tools call query_metrics --args \'{{"service": "gateway"}}\'\n\n'
+        "# The demo incident's backends, kept by `opsagent demo --keep`: recorded metrics, log files, a git\n"
+        "# repository and a cluster. Try:\n"
+        f'#   opsagent --config {path} tools call query_metrics --args \'{{"service": "gateway"}}\'\n'
+        f"# The cluster answers while `opsagent demo --serve-kubernetes {path.parent}` serves it; then try:\n"
+        f"#   {K8S_TRY.format(config=path)}\n\n"
         "[policy]\n"
         'mode = "dry_run"   # the demo\'s deployment system ran only during the demo: actions show what they would send\n\n'
         + demo_tools_toml(tools),
@@ -113,6 +142,9 @@ def demo_tools_toml(tools: ToolsSettings) -> str:
     if tools.repos is not None:
         lines += ["", "[tools.repos.repositories]"]
         lines += [f"{name} = {_quoted(str(repo.path))}" for name, repo in tools.repos.repositories.items() if repo.path]
+    if tools.kubernetes is not None and tools.kubernetes.kubeconfig is not None:
+        lines += ["", "[tools.kubernetes]", f"kubeconfig = {_quoted(str(tools.kubernetes.kubeconfig))}"]
+        lines.append(f"namespaces = {json.dumps(list(tools.kubernetes.namespaces))}")
     if tools.actions is not None:
         webhook = tools.actions.webhook
         lines += ["", "[tools.actions.webhook]", f"url = {_quoted(webhook.url)}"]
@@ -123,6 +155,39 @@ def demo_tools_toml(tools: ToolsSettings) -> str:
 def _quoted(text: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's)."""
     return json.dumps(text, ensure_ascii=False)
+
+
+async def serve_kept_cluster(kept: Path, terminal: Terminal, *, port: int = 0) -> int:
+    """Serve the cluster `opsagent demo --keep` recorded in `kept` until Ctrl-C (or SIGTERM), its kubeconfig
+    rewritten to reach it, so the kept opsagent.toml's Kubernetes tools answer; 0 once stopped."""
+    data = kept / "data"
+    if not (data / RECORDING).is_file():
+        raise ValueError(
+            f"--serve-kubernetes {kept}: no demo cluster is kept there: keep one first with opsagent demo --keep {kept}"
+        )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for stopping in SERVING_STOPS:
+        loop.add_signal_handler(stopping, stop.set)
+    try:
+        async with ServedCluster(data / RECORDING, data / KUBECONFIG, port=port) as cluster:
+            config = kept / KEPT_CONFIG
+            terminal.say(
+                f"serving the demo's cluster at {cluster.url} until Ctrl-C; from another shell, try:", style="bold"
+            )
+            for command in (
+                K8S_TRY.format(config=config),
+                f'opsagent --config {config} tools call k8s_events --args \'{{"object": "order-service"}}\'',
+                f'opsagent --config {config} tools call k8s_rollout_history --args \'{{"deployment": "order-service"}}\'',
+            ):
+                terminal.say(f"  {command}")
+            terminal.flush()
+            await stop.wait()
+    finally:
+        for stopping in SERVING_STOPS:
+            loop.remove_signal_handler(stopping)
+    terminal.say("stopped serving the demo's cluster")
+    return 0
 
 
 class DemoDeploymentWebhook:

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import string
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
+from urllib.parse import urlsplit
 
+from bot.cli.terminal import Terminal
 from bot.cli.terminal_approval import read_line
 
 LOG_BACKENDS = ("loki", "elasticsearch", "files")
+SLACK_ID_CHARS = frozenset(string.ascii_uppercase + string.digits)
+T = TypeVar("T")
 
 
 @dataclass
@@ -63,43 +69,112 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def answers_from(args: argparse.Namespace) -> Answers | None:
-    """The flags as answers, or None when no flag was given (then `init` asks)."""
-    backend, _, where = args.logs.partition("=")
-    if args.logs and (backend not in LOG_BACKENDS or not where):
-        raise ValueError(f"--logs {args.logs}: write loki=URL, elasticsearch=URL or files=DIR")
+    """The flags as answers, or None when no flag was given (then `init` asks). A malformed flag is a ValueError
+    naming it, by the rule its question uses."""
+    backend, where = _flag("--logs", args.logs, log_backend) if args.logs else ("", "")
     answers = Answers(
-        prometheus=args.prometheus,
-        log_backend=backend if args.logs else "",
+        prometheus=_flag("--prometheus", args.prometheus, prometheus_url),
+        log_backend=backend,
         log_location=where,
-        repos=list(args.repo),
+        repos=[_flag("--repo", repo, repositories)[0] for repo in args.repo],
         model=args.model,
-        base_url=args.base_url,
+        base_url=_flag("--base-url", args.base_url, endpoint_url),
         provider=args.provider,
         api_key_env=args.api_key_env,
-        approvers=list(args.approver),
+        approvers=[_flag("--approver", user, user_ids)[0] for user in args.approver],
     )
     return None if answers == Answers(provider=args.provider) else answers
 
 
-async def ask(print_prompt: Callable[[str], None], read: Callable[[], Awaitable[str]] | None = None) -> Answers:
-    """The questions, one line each; an empty answer skips a section."""
+def _flag(flag: str, value: str, parse: Callable[[str], T]) -> T:
+    try:
+        return parse(value)
+    except ValueError as exc:
+        raise ValueError(f"{flag} {value}: {exc}") from None
+
+
+def prometheus_url(text: str) -> str:
+    """A Prometheus-compatible base URL, or recorded series as a file:// URL ("" for none)."""
+    if text and not _is_url(text, ("http", "https", "file")):
+        raise ValueError("write a URL such as http://prometheus:9090 (or file:///path/series.jsonl for a recording)")
+    return text
+
+
+def log_backend(text: str) -> tuple[str, str]:
+    """`loki=URL`, `elasticsearch=URL` or `files=DIR` as (backend, where); ("", "") for none."""
+    backend, _, where = (part.strip() for part in text.partition("="))
+    if not text:
+        return "", ""
+    if backend not in LOG_BACKENDS or not where or (backend != "files" and not _is_url(where, ("http", "https"))):
+        raise ValueError("write loki=URL, elasticsearch=URL or files=DIR, e.g. loki=http://loki:3100")
+    return backend, where
+
+
+def repositories(text: str) -> list[str]:
+    """Comma-separated `NAME=PATH` (or `NAME=github:owner/name`), each stripped."""
+    repos = [repo.strip() for repo in text.split(",") if repo.strip()]
+    for repo in repos:
+        name, _, where = repo.partition("=")
+        if not name.strip() or not where.strip():
+            raise ValueError(f"{repo!r}: write NAME=PATH (or NAME=github:owner/name)")
+    return repos
+
+
+def endpoint_url(text: str) -> str:
+    """An OpenAI-compatible base URL ("" for OpenAI itself)."""
+    if text and not _is_url(text, ("http", "https")):
+        raise ValueError("write a URL such as http://localhost:11434/v1")
+    return text
+
+
+def user_ids(text: str) -> list[str]:
+    """Comma-separated Slack user ids: U or W, then capital letters and digits (Slack shows one in a profile's ⋮ menu)."""
+    users = [user.strip() for user in text.split(",") if user.strip()]
+    for user in users:
+        if len(user) < 2 or user[0] not in "UW" or not set(user[1:]) <= SLACK_ID_CHARS:
+            raise ValueError(
+                f"{user!r} is not a Slack user id: write ids such as U024BE7LH (a profile's ⋮ menu, Copy member ID)"
+            )
+    return users
+
+
+def _is_url(text: str, schemes: Sequence[str]) -> bool:
+    parts = urlsplit(text)
+    return parts.scheme in schemes and bool(parts.netloc or (parts.scheme == "file" and parts.path))
+
+
+async def ask(terminal: Terminal, read: Callable[[], Awaitable[str]] | None = None) -> Answers:
+    """The questions, one line each; an empty answer skips a section, a malformed one is said and asked again.
+    Input that ends after a malformed answer is a ValueError: nothing is written rather than a section lost."""
     reader = read or (lambda: read_line(sys.stdin))
 
-    async def question(text: str) -> str:
-        print_prompt(text)
-        return (await reader()).strip()
+    async def question(text: str, parse: Callable[[str], T]) -> T:
+        problem = ""
+        while True:
+            terminal.prompt(text)
+            line = await reader()
+            if problem and not line:  # the input ended after a malformed answer: there is no one to ask again
+                raise ValueError(f"{text.partition(' (')[0]}: {problem}; the input ended, so nothing was written")
+            try:
+                return parse(line.strip())
+            except ValueError as exc:
+                problem = str(exc)
+                terminal.say(f"{problem}; try again", style="yellow")
 
-    answers = Answers(prometheus=await question("Prometheus URL (empty: none): "))
-    logs = await question("Logs: loki=URL, elasticsearch=URL or files=DIR (empty: none): ")
-    backend, _, where = logs.partition("=")
-    if backend.strip() in LOG_BACKENDS and where.strip():
-        answers.log_backend, answers.log_location = backend.strip(), where.strip()
-    repos = await question("Repositories: NAME=PATH, comma-separated (empty: none): ")
-    answers.repos = [repo.strip() for repo in repos.split(",") if repo.strip()]
-    answers.base_url = await question("Model endpoint: an OpenAI-compatible base URL (empty: OpenAI itself): ")
-    answers.model = await question("Model name (empty: gpt-4o-mini, or the environment's OPSAGENT_LLM_MODEL): ")
-    approvers = await question("Slack user ids who may approve actions, comma-separated (empty: none yet): ")
-    answers.approvers = [user.strip() for user in approvers.split(",") if user.strip()]
+    answers = Answers(prometheus=await question("Prometheus URL (empty: none): ", prometheus_url))
+    answers.log_backend, answers.log_location = await question(
+        "Logs: loki=URL, elasticsearch=URL or files=DIR (empty: none): ", log_backend
+    )
+    answers.repos = await question("Repositories: NAME=PATH, comma-separated (empty: none): ", repositories)
+    answers.base_url = await question(
+        "Model endpoint: an OpenAI-compatible base URL (empty: OpenAI itself): ", endpoint_url
+    )
+    answers.model = await question(
+        "Model name (empty: gpt-4o-mini, or the environment's OPSAGENT_LLM_MODEL): ", str.strip
+    )
+    answers.approvers = await question(
+        "Slack user ids who may approve actions, comma-separated (empty: none yet): ", user_ids
+    )
     return answers
 
 
@@ -203,8 +278,6 @@ def _logs(answers: Answers) -> list[str]:
 
 def _repo_line(repo: str) -> str:
     name, _, where = repo.partition("=")
-    if not name.strip() or not where.strip():
-        raise ValueError(f"repository {repo!r}: write NAME=PATH (or NAME=github:owner/name)")
     return f"{_q(name.strip())} = {_q(where.strip())}"
 
 

@@ -43,16 +43,26 @@ async def shown_toolset(
         yield toolset
 
 
-async def list_tools(settings: Settings, terminal: Terminal, *, as_json: bool) -> None:
-    """Show every registered tool with its argument schema (or the model-facing specs as JSON)."""
+async def list_tools(settings: Settings, terminal: Terminal, *, as_json: bool) -> int:
+    """Show every registered tool with its argument schema (or the model-facing specs as JSON); 1 when a
+    configured MCP server did not start, whose tools are then missing from the list."""
     async with shown_toolset(settings, terminal) as toolset:
         registry, entries = toolset.tools, {entry.name: entry for entry in toolset.mcp.entries}
+        down = [server.name for server in toolset.mcp.servers if not server.started]
         if as_json:
             terminal.data(json.dumps([_tool_json(tool, entries.get(tool.name)) for tool in registry], indent=2))
-        elif not len(registry):
-            terminal.say(NO_TOOLS)
-        else:
+        elif len(registry):
             terminal.report(render_tools(registry, entries))
+        elif not down:
+            terminal.say(NO_TOOLS)
+    if down:
+        servers = len(toolset.mcp.servers)
+        terminal.error(
+            f"{len(down)} of {servers} MCP server{'' if servers == 1 else 's'} did not start ({', '.join(down)}): "
+            f"{'their tools are' if len(down) > 1 else 'its tools are'} not listed; the reason is above, and "
+            "`opsagent check` checks them again"
+        )
+    return 1 if down else 0
 
 
 async def call_tool(settings: Settings, terminal: Terminal, name: str, arguments_json: str) -> int:

@@ -16,8 +16,7 @@ from opsagent_tools.changes.check import check_changes
 from opsagent_tools.changes.settings import ChangesSettings
 from opsagent_tools.changes.timeline import KIND_ORDER, ChangeSource
 from opsagent_tools.changes.tools import recent_changes_tool
-from opsagent_tools.check_result import CheckResult, probe
-from opsagent_tools.time_words import utc_now
+from opsagent_tools.check_result import CheckResult
 
 
 class OffersChanges(Protocol):
@@ -55,4 +54,9 @@ class ChangesFamily:
         return ()
 
     async def check(self) -> list[CheckResult]:
-        return [await probe("changes", lambda: check_changes(self.sources(), utc_now()))]
+        """Each source read once (`check_changes`); a family whose sources cannot even be set up fails here."""
+        try:
+            sources = self.sources()
+        except ValueError as exc:
+            return [CheckResult("changes", False, str(exc))]
+        return [await check_changes(sources, self.now(), budget_s=self.settings.timeout_s)]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import httpx2
+import yaml
 from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import DEFAULT_KUBECONFIG, KubeConfig, SingleConfig
 from lightkube.config.models import Cluster, User
@@ -98,7 +99,7 @@ def load_config(settings: KubernetesSettings, environ: Mapping[str, str] = os.en
         if settings.in_cluster:
             return _checked(KubeConfig.from_service_account().get())
         path = settings.kubeconfig or Path(environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG).expanduser()
-        return _checked(KubeConfig.from_file(path).get(settings.context))
+        return _checked(_kubeconfig(path).get(settings.context))
     except ConfigError as exc:
         where = "the pod's service account (in_cluster = true)" if settings.in_cluster else "the kubeconfig"
         raise ValueError(f"tools.kubernetes: cannot read {where}: {exc}") from None
@@ -111,6 +112,38 @@ def load_config(settings: KubernetesSettings, environ: Mapping[str, str] = os.en
         raise ValueError(
             f"tools.kubernetes: the kubeconfig's context refers to {exc}, which it does not define"
         ) from None
+
+
+def _kubeconfig(path: Path) -> KubeConfig:
+    """The kubeconfig file at `path`, read as lightkube reads it, but a file that is not YAML, or not a kubeconfig,
+    is a ValueError naming the file and where it breaks (lightkube lets the parser's own error through)."""
+    if not path.is_file():
+        raise ConfigError(f"Configuration file {path} not found")
+    try:
+        data = yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ValueError(
+            f"tools.kubernetes: the kubeconfig {path} is not valid YAML: {exc.problem or exc.context}{where}"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"tools.kubernetes: the kubeconfig {path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("clusters"), list):
+        raise ValueError(
+            f"tools.kubernetes: {path} is not a kubeconfig: it has no list of clusters (kubectl config view shows "
+            "what one holds)"
+        )
+    try:
+        return KubeConfig.from_dict(data, fname=path)
+    except KeyError as exc:
+        problem = f"{exc} is missing (each entry of clusters, contexts and users has a name, and its cluster, "
+        problem += "context or user)"
+    except TypeError:
+        problem = "an entry of clusters, contexts or users is not a mapping"
+    except ValueError as exc:  # lightkube's decoder: a value of the wrong type, and where it is
+        problem = str(exc)
+    raise ValueError(f"tools.kubernetes: the kubeconfig {path} is malformed: {problem}")
 
 
 def _checked(config: SingleConfig | None) -> SingleConfig:

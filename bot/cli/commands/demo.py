@@ -13,7 +13,14 @@ def register(commands: Commands) -> None:
     """Add `opsagent demo`."""
     demo = commands.add("demo", "investigate the built-in demo incident, offline (a scripted model) unless asked", _run)
     demo.add_argument("--trace", type=Path, help="where to save the trace (default: traces/<run id>.json)")
-    demo.add_argument("--keep", type=Path, metavar="DIR", help="keep the backends and an opsagent.toml in DIR")
+    kept = demo.add_mutually_exclusive_group()
+    kept.add_argument("--keep", type=Path, metavar="DIR", help="keep the backends and an opsagent.toml in DIR")
+    kept.add_argument(
+        "--serve-kubernetes",
+        type=Path,
+        metavar="DIR",
+        help="instead of a run, serve the cluster kept in DIR (by --keep) until Ctrl-C, for its Kubernetes tools",
+    )
     demo.add_argument(
         "--model-from-config", action="store_true", help="run on the configured model instead of the scripted one"
     )
@@ -21,9 +28,11 @@ def register(commands: Commands) -> None:
 
 async def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     from bot.agent import NO_MODEL, build_llm
-    from bot.cli.demo import run_demo
+    from bot.cli.demo import K8S_TRY, run_demo, serve_kept_cluster
     from bot.cli.session import exit_code, save_trace
 
+    if args.serve_kubernetes:
+        return await serve_kept_cluster(args.serve_kubernetes.absolute(), terminal)
     llm = build_llm(settings_of(args).llm) if args.model_from_config else None
     if args.model_from_config and llm is None:
         raise ValueError(f"--model-from-config: {NO_MODEL}")
@@ -42,4 +51,8 @@ async def _run(args: argparse.Namespace, terminal: Terminal) -> int:
             f"opsagent stats {keep / 'traces'}",
         ):
             terminal.say(f"  {line}")
+        terminal.say(
+            f"and its cluster, served by opsagent demo --serve-kubernetes {keep} (until Ctrl-C):", style="bold"
+        )
+        terminal.say(f"  {K8S_TRY.format(config=config)}")
     return exit_code(result)

@@ -23,7 +23,7 @@ async def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     answers = init.answers_from(args)
     if answers is None:
         terminal.say("No flags given: a few questions (an empty answer skips a section).", style="bold")
-        answers = await init.ask(terminal.prompt)
+        answers = await init.ask(terminal)
     init.write_config(args.output, init.render_config(answers), force=args.force)
     configured = ", ".join(init.summary(answers)) or "nothing yet (every section is a commented example)"
     terminal.success(f"wrote {args.output}: {configured}")

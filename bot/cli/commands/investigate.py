@@ -27,11 +27,12 @@ async def _run(args: argparse.Namespace, terminal: Terminal) -> int:
     settings = settings_of(args)
     if args.scripted and args.interactive:
         raise ValueError("--interactive needs a model: --scripted plays one scripted investigation")
-    if not args.scripted and not args.task:
+    task = (args.task or "").strip()  # a blank task is no task: the model would be asked to investigate nothing
+    if not args.scripted and not task:
         raise ValueError('say what to investigate: opsagent investigate "order-service 5xx jumped to 12%"')
     return await investigate(
         settings,
-        args.task or DEMO_TASK,
+        task or DEMO_TASK,
         terminal,
         trace=args.trace,
         interactive=args.interactive,

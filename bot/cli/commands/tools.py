@@ -22,8 +22,7 @@ def register(commands: Commands) -> None:
 async def _list(args: argparse.Namespace, terminal: Terminal) -> int:
     from bot.cli.tools import list_tools
 
-    await list_tools(settings_of(args), terminal, as_json=args.json)
-    return 0
+    return await list_tools(settings_of(args), terminal, as_json=args.json)
 
 
 async def _call(args: argparse.Namespace, terminal: Terminal) -> int:

@@ -8,6 +8,8 @@ import os
 import sys
 from datetime import UTC, datetime
 
+from opsagent_process import environment, opsagent
+
 from bot.cli.main import main
 from samples.demo_config import write_demo_config
 from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
@@ -112,6 +114,18 @@ def test_investigate_without_a_model_says_how_to_configure_one(capsys, demo_conf
     code, _, err = cli(capsys, "--config", demo_config, "investigate", "why 5xx?")
     assert code == 2
     assert "no model is configured" in err
+
+
+async def test_a_blank_task_is_refused_like_an_empty_one(tmp_path):
+    """`investigate "   "` is no task: refused before the model is asked anything, as `investigate ""` is."""
+    async with FakeModelServer() as server:
+        env = environment(OPSAGENT_LLM_BASE_URL=f"{server.url}/v1", OPSAGENT_LLM_MODEL="fake-gpt")
+        blank = await opsagent("investigate", "   ", cwd=tmp_path, env=env)
+        empty = await opsagent("investigate", "", cwd=tmp_path, env=env)
+    said = 'opsagent: say what to investigate: opsagent investigate "order-service 5xx jumped to 12%"\n'
+    assert (blank.code, blank.err) == (2, said)
+    assert (empty.code, empty.err) == (2, said)
+    assert server.requests == [], "the model was never asked"
 
 
 async def test_investigate_runs_the_agent_on_an_openai_compatible_endpoint(tmp_path):

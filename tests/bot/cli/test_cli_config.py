@@ -53,6 +53,31 @@ async def test_a_typo_in_an_environment_override_is_reported_as_the_environment(
     )
 
 
+async def test_a_misspelled_variable_is_an_error_naming_the_nearest_one(tmp_path):
+    """`OPSAGENT_POLCY__MODE=full` set nothing; the person believes side effects are on. Said, not ignored."""
+    config = write_demo_config(tmp_path, datetime.now(UTC))
+    ran = await opsagent("--config", config, "check", cwd=tmp_path, env=environment(OPSAGENT_POLCY__MODE="full"))
+    assert ran.code == 2
+    assert ran.err == (
+        "opsagent: environment variable OPSAGENT_POLCY__MODE: no setting or secret has this name "
+        "(did you mean OPSAGENT_POLICY__MODE?)\n"
+    )
+
+
+async def test_secrets_read_by_name_are_not_taken_for_misspelled_settings(tmp_path):
+    config = write_demo_config(tmp_path, datetime.now(UTC))
+    secrets = {
+        "OPSAGENT_ALERTMANAGER_TOKEN": "a" * 32,
+        "OPSAGENT_VIEWER_SECRET": "v" * 32,
+        "OPSAGENT_ACTION_SECRET": "s" * 32,
+        "OPSAGENT_LLM_API_KEY": "sk-x",
+        "OPSAGENT_POLICY__MODE": "dry_run",
+    }
+    ran = await opsagent("--config", config, "check", cwd=tmp_path, env=environment(**secrets))
+    assert ran.code == 0, ran
+    assert "✓ policy: side effects dry_run" in ran.out
+
+
 async def test_invalid_toml_names_the_file(tmp_path):
     (tmp_path / "opsagent.toml").write_text("[llm\nmodel = 1\n")
     ran = await opsagent("check", cwd=tmp_path)

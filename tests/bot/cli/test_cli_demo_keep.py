@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from datetime import UTC, datetime, timedelta
 
-from opsagent_process import opsagent
+from opsagent_process import environment, opsagent, start
 
 from bot.cli.replay import replay_trace
 from bot.settings import load_settings
@@ -109,3 +110,62 @@ def test_the_demo_investigation_reads_the_same_whenever_it_runs(tmp_path):
     model = ScriptedModel([text_turn("query_metrics", "", service="order-service"), text_turn("finish", answer="a")])
     result = asyncio.run(Agent(llm=model, tools=tools).run("5xx?"))
     assert "jumped from 0.10% to 12.0% at t-9m" in result.steps[0].observation
+
+
+async def test_a_demo_that_fails_leaves_no_half_written_directory(tmp_path):
+    """Without git the demo cannot build its repository: it says so, and the directories --keep made are gone."""
+    no_git = tmp_path / "bin"
+    no_git.mkdir()
+    env = environment(PATH=str(no_git))
+    made = await opsagent("demo", "--keep", "runs/demo", cwd=tmp_path, env=env)
+    assert made.code == 2
+    assert made.err == "opsagent: the demo builds a git repository with git, which is not installed: install git\n"
+    assert not (tmp_path / "runs").exists(), "the directories --keep made are removed"
+    empty = tmp_path / "mine"
+    empty.mkdir()
+    given = await opsagent("demo", "--keep", "mine", cwd=tmp_path, env=env)
+    assert given.code == 2
+    assert empty.is_dir(), "a directory the person made is theirs: emptied, kept"
+    assert list(empty.iterdir()) == []
+
+
+async def test_the_kept_cluster_answers_the_kubernetes_tools_while_it_is_served(tmp_path):
+    """`demo --keep` records the cluster and writes a kubeconfig for it; `demo --serve-kubernetes DIR` serves it
+    until Ctrl-C, and the kept opsagent.toml's Kubernetes tools read it as a real cluster."""
+    demo = await opsagent("demo", "--keep", "demo", cwd=tmp_path)
+    assert demo.code == 0, demo
+    config = tmp_path / "demo" / "opsagent.toml"
+    pods = ("tools", "call", "k8s_pods", "--args", '{"workload": "order-service"}')
+    assert f'opsagent --config {config} tools call k8s_pods --args \'{{"workload": "order-service"}}\'' in demo.out
+    unserved = await opsagent("--config", config, *pods, cwd=tmp_path)
+    assert unserved.code == 1
+    assert "Cannot reach the Kubernetes API server at http://127.0.0.1:" in unserved.out
+
+    server = await start("demo", "--serve-kubernetes", "demo", cwd=tmp_path)
+    assert server.stdout is not None
+    async with asyncio.timeout(30):
+        serving = (await server.stdout.readline()).decode()
+    assert serving.startswith("serving the demo's cluster at http://127.0.0.1:")
+    try:
+        served = await opsagent("--config", config, *pods, cwd=tmp_path)
+        events = await opsagent(
+            "--config", config, "tools", "call", "k8s_events", "--args", '{"reason": "BackOff"}', cwd=tmp_path
+        )
+    finally:
+        server.send_signal(signal.SIGINT)
+        async with asyncio.timeout(30):
+            out, _ = await server.communicate()
+    assert served.code == 0, served
+    assert "3 pods: 2 CrashLoopBackOff, 1 Running; 8 restarts" in served.out
+    assert "Warning BackOff pod/order-service-7d9f8b6c4-m8wzt ×11" in events.out
+    assert server.returncode == 0
+    assert out.decode().endswith("stopped serving the demo's cluster\n")
+
+
+async def test_serving_a_directory_without_a_kept_cluster_says_how_to_make_one(tmp_path):
+    ran = await opsagent("demo", "--serve-kubernetes", "nowhere", cwd=tmp_path)
+    assert ran.code == 2
+    assert ran.err == (
+        f"opsagent: --serve-kubernetes {tmp_path / 'nowhere'}: no demo cluster is kept there: keep one first with "
+        f"opsagent demo --keep {tmp_path / 'nowhere'}\n"
+    )

@@ -71,3 +71,54 @@ async def test_init_never_replaces_a_file_unless_forced(tmp_path):
     assert ran.code == 2
     assert ran.err == "opsagent: opsagent.toml exists: pass --force to replace it, or --output another file\n"
     assert (tmp_path / "opsagent.toml").read_text() == "# mine\n"
+
+
+async def test_init_asks_again_after_a_malformed_answer(tmp_path):
+    """A malformed answer is said and asked again, never dropped from the file."""
+    answers = (
+        "prometheus:9090\nhttp://127.0.0.1:9\n"  # no scheme, then a URL
+        "loki\nloki=http://loki:3100\n"  # no URL, then one
+        "orders\norders=/srv/orders\n"  # no path, then one
+        "\n\n"
+        "@alice\nU1\n"  # a handle, then a user id
+    )
+    ran = await opsagent("init", "--output", "ops.toml", cwd=tmp_path, stdin=answers.encode())
+    assert ran.code == 1, "the check runs, and Prometheus at port 9 is not there"
+    assert ran.out.count("Prometheus URL (empty: none): ") == 2
+    lines = ran.out.splitlines()
+    assert (
+        "Prometheus URL (empty: none): write a URL such as http://prometheus:9090 (or file:///path/series.jsonl for "
+        "a recording); try again"
+    ) in lines
+    assert any(line.endswith("write loki=URL, elasticsearch=URL or files=DIR, e.g. loki=http://loki:3100; try again")
+               for line in lines)  # fmt: skip
+    assert any(line.endswith("'orders': write NAME=PATH (or NAME=github:owner/name); try again") for line in lines)
+    assert any(line.endswith("'@alice' is not a Slack user id: write ids such as U024BE7LH (a profile's ⋮ menu, "
+                             "Copy member ID); try again") for line in lines)  # fmt: skip
+    assert "wrote ops.toml: metrics, logs (loki), 1 repository, 1 approver(s)" in ran.out
+    settings = load_settings(tmp_path / "ops.toml")
+    assert settings.tools.metrics is not None
+    assert settings.tools.metrics.url == "http://127.0.0.1:9"
+    assert settings.tools.logs is not None
+    assert settings.tools.logs.loki is not None
+    assert settings.slack.approvers == ["U1"]
+
+
+async def test_init_writes_nothing_when_the_input_ends_after_a_malformed_answer(tmp_path):
+    ran = await opsagent("init", cwd=tmp_path, stdin=b"http://127.0.0.1:9\nloki\n")
+    assert ran.code == 2
+    assert ran.err == (
+        "opsagent: Logs: loki=URL, elasticsearch=URL or files=DIR: write loki=URL, elasticsearch=URL or files=DIR, "
+        "e.g. loki=http://loki:3100; the input ended, so nothing was written\n"
+    )
+    assert not (tmp_path / "opsagent.toml").exists()
+
+
+async def test_a_malformed_flag_is_named_by_the_rule_its_question_uses(tmp_path):
+    ran = await opsagent("init", "--model", "m", "--approver", "alice", cwd=tmp_path)
+    assert ran.code == 2
+    assert ran.err == (
+        "opsagent: --approver alice: 'alice' is not a Slack user id: write ids such as U024BE7LH (a profile's ⋮ "
+        "menu, Copy member ID)\n"
+    )
+    assert not (tmp_path / "opsagent.toml").exists()

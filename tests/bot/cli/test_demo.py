@@ -9,7 +9,7 @@ from rich.console import Console
 
 from bot.cli.demo import OFFLINE_BANNER, run_demo
 from bot.cli.terminal import Terminal
-from kernel import Approved, ErrorKind
+from kernel import Approved, ErrorKind, ScriptedModel, text_turn
 
 
 def captured_terminal() -> tuple[Terminal, io.StringIO]:
@@ -74,3 +74,18 @@ async def test_an_approved_rollback_reaches_the_deployment_webhook_signed():
     assert rollback.observation.startswith("accepted by the action webhook (HTTP 202, Idempotency-Key ")
     assert json.loads(rollback.observation.split(": ", 1)[1])["status"] == "queued"
     assert rollback.headline == "rollback order-service → v2.13.2: webhook 202"
+
+
+async def test_the_demo_serves_its_cluster_to_the_run():
+    """A model given the demo (`--model-from-config`) can look at the cluster: its pods crash-loop after v2.14.0."""
+    model = ScriptedModel(
+        [
+            text_turn("k8s_pods", "Missing: the pods' state.", workload="order-service"),
+            text_turn("k8s_rollout_history", "Missing: what the rollout changed.", deployment="order-service"),
+            text_turn("finish", answer="order-service v2.14.0 crash-loops (steps 1-2)."),
+        ]
+    )
+    result = await run_demo(model, terminal=captured_terminal()[0])
+    pods, history, _ = result.steps
+    assert pods.headline == "order-service: 1/3 ready · 2 CrashLoopBackOff (Error, 8 restarts)"
+    assert "change-cause: release v2.14.0: async receipts, pool for pgbouncer" in history.observation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from bot.cli.main import main
 from opsagent_tools.changes import ChangesSettings
 from opsagent_tools.toolset import ToolsSettings, build_tools, check_backends
+from worlds.kube_tools import settings_for
 
 
 def test_the_section_adds_one_read_only_tool_that_names_its_sources(settings):
@@ -59,6 +61,29 @@ async def test_check_says_when_there_is_nothing_to_read():
     (alone,) = await check_backends(ToolsSettings(changes=ChangesSettings()))
     assert not alone.ok
     assert alone.message.startswith("tools.changes is configured, but none of its sources is: it reads [tools.kube")
+
+
+async def test_check_fails_the_timeline_when_no_source_answers(cluster, clone, tmp_path, capsys):
+    """`✓ changes` while its only source is unreachable would promise a timeline that cannot come: the sources are
+    read once, a source that does not answer is a warning, and none answering fails the family."""
+    unreachable = settings_for(cluster, tmp_path, namespaces=("shop",), context="elsewhere")
+    config = tmp_path / "opsagent.toml"
+    config.write_text(
+        f'[tools.kubernetes]\nkubeconfig = "{unreachable.kubeconfig}"\ncontext = "elsewhere"\nnamespaces = ["shop"]\n'
+        "request_timeout_s = 2\n\n[tools.changes]\n"
+    )
+    assert await asyncio.to_thread(main, ["--config", str(config), "check"]) == 1
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "changes:" in line]
+    assert line.startswith(
+        "✗ changes: no source could be read, so the timeline would be empty: kubernetes: not read: namespace shop: "
+        "Cannot reach the Kubernetes API server at http://127.0.0.1:9"
+    )
+    config.write_text(config.read_text() + f'\n[tools.repos.repositories]\norder-service = "{clone}"\n')
+    assert await asyncio.to_thread(main, ["--config", str(config), "check"]) == 1, "the cluster still fails"
+    lines = [line for line in capsys.readouterr().out.splitlines() if "changes:" in line]
+    assert lines[0] == "✓ changes: sources: git order-service", "one source answers: the timeline has it"
+    assert lines[1].startswith("⚠ changes: kubernetes: not read: namespace shop: Cannot reach the Kubernetes API")
+    assert len(lines) == 2
 
 
 def test_tools_list_shows_it_read_only(capsys, tmp_path, prometheus, clone):

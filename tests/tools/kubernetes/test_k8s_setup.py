@@ -105,3 +105,36 @@ async def test_the_cli_lists_the_tools_as_read_only_and_checks_the_cluster(clust
         assert f"{name} [read-only]\n" in listing
     assert await asyncio.to_thread(main, ["--config", str(config), "check"]) == 0
     assert f"✓ kubernetes: {cluster.url}: pods readable in shop; metrics-server available" in capsys.readouterr().out
+
+
+BROKEN_KUBECONFIGS = [
+    (
+        "apiVersion: v1\nclusters:\n- name: prod\n  cluster:\n    server: https://10.0.0.1\n   bad: indent\n",
+        "is not valid YAML: did not find expected key at line 6, column 4",
+    ),
+    (
+        "current-context: a: b\n",
+        "is not valid YAML: mapping values are not allowed in this context at line 1, column 19",
+    ),
+    ("clusters: [\n", "is not valid YAML: did not find expected node content at line 2, column 1"),
+    ("- a\n- b\n", "is not a kubeconfig: it has no list of clusters"),
+    ("clusters: []\n", "is malformed: 'contexts' is missing"),
+    ("clusters: [{name: a, cluster: {server: 5}}]\ncontexts: []\n", "is malformed: Expected `str`, got `int`"),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), BROKEN_KUBECONFIGS)
+def test_a_broken_kubeconfig_is_one_line_naming_the_file_and_where(tmp_path, capsys, text, problem):
+    """What a person sees from `tools list` and `check`: the file and the YAML position, not "This is a bug"."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(text)
+    config = tmp_path / "opsagent.toml"
+    config.write_text(f'[tools.kubernetes]\nkubeconfig = "{kubeconfig}"\nnamespaces = ["shop"]\n')
+    assert main(["--config", str(config), "tools", "list"]) == 2
+    (said,) = capsys.readouterr().err.splitlines()
+    assert said.startswith(f"opsagent: tools.kubernetes: {'' if 'kubeconfig' in problem else 'the kubeconfig '}")
+    assert f"{kubeconfig} {problem}" in said
+    assert main(["--config", str(config), "check"]) == 1
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("✗ kubernetes:")]
+    assert line.startswith("✗ kubernetes: tools.kubernetes: ")
+    assert f"{kubeconfig} {problem}" in line

@@ -41,22 +41,51 @@ def cli(capsys, *argv):
 
 def test_tools_list_shows_each_mcp_tools_status_and_the_untrusted_hint(capsys, config):
     code, out, err = cli(capsys, "--config", config, "tools", "list")
-    assert code == 0
+    assert code == 1, "a configured server did not start: its tools are missing from the list"
     assert "ops__recent_incidents [MCP server ops, tool 'recent_incidents'; read-only (listed in read_only)]" in out
     assert (
         "ops__add_note [MCP server ops, tool 'add_note'; side effect: needs approval; the server says readOnlyHint = "
         "true: not trusted; list it in read_only if it only reads]"
     ) in out
     assert "ops__crash [MCP server ops, tool 'crash'; side effect: needs approval]\n" in out
-    (warning,) = err.splitlines()[-1:]
+    warning, summary = err.splitlines()[-2:]
     assert warning.startswith("opsagent: mcp broken: stdio:"), "the failed server is said once, on stderr"
     assert "did not start" in warning
+    assert summary == (
+        "opsagent: 1 of 2 MCP servers did not start (broken): its tools are not listed; the reason is above, and "
+        "`opsagent check` checks them again"
+    )
+
+
+def test_tools_list_with_every_server_down_says_which_failed_not_that_none_is_configured(capsys, tmp_path):
+    config = tmp_path / "opsagent.toml"
+    config.write_text(
+        f"""
+[tools.mcp.servers.tracker]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(OPS_SERVER))}, "--fail-start"]
+
+[tools.mcp.servers.grafana]
+url = "http://127.0.0.1:9/mcp"
+"""
+    )
+    code, out, err = cli(capsys, "--config", config, "tools", "list")
+    assert code == 1
+    assert out == "", "no 'no tools are configured': two are, and neither started"
+    said = err.splitlines()
+    assert said[0].startswith("opsagent: mcp tracker: stdio: ")
+    assert "did not start: it exited during start-up" in said[0]
+    assert said[1].startswith("opsagent: mcp grafana: http://127.0.0.1:9/mcp: did not start: ")
+    assert said[2] == (
+        "opsagent: 2 of 2 MCP servers did not start (tracker, grafana): their tools are not listed; the reason is "
+        "above, and `opsagent check` checks them again"
+    )
 
 
 def test_tools_list_json_carries_side_effects_and_the_mcp_origin(capsys, config):
     code, out, _ = cli(capsys, "--config", config, "tools", "list", "--json")
     tools = {tool["name"]: tool for tool in json.loads(out)}
-    assert code == 0
+    assert code == 1, "the broken server's tools are missing"
     assert tools["ops__add_note"]["side_effect"] is True
     assert tools["ops__add_note"]["mcp"] == {"server": "ops", "tool": "add_note", "read_only_hint": True}
     assert tools["ops__recent_incidents"]["side_effect"] is False
