@@ -247,6 +247,8 @@ def _verdict_text(verdict: Verdict) -> str:
             lines += ["⚠️ *Not a final answer.* What the agent knew when it stopped:", _block(verdict.partial_answer)]
         return "\n".join(lines)
     level = f" · confidence *{literal(verdict.confidence_words)}*" if verdict.confidence_words else ""
+    if verdict.derived and verdict.derived_because:  # the level in bold, how the gate derived it beside it
+        level = f" · confidence *{literal(verdict.level)}* · _{literal(verdict.derived_because)}_"
     lines = [f"{_icon(verdict)} *{verdict.title}*{level}"]
     if verdict.summary:
         lines.append(f"*{_inline(verdict.summary)}*")

@@ -149,6 +149,8 @@ def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
             )
         return f'<section class="box failed" id="outcome">{head}{detail}{partial}{_actions(verdict, text)}</section>'
     level = f" · confidence <b>{text(verdict.confidence_words)}</b>" if verdict.confidence_words else ""
+    if verdict.derived and verdict.derived_because:  # the level in bold, how the gate derived it beside it
+        level = f" · confidence <b>{text(verdict.level)}</b> · <i>{text(verdict.derived_because)}</i>"
     parts = [f'<p class="label">{text(verdict.stop.said())}: {text(verdict.title)}{level}</p>', detail]
     parts.append(f'<p class="summary"><b>{text.inline(verdict.summary)}</b></p>')
     if verdict.root_cause:
@@ -158,7 +160,7 @@ def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
             items = "".join(f"<li>{_claim(claim, text)}</li>" for claim in claims)
             parts.append(f'<p class="label">{title}</p><ul class="{title.lower().replace(" ", "-")}">{items}</ul>')
         if title == "Evidence" and verdict.rest:  # what a prose answer says besides, after its evidence
-            parts.append(f'<div class="rest">{_paragraphs(verdict.rest, text)}</div>')
+            parts.append(f'<div class="rest">{_markdown_blocks(verdict.rest, text)}</div>')
     if verdict.next_steps:
         items = "".join(f"<li>{text.inline(step)}</li>" for step in verdict.next_steps)
         parts.append(f'<p class="label">Next steps</p><ul class="next-steps">{items}</ul>')
@@ -168,7 +170,7 @@ def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
     return f'<section class="box ok" id="outcome">{"".join(parts)}</section>'
 
 
-def _paragraphs(markdown: str, text: _Text) -> str:
+def _markdown_blocks(markdown: str, text: _Text) -> str:
     """The model's Markdown as paragraphs (a line break kept within one) and its code blocks as `<pre>`."""
     blocks: list[str] = []
     lines: list[str] = []

@@ -149,7 +149,9 @@ def test_a_prose_answer_is_shown_as_summary_evidence_and_the_rest_with_a_derived
     assert verdict.confidence is Confidence.LIKELY
     assert verdict.title == "Likely cause"
     assert verdict.level == "likely (derived)"
-    assert verdict.confidence_words == "likely (derived): 2 of 3 claims grounded in the steps, the root cause among them"
+    assert (
+        verdict.confidence_words == "likely (derived): 2 of 3 claims grounded in the steps, the root cause among them"
+    )
     [claim] = verdict.evidence
     assert (claim.text, claim.steps, claim.matched, claim.supported) == (
         "The rate rose at t-11m, as the graph shows.",

@@ -31,7 +31,9 @@ LOGS = (
     "500 × java.lang.NullPointerException at com.acme.checkout.PromoService.apply(PromoService.java:11)\n"
     '05:26:00Z INFO DeployEvent: checkout v3.8.0 rolled out (replaces v3.7.4) "case-insensitive promo codes"'
 )
-DIFF = "v3.7.4..v3.8.0: src/main/java/com/acme/checkout/PromoService.java\n-  max_connections: 64\n+  max_connections: 4"
+DIFF = (
+    "v3.7.4..v3.8.0: src/main/java/com/acme/checkout/PromoService.java\n-  max_connections: 64\n+  max_connections: 4"
+)
 
 
 def step(index: int, observation: str, tool: str = "query_metrics", **fields) -> Step:
