@@ -9,6 +9,7 @@ The rest of the kernel enters by the names re-exported here.
 - `claims.py`         the answer split into claims (the findings' and a prose answer's other sentences), and what is
   left of a prose answer once its summary and evidence are shown apart.
 - `grounding.py`      a claim that cites no step looked for in the steps' output by its anchors (numbers, versions…).
+- `quantities.py`     numbers with units read as values, in a claim and in a step's output (`0.2%` is `0.20%`).
 - `evidence.py`       the evidence gate: findings checked against the steps by code, the confidence capped or derived,
   and the actions taken.
 - `hypothesis.py`     the working hypothesis a thought states as the run goes.

@@ -6,7 +6,10 @@ quoted strings, file paths, clock times, and the names the run's calls used (ser
 grounded when every anchor is found in some successful step's observation or headline and at least one of them is
 more than a name ("checkout" alone is in every step of a checkout incident). Values are compared as values: `0.2%`
 is `0.20%`, `2s` is `2000ms`, a measured value may differ by 2% (10% when the claim says "about"), and a value
-written with fewer decimals stands for what rounds to it (`12%` for `12.4%`).
+written with fewer decimals stands for what rounds to it (`12%` for `12.4%`; `quantities.py`). A count is found as
+tools write it too ("0 restarts" in `restarts=0`). A claim that names a service must find its values in a step
+about that service ("payments rose to 12%" is not grounded by checkout's 12%). Of the steps that show the same
+anchors, the one that shows more of the claim (its bare numbers, its tool's name) is named.
 
 Every regex here runs on model and tool text: each is linear (bounded or possessive runs, no nested repetition).
 """
@@ -20,15 +23,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from kernel.answer.quantities import QUANTITY, Reading, readings, same_value
 from kernel.calls import FINISH_TOOL, ToolCall
 from kernel.tool_errors import ErrorKind
 
 _TOKEN = re.compile(r"`[^`\n]{1,200}+`|[\"“][^\"“”\n]{2,200}+[\"”]|[\w@][\w.,:/@%+-]{0,199}+")
 """A claim's tokens: a code span, a quoted string, or a run of word characters and the marks identifiers use."""
-_QUANTITY = re.compile(
-    r"(?<![\d,.])(\d{1,3}(?:,\d{3})++|\d++)(\.\d++)?+([ \u00a0]?+)(%|[A-Za-zµ]{1,12}+(?:/[A-Za-z]{1,3}+)?+)?+"
-)
-"""A number, its decimals, and the unit right after it ("12.0%", "2000ms", "1,482 lines", "30 minutes")."""
 _VERSION = re.compile(r"[vV]?+\d{1,4}+(?:\.\d{1,6}+){1,3}+(?:-[0-9A-Za-z.]{1,30}+)?+")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?+(?:\.\d{1,9}+)?+Z?+")
 _KEBAB = re.compile(r"[a-z0-9]++(?:-[a-z0-9]++)++")
@@ -49,24 +49,8 @@ _SERVICE_SUFFIXES = ("-service", "-svc", "-api", "-gateway", "-worker", "-db", "
 _NAME_ARGUMENTS = _words("service services deployment namespace pod container app job metric workload repo host node")
 """Call arguments whose values are names a claim may use (`query_metrics(service="checkout")`)."""
 _HEDGES = ("about", "around", "roughly", "approx", "nearly", "almost", "~", "≈", "some ")
-_TOLERANCE, _HEDGED_TOLERANCE = 0.02, 0.10
-_ROUNDED = 0.05
-"""A value rounded as written may differ by this much (relative) at most."""
 _PUNCTUATION = ".,:;!?)(]["
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-
-_SECONDS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0}
-_SECONDS |= {"m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0}
-_SECONDS |= {"hour": 3600.0, "d": 86400.0, "day": 86400.0}
-_BYTES = {"B": 1.0, "KB": 1e3, "kB": 1e3, "KiB": 1024.0, "Ki": 1024.0, "MB": 1e6, "MiB": 2.0**20, "Mi": 2.0**20}
-_BYTES |= {"GB": 1e9, "GiB": 2.0**30, "Gi": 2.0**30, "TB": 1e12, "TiB": 2.0**40, "Ti": 2.0**40}
-_RATES = {"rps": 1.0, "qps": 1.0, "req/s": 1.0, "requests/s": 1.0, "/s": 1.0, "rpm": 1 / 60}
-_COUNTED = _words(
-    "line error request pod replica connection restart file commit message event instance node retry user host "
-    "container job query alert failure timeout exception call span trace thread worker row record order attempt "
-    "deploy deployment core crash occurrence time"
-)
-"""Nouns counted in whole numbers ("1,482 lines"): compared exactly, never with a tolerance."""
 
 
 class AnchorKind(StrEnum):
@@ -84,17 +68,6 @@ class AnchorKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class _Reading:
-    """One way to read a quantity: its dimension ("percent", "seconds", "count:line"), its value in the dimension's
-    base unit, the unit's size, and the decimals it was written with."""
-
-    dimension: str
-    value: float
-    scale: float
-    decimals: int
-
-
-@dataclass(frozen=True, slots=True)
 class Anchor:
     """Something a claim says that a step's output would show: `text` as written."""
 
@@ -102,7 +75,7 @@ class Anchor:
     kind: AnchorKind
     needle: str = ""
     """What is looked for in a step's text (lower case, blanks collapsed); "" for a quantity."""
-    readings: tuple[_Reading, ...] = ()
+    readings: tuple[Reading, ...] = ()
     hedged: bool = False
 
     @property
@@ -141,21 +114,28 @@ class Grounding:
     """The steps that show its anchors (those that show a strong one, when any does)."""
     missing: tuple[str, ...]
     """The anchors no successful step shows, as written."""
+    apart: bool = False
+    """The claim names a service (or another of the run's names) that no step showing its values (else its other
+    strong anchors) is about: "payment-service rose to 12%" when 12% is order-service's."""
 
     @property
     def grounded(self) -> bool:
-        """Every anchor found, and at least one of them strong."""
-        return not self.missing and any(anchor.strong for anchor in self.anchors)
+        """Every anchor found, at least one of them strong, and found with the names the claim gives them."""
+        return not self.missing and not self.apart and any(anchor.strong for anchor in self.anchors)
 
 
 @dataclass(frozen=True, slots=True)
 class _Seen:
-    """One successful step's text, read once: lower case with blanks collapsed, and the quantities in it."""
+    """One successful step's text, read once: lower case with blanks collapsed, the quantities in it, and the names
+    its call used."""
 
     index: int
     text: str
-    quantities: tuple[_Reading, ...]
+    quantities: tuple[Reading, ...]
     numbers: frozenset[int]
+    names: frozenset[str]
+    tool_words: frozenset[str]
+    """The words of its tool's name: "search", "logs"."""
 
 
 class Observations:
@@ -168,24 +148,39 @@ class Observations:
 
     def ground(self, claim: str) -> Grounding:
         """The claim's anchors, the fewest steps that show all of its strong ones (its weak ones when it has no
-        strong one), and the anchors no step shows."""
+        strong one), the anchors no step shows, and whether the steps that show its strong ones are about none of
+        the names it gives."""
         anchors = anchors_in(claim, self.names)
         where = [frozenset(seen.index for seen in self._seen if _shows(seen, anchor)) for anchor in anchors]
         missing = tuple(anchor.text for anchor, found in zip(anchors, where, strict=True) if not found)
         strong = [found for anchor, found in zip(anchors, where, strict=True) if anchor.strong and found]
-        return Grounding(anchors, _fewest(strong or [found for found in where if found]), missing)
+        named = [anchor for anchor in anchors if anchor.kind is AnchorKind.NAME]
+        about = {seen.index for seen in self._seen if any(n.needle in seen.names or _shows(seen, n) for n in named)}
+        values = [found for anchor, found in zip(anchors, where, strict=True) if anchor.kind is AnchorKind.QUANTITY]
+        facts = [found for found in values if found] or strong  # a value is what is most easily given to another
+        apart = bool(named and facts) and not any(found & about for found in facts)
+        shown_by = strong or [found for found in where if found]
+        return Grounding(anchors, _fewest(shown_by, self._closeness(claim)), missing, apart)
+
+    def _closeness(self, claim: str) -> dict[int, int]:
+        """How much of the claim besides its anchors each step shows: its bare numbers ("from 64 to 4"), and the
+        words of the step's tool ("the rollback", "the logs show")."""
+        numbers = {int(found.group(1).replace(",", "")) for found in QUANTITY.finditer(claim) if not found.group(2)}
+        words = set(claim.lower().split())
+        return {seen.index: len(numbers & seen.numbers) + len(words & seen.tool_words) for seen in self._seen}
 
 
-def _fewest(shown_by: list[frozenset[int]]) -> tuple[int, ...]:
-    """The fewest steps that show every anchor (greedily: the step that shows most of those left, the earliest on a
-    tie), so a claim names the steps that say it, not every step that mentions its service."""
+def _fewest(shown_by: list[frozenset[int]], closeness: dict[int, int]) -> tuple[int, ...]:
+    """The fewest steps that show every anchor (greedily: the step that shows most of those left; on a tie the one
+    `closeness` ranks higher, then the earliest), so a claim names the steps that say it, not every step that
+    mentions its service."""
     left, chosen = list(shown_by), []
     while left:
         counts: dict[int, int] = {}
         for found in left:
             for index in found:
                 counts[index] = counts.get(index, 0) + 1
-        best = min(counts, key=lambda index: (-counts[index], index))
+        best = min(counts, key=lambda index: (-counts[index], -closeness.get(index, 0), index))
         chosen.append(best)
         left = [found for found in left if best not in found]
     return tuple(sorted(chosen))
@@ -203,7 +198,7 @@ def anchors_in(claim: str, names: frozenset[str] = frozenset()) -> tuple[Anchor,
             placed.append((token.start(), anchor))
             starts.append(token.start())
             ends.append(token.end())
-    for found in _QUANTITY.finditer(claim):
+    for found in QUANTITY.finditer(claim):
         at = bisect.bisect_right(starts, found.start()) - 1
         if at >= 0 and found.start() < ends[at]:
             continue  # inside an identifier or a version: "t-10m", "http_5xx_rate", "v2.14.0"
@@ -278,65 +273,30 @@ def _is_camel(word: str) -> bool:
 
 def _quantity(found: re.Match[str], *, hedged: bool) -> Anchor | None:
     """A number with a unit as an anchor; None for a bare number or an unknown unit."""
-    readings = _readings(found)
-    if not readings:
+    read = readings(found)
+    if not read:
         return None
-    return Anchor(found.group().strip(), AnchorKind.QUANTITY, readings=readings, hedged=hedged)
-
-
-def _readings(found: re.Match[str]) -> tuple[_Reading, ...]:
-    """What a number and its unit can mean. "503s" with no space is a duration or status codes, so both."""
-    whole, fraction, space, unit = found.group(1), found.group(2) or "", found.group(3), found.group(4) or ""
-    value = float(whole.replace(",", "") + fraction)
-    decimals = max(0, len(fraction) - 1)
-    if not unit:
-        return ()
-    scaled = _unit(unit)
-    if scaled is None:
-        return ()
-    dimension, scale = scaled
-    reading = _Reading(dimension, value * scale, scale, decimals)
-    if unit == "s" and not space and not fraction and 100 <= value < 600:
-        return (reading, _Reading("count:", value, 1.0, 0))
-    return (reading,)
-
-
-def _unit(unit: str) -> tuple[str, float] | None:
-    """A unit's dimension and size in the dimension's base unit (seconds, bytes, per second, percent)."""
-    lowered = unit.lower()
-    if unit == "%" or lowered in ("percent", "pct"):
-        return "percent", 1.0
-    singular = lowered[:-1] if lowered.endswith("s") and len(lowered) > 3 else lowered
-    if singular in _SECONDS:
-        return "seconds", _SECONDS[singular]
-    if unit in _BYTES or unit.upper() in ("KB", "MB", "GB", "TB"):
-        return "bytes", _BYTES.get(unit) or _BYTES[unit.upper()]
-    if singular == "byte":
-        return "bytes", 1.0
-    if lowered in _RATES:
-        return "per second", _RATES[lowered]
-    noun = lowered[:-3] + "y" if lowered.endswith("ies") else singular
-    if noun in _COUNTED:
-        return f"count:{noun}", 1.0
-    return None
+    return Anchor(found.group().strip(), AnchorKind.QUANTITY, readings=read, hedged=hedged)
 
 
 def _seen(step: Step) -> _Seen:
     text = f"{step.headline}\n{step.observation}" if step.headline else step.observation
-    quantities: list[_Reading] = []
+    quantities: list[Reading] = []
     numbers: set[int] = set()
-    for found in _QUANTITY.finditer(text):
-        quantities.extend(_readings(found))
+    for found in QUANTITY.finditer(text):
+        quantities.extend(readings(found))
         if not found.group(2):
             numbers.add(int(found.group(1).replace(",", "")))
-    return _Seen(step.index, " ".join(text.lower().split()), tuple(quantities), frozenset(numbers))
+    names = frozenset(_names([step.call]))
+    tool_words = frozenset(step.call.name.lower().split("_")) if step.call is not None else frozenset()
+    return _Seen(step.index, " ".join(text.lower().split()), tuple(quantities), frozenset(numbers), names, tool_words)
 
 
 def _shows(seen: _Seen, anchor: Anchor) -> bool:
     """Whether one step's text shows one anchor."""
     match anchor.kind:
         case AnchorKind.QUANTITY:
-            return any(_same_quantity(claimed, anchor.hedged, seen) for claimed in anchor.readings)
+            return any(same_value(claimed, anchor.hedged, seen.quantities, seen.numbers) for claimed in anchor.readings)
         case AnchorKind.CODE | AnchorKind.QUOTED | AnchorKind.PATH:
             return anchor.needle in seen.text
         case AnchorKind.VERSION:
@@ -345,32 +305,15 @@ def _shows(seen: _Seen, anchor: Anchor) -> bool:
             return any(
                 _bounded(seen.text, at, anchor.needle, "0123456789") for at in _occurrences(seen.text, anchor.needle)
             )
-        case AnchorKind.IDENTIFIER | AnchorKind.NAME:
-            return any(
-                _bounded(seen.text, at, anchor.needle, _WORD | {"-"}) for at in _occurrences(seen.text, anchor.needle)
-            )
+        case AnchorKind.NAME:
+            return _names_word(seen.text, anchor.needle)
+        case AnchorKind.IDENTIFIER:  # "500 NullPointerExceptions" for lines that each say NullPointerException
+            singular = anchor.needle[:-1] if anchor.needle.endswith("s") and len(anchor.needle) > 5 else ""
+            return _names_word(seen.text, anchor.needle) or (bool(singular) and _names_word(seen.text, singular))
 
 
-def _same_quantity(claimed: _Reading, hedged: bool, seen: _Seen) -> bool:
-    if claimed.dimension.startswith("count"):
-        noun = claimed.dimension
-        exact = int(claimed.value) if claimed.value.is_integer() else -1
-        if exact >= 10 and exact in seen.numbers:
-            return True
-        return any(q.dimension == noun and q.value == claimed.value for q in seen.quantities)
-    return any(q.dimension == claimed.dimension and _close(claimed, q, hedged) for q in seen.quantities)
-
-
-def _close(claimed: _Reading, observed: _Reading, hedged: bool) -> bool:
-    """Within the tolerance, or (in the same unit, and within `_ROUNDED`) what the claimed value rounds from at its
-    written decimals: "12%" for 12.4%, but "2%" is not 2.4%."""
-    tolerance = _HEDGED_TOLERANCE if hedged else _TOLERANCE
-    apart = abs(claimed.value - observed.value)
-    largest = max(abs(claimed.value), abs(observed.value))
-    if apart <= tolerance * largest:
-        return True
-    half = 0.5 * 10.0**-claimed.decimals
-    return claimed.scale == observed.scale and apart / claimed.scale <= half + 1e-9 and apart <= _ROUNDED * largest
+def _names_word(text: str, needle: str) -> bool:
+    return any(_bounded(text, at, needle, _WORD | {"-"}) for at in _occurrences(text, needle))
 
 
 def _occurrences(text: str, needle: str) -> Iterator[int]:

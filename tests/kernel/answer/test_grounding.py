@@ -36,8 +36,8 @@ DIFF = (
 )
 
 
-def step(index: int, observation: str, tool: str = "query_metrics", **fields) -> Step:
-    call = ToolCall(name=tool, args={"service": "checkout"})
+def step(index: int, observation: str, tool: str = "query_metrics", service: str = "checkout", **fields) -> Step:
+    call = ToolCall(name=tool, args={"service": service})
     return Step(index=index, turn=index - 1, call=call, observation=observation, **fields)
 
 
@@ -91,6 +91,38 @@ def test_a_name_alone_grounds_nothing():
     """Every step of a checkout incident names checkout: naming it says nothing about what a step showed."""
     assert grounded("checkout is down.") == (False, (1,), ())
     assert grounded("checkout is at 9.5%.") == (True, (1,), ())
+
+
+def test_a_value_given_to_a_service_no_step_showing_it_is_about_is_not_grounded():
+    """12% is checkout's: the payments step that shows t-12m too does not make it payments' 12%."""
+    steps = [*STEPS, step(4, "payments http_5xx_rate flat at 0.02% since t-12m", service="payments")]
+    assert grounded("payments' 5xx rate rose to 8.8% at t-12m.", steps)[0] is False
+    assert grounded("checkout's 5xx rate rose to 8.8% at t-12m.", steps) == (True, (1,), ())
+    assert grounded("payments stayed at 0.02%.", steps) == (True, (4,), ()), "its call names the service"
+
+
+@pytest.mark.parametrize(
+    ("claim", "observation"),
+    [
+        ("500 NullPointerExceptions were logged.", "500 × java.lang.NullPointerException at PromoService"),
+        ("1,290 upstream resets.", "1,290 × upstream connect error"),  # separators: a count of something
+        ("Pod web-1 is up with 0 restarts since 10:02.", "web-1 Running restarts=0 since 10:02"),
+        ("HikariPool-1 times out after 5000ms.", "timeout acquiring connection after 5000ms (HikariPool-1)"),
+    ],
+)
+def test_counts_and_identifiers_are_found_as_tools_write_them(claim, observation):
+    assert grounded(claim, [step(1, observation, "search_logs")]) == (True, (1,), ())
+
+
+def test_among_steps_that_show_the_same_anchors_the_one_closest_to_the_claim_is_named():
+    steps = [
+        step(1, "DeployEvent: checkout v3.8.0 rolled out (replaces v3.7.4) max_connections=4", "search_logs"),
+        step(2, "v3.7.4..v3.8.0:\n-  max_connections: 64\n+  max_connections: 4", "compare_refs"),
+        step(3, "[DryRun] would roll back checkout to v3.7.4", "rollback_deployment"),
+    ]
+    assert grounded("v3.8.0 cut the pool from 64 to 4.", steps)[1] == (2,), "it shows 64 and 4"
+    assert grounded("The rollback to v3.7.4 is ready.", steps)[1] == (3,), "its tool's name is in the claim"
+    assert grounded("It replaced v3.7.4.", steps)[1] == (1,), "otherwise the earliest"
 
 
 def test_only_successful_tool_steps_ground_a_claim():
