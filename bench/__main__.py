@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from bench import chaos, parsing_bench, regex_bench, replica_bench, report, slack_bench, suites
+from bench import chaos, grounding_bench, parsing_bench, regex_bench, replica_bench, report, slack_bench, suites
 
 QUICK = {
     "overhead_reps": 3,
@@ -61,13 +61,15 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
         results["parsing"] = parsing_bench.parsing(cfg["parse_reps"])
     if "x" in only:
         results["regexes"] = regex_bench.regexes(cfg["regex_length"])
+    if "g" in only:
+        results["grounding"] = grounding_bench.grounding()
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
-    parser.add_argument("--only", default="abcdesrpx", help="suites to run, e.g. 'ad' (default: all)")
+    parser.add_argument("--only", default="abcdesrpxg", help="suites to run, e.g. 'ad' (default: all)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     results = asyncio.run(run_all(QUICK if args.quick else FULL, set(args.only)))
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         "mode": "quick" if args.quick else "full",
         "total_s": time.perf_counter() - began,
     }
-    print(report.markdown(results))
+    print(report.markdown(results, (("grounding", grounding_bench.markdown),)))
     path = report.save(results)
     print(f"Results written to {path}", file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ Every target is shown next to its number with PASS or MISS; nothing is hidden wh
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -380,11 +381,12 @@ def regexes(r: dict[str, Any], shown: int = 15) -> str:
     return f"### (x) Regexes on hostile text\n{note}\n\n{table(head, rows[:shown])}\n\n{rest}"
 
 
-def markdown(results: dict[str, Any]) -> str:
+def markdown(results: dict[str, Any], more: tuple[tuple[str, Callable[[Any], str]], ...] = ()) -> str:
+    """The report; `more`: the renderers of suites that render themselves (they import this module's tables)."""
     parts = [machine(results["machine"])]
     renderers = (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens))
     renderers += (("parallel", parallel_reads),)
-    renderers += (("slack", slack), ("replicas", replicas), ("parsing", parsing), ("regexes", regexes))
+    renderers += (("slack", slack), ("replicas", replicas), ("parsing", parsing), ("regexes", regexes), *more)
     for key, render in renderers:
         if key in results:
             parts.append(render(results[key]))

@@ -9,18 +9,17 @@ facts several surfaces show are defined here once: a run's step count (`tool_ste
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, assert_never
 
+from bot.evidence import Claim, answer_evidence
 from bot.words import StopTitle, duration, plain_moment, stop_title
 from kernel import (
     FINISH_TOOL,
     ApprovalRecord,
-    ClaimCheck,
-    ClaimStatus,
     Confidence,
     ErrorKind,
     Hypothesis,
@@ -135,20 +134,6 @@ class StepLine:
 
 
 @dataclass(frozen=True, slots=True)
-class Claim:
-    """An evidence claim or a ruled-out hypothesis, checked against the trace by the evidence gate."""
-
-    text: str
-    steps: tuple[int, ...]
-    """The steps it cites."""
-    supported: bool
-    problem: str
-    """Why it is unsupported ("cites no step", "step 9 does not exist"); "" when supported."""
-    links: tuple[SourceLink, ...]
-    """The source links of the steps that back it."""
-
-
-@dataclass(frozen=True, slots=True)
 class Action:
     """A side effect that ran after a person approved it, from the trace (never from what the model says)."""
 
@@ -177,14 +162,20 @@ class Verdict:
     summary: str
     root_cause: str
     """"" when it only repeats the summary."""
-    prose: str
-    """The answer as the model wrote it, when it says more than the typed fields (a prose answer, or `finish` with
-    only `answer`): surfaces show it in place of the summary and root cause. "" for typed findings."""
+    rest: str
+    """What a prose answer (or `finish` with only `answer`) says besides its summary, root cause, evidence, ruled-out
+    hypotheses and next steps, as written (Markdown): surfaces show it after the evidence, as a paragraph. "" for
+    typed findings."""
     confidence: Confidence | None
-    """The stated confidence as the evidence gate capped it; None when the model stated none."""
+    """The stated confidence as the evidence gate capped it, or the one it derived (`derived`)."""
     lowered_because: str
     """Why the gate lowered the stated confidence; "" when it did not."""
+    derived: bool
+    """The model stated no confidence: the gate derived `confidence` from how many claims the steps show."""
+    derived_because: str
+    """How ("3 of 4 claims grounded in the steps, the root cause among them"); "" when not derived."""
     evidence: tuple[Claim, ...]
+    """The evidence items, then the answer's other sentences the gate found in the steps' output."""
     ruled_out: tuple[Claim, ...]
     next_steps: tuple[str, ...]
     actions: tuple[Action, ...]
@@ -228,12 +219,20 @@ class Verdict:
                 assert_never(self.confidence)
 
     @property
-    def confidence_words(self) -> str:
-        """ "confirmed", or the gate's words when it lowered the stated level ("lowered from confirmed to likely: 1 of
-        3 evidence claims is unsupported"); "" when none was stated."""
+    def level(self) -> str:
+        """The confidence in a word or two: "confirmed", "likely (derived)"; "" when there is none."""
         if self.confidence is None:
             return ""
-        return self.lowered_because or self.confidence.value
+        return f"{self.confidence.value} (derived)" if self.derived else self.confidence.value
+
+    @property
+    def confidence_words(self) -> str:
+        """The `level` and what the gate said of it: how it lowered the stated level ("lowered from confirmed to likely:
+        1 of 3 evidence claims is unsupported") or derived one ("likely (derived): 3 of 4 claims grounded in the steps,
+        the root cause among them"); "" when there is none."""
+        if self.derived and self.derived_because:
+            return f"{self.level}: {self.derived_because}"
+        return self.lowered_because or self.level
 
 
 def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
@@ -242,7 +241,11 @@ def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
     findings = result.findings if result.ok else None
     check = result.evidence_check if result.ok else None
     lines = {step.index: step_line(step) for step in result.steps}
-    answer = (result.answer or "").strip()
+    shown = (
+        answer_evidence(findings, check, result.answer or "", lambda i: lines[i].links if i in lines else ())
+        if findings is not None and check is not None
+        else None
+    )
     headlines = {step.index: step.headline for step in result.steps if step.headline}
     checks = {check.step: check for check in sorted(result.verifications, key=lambda check: check.check)}
     actions = tuple(
@@ -265,11 +268,13 @@ def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
         detail=result.detail.strip(),
         summary=findings.summary if findings else "",
         root_cause=findings.root_cause if findings and findings.root_cause != findings.summary else "",
-        prose=answer if findings and answer and answer != findings.markdown().strip() else "",
+        rest=shown.rest if shown else "",
         confidence=check.confidence if check else None,
         lowered_because=check.lowered_because if check else "",
-        evidence=tuple(_claim(c, lines) for c in check.evidence) if check else (),
-        ruled_out=tuple(_claim(c, lines) for c in check.ruled_out) if check else (),
+        derived=check.derived if check else False,
+        derived_because=check.derived_because if check else "",
+        evidence=shown.evidence if shown else (),
+        ruled_out=shown.ruled_out if shown else (),
         next_steps=findings.next_steps if findings else (),
         actions=actions,
         claimed_not_taken=tuple(f"“{a.sentence}”" for a in check.unbacked_actions) if check else (),
@@ -380,19 +385,6 @@ def _value_words(value: Any) -> str:
             return clip(",".join(_value_words(item) for item in value[:3]) + ("…" if len(value) > 3 else ""), 40)
         case _:
             return clip(json.dumps(value, ensure_ascii=False, default=str), _VALUE_CHARS)
-
-
-def _claim(check: ClaimCheck, lines: dict[int, StepLine]) -> Claim:
-    links = tuple(link for index in check.supported_by if index in lines for link in lines[index].links)
-    supported = check.status is ClaimStatus.SUPPORTED
-    return Claim(check.text, check.steps, supported, "" if supported else check.reason, _unique(links))
-
-
-def _unique(links: Sequence[SourceLink]) -> tuple[SourceLink, ...]:
-    seen: dict[str, SourceLink] = {}
-    for link in links:
-        seen.setdefault(link.url, link)
-    return tuple(seen.values())
 
 
 def _is_finish(line: StepLine) -> bool:

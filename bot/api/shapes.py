@@ -85,12 +85,16 @@ class Step(_Shape):
 
 
 class Claim(_Shape):
-    """A claim of the answer (evidence, or a ruled-out hypothesis) as the evidence gate checked it."""
+    """A claim of the answer (evidence, a ruled-out hypothesis, a sentence of a prose answer) as the evidence gate
+    checked it."""
 
     text: str
     steps: list[int]
+    """The steps it cites; when `matched`, the steps whose output shows it."""
     supported: bool
     problem: str
+    matched: bool
+    """It cites no step: the gate found what it says in the output of `steps`."""
 
 
 class Verification(_Shape):
@@ -159,8 +163,12 @@ class Verdict(_Shape):
     detail: str
     summary: str
     root_cause: str
-    prose: str
+    rest: str
+    """What a prose answer says besides its summary, root cause, evidence, ruled-out hypotheses and next steps
+    (Markdown); "" for typed findings."""
     confidence: str | None
+    derived: bool
+    """The model stated no confidence: `confidence` is the one the evidence gate derived."""
     confidence_words: str
     evidence: list[Claim]
     ruled_out: list[Claim]

@@ -120,8 +120,9 @@ def verdict_shape(verdict: Verdict) -> shapes.Verdict:
         detail=verdict.detail,
         summary=verdict.summary,
         root_cause=verdict.root_cause,
-        prose=verdict.prose,
+        rest=verdict.rest,
         confidence=str(verdict.confidence) if verdict.confidence is not None else None,
+        derived=verdict.derived,
         confidence_words=verdict.confidence_words,
         evidence=[_claim(claim) for claim in verdict.evidence],
         ruled_out=[_claim(claim) for claim in verdict.ruled_out],
@@ -168,7 +169,7 @@ def verdict_text(view: shapes.Investigation) -> str:
     if view.verdict is not None:
         v = view.verdict
         lines.append(f"Verdict: {v.title}" + (f" ({v.confidence_words})" if v.confidence_words else ""))
-        lines += [text for text in (v.summary, v.root_cause, v.prose, v.partial_answer, v.detail) if text]
+        lines += [text for text in (v.summary, v.root_cause, v.rest, v.partial_answer, v.detail) if text]
         lines += [f"Next: {step}" for step in v.next_steps]
     lines += ["Steps:", *(f"  {step.line}" for step in view.steps)] if view.steps else []
     lines += [f"Trace: {view.url}"] if view.url else []
@@ -177,4 +178,10 @@ def verdict_text(view: shapes.Investigation) -> str:
 
 
 def _claim(claim: Claim) -> shapes.Claim:
-    return shapes.Claim(text=claim.text, steps=list(claim.steps), supported=claim.supported, problem=claim.problem)
+    return shapes.Claim(
+        text=claim.text,
+        steps=list(claim.steps),
+        supported=claim.supported,
+        problem=claim.problem,
+        matched=claim.matched,
+    )

@@ -24,7 +24,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from bot.cli.report import Heading, Mark, Report, StatusLine, Table
-from bot.verdict import Verdict, refusal_of, usage_facts, verdict_of
+from bot.verdict import Claim, Verdict, refusal_of, usage_facts, verdict_of
 from bot.words import parallel_group
 from kernel import (
     FINISH_TOOL,
@@ -134,25 +134,26 @@ def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
         return Group(*lines, *_actions(verdict), footer)
     level = f" · confidence {verdict.confidence_words}" if verdict.confidence_words else ""
     lines = [Text(f"■ finished · {verdict.title}{level}", style="bold green")]
-    if verdict.prose:
-        lines.append(Padding(markdown(verdict.prose), (0, 0, 0, 2)))
-    else:
-        lines.append(Text.assemble("  ", (printable(verdict.summary).strip(), "bold")))
-        if verdict.root_cause:
-            lines.append(labelled("root cause", verdict.root_cause, ""))
-    for title, claims in (("evidence", verdict.evidence), ("ruled out", verdict.ruled_out)):
-        for claim in claims:
-            cited = (
-                f" (step{'s' if len(claim.steps) > 1 else ''} {', '.join(map(str, claim.steps))})"
-                if claim.steps
-                else ""
-            )
-            shown = claim.text + cited if claim.supported else f"UNSUPPORTED ({claim.problem}): {claim.text}{cited}"
-            lines.append(labelled(title, shown, "" if claim.supported else "yellow"))
+    lines.append(Text.assemble("  ", (printable(verdict.summary).strip(), "bold")))
+    if verdict.root_cause:
+        lines.append(labelled("root cause", verdict.root_cause, ""))
+    lines += [
+        labelled("evidence", _claim_words(claim), "" if claim.supported else "yellow") for claim in verdict.evidence
+    ]
+    if verdict.rest:  # what a prose answer says besides: a paragraph after its evidence
+        lines.append(Padding(markdown(verdict.rest), (0, 0, 0, 2)))
+    lines += [labelled("ruled out", _claim_words(c), "" if c.supported else "yellow") for c in verdict.ruled_out]
     lines += [labelled("next", step, "") for step in verdict.next_steps]
     lines += _actions(verdict)
     lines += [labelled("claimed, not done", claim, "yellow") for claim in verdict.claimed_not_taken]
     return Group(*lines, footer)
+
+
+def _claim_words(claim: Claim) -> str:
+    """A claim with the steps that back it: "… (steps 1, 2)", "… (found in step 2)", "UNSUPPORTED (why): …"."""
+    numbers = f"step{'s' if len(claim.steps) > 1 else ''} {', '.join(map(str, claim.steps))}" if claim.steps else ""
+    cited = f" ({'found in ' if claim.matched else ''}{numbers})" if numbers else ""
+    return claim.text + cited if claim.supported else f"UNSUPPORTED ({claim.problem}): {claim.text}{cited}"
 
 
 def _actions(verdict: Verdict) -> list[RenderableType]:

@@ -148,6 +148,8 @@ def _root_cause(facts: IncidentFacts) -> list[str]:
     lines = [f"**Recorded verdict:** {escaped(findings.root_cause or findings.summary)}"]
     if level is not None:
         lowered = f" ({escaped(check.lowered_because)})" if check is not None and check.lowered else ""
+        if check is not None and check.derived:  # the model stated none: the gate's, from the grounded claims
+            lowered = f" (derived: {escaped(check.derived_because)})"
         lines.append(f"**Confidence**, as the evidence gate checked it: {level.value}{lowered}")
     claims = check.evidence if check is not None else ()
     if claims:

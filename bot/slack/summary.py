@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
 from bot.approvals.broker import RUN_STOPPED_REASON
 from bot.slack.action_ids import STOP
@@ -118,16 +118,12 @@ def final_summary(
 ) -> Message:
     """The summary once the run ended: the verdict, 👍/👎, what the run took; no Stop button any more. Who stopped
     a cancelled run (`Verdict.stopped_by`) is shown as a real mention."""
-    blocks = section_blocks(_verdict_text(verdict, step_url))
-    for title, items in (
-        ("Evidence", [_claim_text(c, step_url) for c in verdict.evidence[:MAX_EVIDENCE]]),
-        ("Ruled out", [_claim_text(c, step_url) for c in verdict.ruled_out[:MAX_RULED_OUT]]),
-        ("Next steps", [_inline(s) for s in verdict.next_steps[:MAX_NEXT]]),
-    ):
-        more = {"Evidence": len(verdict.evidence), "Ruled out": len(verdict.ruled_out)}.get(title, 0) - len(items)
-        if items:
-            tail = [f"_… and {more} more in the trace_"] if more > 0 else []
-            blocks += section_blocks("\n".join([f"*{title}*", *(f"• {item}" for item in items), *tail]))
+    blocks = section_blocks(_verdict_text(verdict))
+    blocks += _listed("Evidence", [_claim_text(c, step_url) for c in verdict.evidence], MAX_EVIDENCE)
+    if verdict.rest:  # what a prose answer says besides: a paragraph, after its evidence
+        blocks += section_blocks(_block(verdict.rest))
+    blocks += _listed("Ruled out", [_claim_text(c, step_url) for c in verdict.ruled_out], MAX_RULED_OUT)
+    blocks += _listed("Next steps", [_inline(s) for s in verdict.next_steps], MAX_NEXT, counted=False)
     if verdict.guidance:
         said = [_guidance_line(taken) for taken in verdict.guidance[-GUIDANCE_LINES:]]
         blocks += section_blocks("\n".join(["*Guidance that shaped this run*", *said]))
@@ -157,14 +153,22 @@ def final_reply(verdict: Verdict, *, thread_url: str = "") -> str:
     hypothesis, the approvals the Stop voided). `thread_url`: the thread's permalink, for a reply the channel sees
     too (a broadcast); without one it points to the summary above."""
     if verdict.ok:
-        level = f" · confidence *{literal(verdict.confidence.value)}*" if verdict.confidence is not None else ""
-        cause = verdict.root_cause or verdict.summary or verdict.prose
+        level = f" · confidence *{literal(verdict.level)}*" if verdict.level else ""
+        cause = verdict.root_cause or verdict.summary
         said = f"{_icon(verdict)} *{verdict.title}*{level}" + (f" — {_inline(cause, _REPLY_CHARS)}" if cause else "")
         where = "the verdict is at the top of this thread."
     else:
         said = f"{_icon(verdict)} *{_stop_text(verdict)}* {_known_words(verdict)}"
         where = "what each step found is at the top of this thread."
     return f"{said} · {link(thread_url, 'Open the thread') if thread_url else where}"
+
+
+def _listed(title: str, items: list[str], shown: int, *, counted: bool = True) -> list[dict[str, Any]]:
+    """A titled list of the verdict's, its first `shown` items (and how many more the trace has, when `counted`)."""
+    if not items:
+        return []
+    more = [f"_… and {len(items) - shown} more in the trace_"] if counted and len(items) > shown else []
+    return section_blocks("\n".join([f"*{title}*", *(f"• {item}" for item in items[:shown]), *more]))
 
 
 def _known_words(verdict: Verdict) -> str:
@@ -235,7 +239,7 @@ def _stop_text(verdict: Verdict) -> str:
     return verdict.stop.said(person=user_ref, text=literal)
 
 
-def _verdict_text(verdict: Verdict, step_url: StepUrl) -> str:
+def _verdict_text(verdict: Verdict) -> str:
     if not verdict.ok:
         title = _stop_text(verdict)
         if verdict.detail and not verdict.stop.by:  # "stopped by U…" only repeats the title
@@ -245,9 +249,9 @@ def _verdict_text(verdict: Verdict, step_url: StepUrl) -> str:
             lines += ["⚠️ *Not a final answer.* What the agent knew when it stopped:", _block(verdict.partial_answer)]
         return "\n".join(lines)
     level = f" · confidence *{literal(verdict.confidence_words)}*" if verdict.confidence_words else ""
+    if verdict.derived and verdict.derived_because:  # the level in bold, how the gate derived it beside it
+        level = f" · confidence *{literal(verdict.level)}* · _{literal(verdict.derived_because)}_"
     lines = [f"{_icon(verdict)} *{verdict.title}*{level}"]
-    if verdict.prose:
-        return "\n".join([*lines, _block(verdict.prose)])
     if verdict.summary:
         lines.append(f"*{_inline(verdict.summary)}*")
     if verdict.root_cause:
@@ -257,6 +261,8 @@ def _verdict_text(verdict: Verdict, step_url: StepUrl) -> str:
 
 def _claim_text(claim: Claim, step_url: StepUrl) -> str:
     cited = steps_ref(claim.steps, step_url)
+    if cited and claim.matched:  # it cites no step: code found it in these
+        cited = f"found in {cited}"
     sources = source_links(claim.links)
     refs = " · ".join(part for part in (cited, sources) if part)
     if not claim.supported:

@@ -149,17 +149,18 @@ def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
             )
         return f'<section class="box failed" id="outcome">{head}{detail}{partial}{_actions(verdict, text)}</section>'
     level = f" · confidence <b>{text(verdict.confidence_words)}</b>" if verdict.confidence_words else ""
+    if verdict.derived and verdict.derived_because:  # the level in bold, how the gate derived it beside it
+        level = f" · confidence <b>{text(verdict.level)}</b> · <i>{text(verdict.derived_because)}</i>"
     parts = [f'<p class="label">{text(verdict.stop.said())}: {text(verdict.title)}{level}</p>', detail]
-    if verdict.prose:
-        parts.append(f"<pre>{text(verdict.prose)}</pre>")
-    else:
-        parts.append(f'<p class="summary"><b>{text.inline(verdict.summary)}</b></p>')
-        if verdict.root_cause:
-            parts.append(f"<p><b>Root cause:</b> {text.inline(verdict.root_cause)}</p>")
+    parts.append(f'<p class="summary"><b>{text.inline(verdict.summary)}</b></p>')
+    if verdict.root_cause:
+        parts.append(f"<p><b>Root cause:</b> {text.inline(verdict.root_cause)}</p>")
     for title, claims in (("Evidence", verdict.evidence), ("Ruled out", verdict.ruled_out)):
         if claims:
             items = "".join(f"<li>{_claim(claim, text)}</li>" for claim in claims)
             parts.append(f'<p class="label">{title}</p><ul class="{title.lower().replace(" ", "-")}">{items}</ul>')
+        if title == "Evidence" and verdict.rest:  # what a prose answer says besides, after its evidence
+            parts.append(f'<div class="rest">{_markdown_blocks(verdict.rest, text)}</div>')
     if verdict.next_steps:
         items = "".join(f"<li>{text.inline(step)}</li>" for step in verdict.next_steps)
         parts.append(f'<p class="label">Next steps</p><ul class="next-steps">{items}</ul>')
@@ -169,8 +170,32 @@ def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
     return f'<section class="box ok" id="outcome">{"".join(parts)}</section>'
 
 
+def _markdown_blocks(markdown: str, text: _Text) -> str:
+    """The model's Markdown as paragraphs (a line break kept within one) and its code blocks as `<pre>`."""
+    blocks: list[str] = []
+    lines: list[str] = []
+    code: list[str] | None = None
+    for line in [*markdown.splitlines(), ""]:
+        if code is not None:
+            if line.lstrip().startswith("```"):
+                blocks.append(f"<pre>{text(chr(10).join(code))}</pre>")
+                code = None
+            else:
+                code.append(line)
+        elif line.lstrip().startswith("```") or not line.strip():
+            if lines:
+                blocks.append(f"<p>{'<br>'.join(text.inline(part) for part in lines)}</p>")
+            lines, code = [], [] if line.strip() else None
+        else:
+            lines.append(line.strip())
+    if code:
+        blocks.append(f"<pre>{text(chr(10).join(code))}</pre>")
+    return "".join(blocks)
+
+
 def _claim(claim: Claim, text: _Text) -> str:
-    steps = ", ".join(f'<a href="#step-{index}">step {index}</a>' for index in claim.steps)
+    found = "found in " if claim.matched and claim.steps else ""
+    steps = found + ", ".join(f'<a href="#step-{index}">step {index}</a>' for index in claim.steps)
     sources = " · ".join(_source(link, text) for link in claim.links)
     refs = " · ".join(part for part in (steps, sources) if part)
     if not claim.supported:

@@ -6,11 +6,17 @@ The rest of the kernel enters by the names re-exported here.
 - `conclusion.py`     `finish`'s arguments validated into findings, or a prose answer mapped onto them
   (`prose_findings.py`, by labels, sections and step citations).
 - `citations.py`      the one citation parser: which steps a text cites.
-- `evidence.py`       the evidence gate: findings checked against the steps by code, and the actions taken.
+- `claims.py`         the answer split into claims (the findings' and a prose answer's other sentences), and what is
+  left of a prose answer once its summary and evidence are shown apart.
+- `grounding.py`      a claim that cites no step looked for in the steps' output by its anchors (numbers, versions…).
+- `quantities.py`     numbers with units read as values, in a claim and in a step's output (`0.2%` is `0.20%`).
+- `evidence.py`       the evidence gate: findings checked against the steps by code, the confidence capped or derived,
+  and the actions taken.
 - `hypothesis.py`     the working hypothesis a thought states as the run goes.
 """
 
 from kernel.answer.citations import StepCitations, cited_steps, step_references
+from kernel.answer.claims import ClaimRole, answer_rest
 from kernel.answer.conclusion import Conclusion, InvalidFinish, conclude, conclude_prose
 from kernel.answer.evidence import (
     ActionTaken,
@@ -32,6 +38,7 @@ __all__ = [
     "CitationIssue",
     "CitationProblem",
     "ClaimCheck",
+    "ClaimRole",
     "ClaimStatus",
     "Conclusion",
     "Confidence",
@@ -45,6 +52,7 @@ __all__ = [
     "StepCitations",
     "UnbackedAction",
     "actions_taken",
+    "answer_rest",
     "check_evidence",
     "cited_steps",
     "conclude",

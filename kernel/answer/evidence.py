@@ -1,6 +1,8 @@
 """The evidence gate: findings checked against the trace by code, not by the prompt, and the actions taken.
 
-A cited step must exist and have succeeded, confidence is capped by the support, a claimed action must have run.
+A cited step must exist and have succeeded; a claim that cites none is grounded by code in the steps' output
+(`grounding.py`); a stated confidence is capped by the support, and one the model did not state is derived from how
+many claims are grounded; a claimed action must have run.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from kernel.answer.claims import ClaimRole, key, statements
 from kernel.answer.findings import Confidence, Findings
+from kernel.answer.grounding import Observations
 from kernel.calls import FINISH_TOOL, ToolCall
 from kernel.tool_errors import ErrorKind
 
@@ -38,6 +42,8 @@ class Step(Protocol):
     def error(self) -> ErrorKind | None: ...
     @property
     def observation(self) -> str: ...
+    @property
+    def headline(self) -> str: ...
     @property
     def approval(self) -> _Approval | None: ...
     @property
@@ -70,8 +76,11 @@ class ClaimStatus(StrEnum):
 
     SUPPORTED = "supported"
     """At least one cited step exists and succeeded."""
+    MATCHED = "matched"
+    """It cites no step, and code found what it says (its numbers, versions, identifiers…) in the output of the steps
+    named in `supported_by`: grounded by matching."""
     UNSUPPORTED = "unsupported"
-    """It cites no step, or only steps that do not exist, failed or hold no tool output."""
+    """It cites only steps that do not exist, failed or hold no tool output; or it cites none and no step shows it."""
 
 
 class CitationProblem(StrEnum):
@@ -105,22 +114,38 @@ class CitationIssue(_Frozen):
 
 
 class ClaimCheck(_Frozen):
-    """One evidence claim (or ruled-out hypothesis) checked against the trace."""
+    """One claim of the answer (an evidence item, a ruled-out hypothesis, the summary…) checked against the trace."""
 
     text: str
     steps: tuple[int, ...]
     """As cited."""
     status: ClaimStatus
     supported_by: tuple[int, ...] = ()
-    """The cited steps that exist and succeeded."""
+    """The cited steps that exist and succeeded; for a claim that cites none, the steps whose output shows it."""
     issues: tuple[CitationIssue, ...] = ()
+    role: ClaimRole = ClaimRole.EVIDENCE
+    anchors: tuple[str, ...] = ()
+    """What a claim that cites no step was looked for by, as written ("12%", "v2.14.0", "`max_connections`")."""
+    missing: tuple[str, ...] = ()
+    """Its anchors that no successful step shows."""
+
+    @property
+    def grounded(self) -> bool:
+        """Backed by a cited step, or found in the steps' output."""
+        return self.status is not ClaimStatus.UNSUPPORTED
 
     @property
     def reason(self) -> str:
-        """What is wrong with the citations ("cites no step", "step 9 does not exist"), or ""."""
-        if not self.steps:
-            return "cites no step"
-        return "; ".join(issue.render() for issue in self.issues)
+        """Why the claim is not backed, or what is wrong with its citations ("step 9 does not exist"); "" if nothing."""
+        if self.steps:
+            return "; ".join(issue.render() for issue in self.issues)
+        if self.status is ClaimStatus.MATCHED:
+            return ""
+        if self.missing:
+            return f"cites no step, and no step shows {', '.join(self.missing[:3])}"
+        if self.anchors:
+            return f"cites no step, and a step that names {', '.join(self.anchors[:3])} does not show the rest of it"
+        return "cites no step, and names no number, version or identifier a step could show"
 
 
 class UnbackedAction(_Frozen):
@@ -154,41 +179,70 @@ class EvidenceCheck(_Frozen):
     evidence: tuple[ClaimCheck, ...] = ()
     """One per `Findings.evidence` item, in order."""
     ruled_out: tuple[ClaimCheck, ...] = ()
+    statements: tuple[ClaimCheck, ...] = ()
+    """The answer's other claims, each once: its summary, its root cause, and the other sentences of a prose answer."""
     stated_confidence: Confidence | None = None
     confidence: Confidence | None = None
-    """The stated confidence, capped by the evidence: what surfaces show."""
+    """The stated confidence capped by the evidence, or the one the gate derived: what surfaces show."""
     lowered_because: str = ""
+    derived: bool = False
+    """The model stated no confidence: `confidence` is the gate's, derived from how many claims are grounded."""
+    derived_because: str = ""
+    """How it was derived: "3 of 4 claims are grounded in the steps, the root cause among them"."""
     unbacked_actions: tuple[UnbackedAction, ...] = ()
+
+    @property
+    def claims(self) -> tuple[ClaimCheck, ...]:
+        """Every claim of the answer the gate checked."""
+        return (*self.evidence, *self.ruled_out, *self.statements)
 
     @property
     def lowered(self) -> bool:
         """Whether the gate lowered the stated confidence."""
-        return self.confidence != self.stated_confidence
+        return self.stated_confidence is not None and self.confidence != self.stated_confidence
 
     @property
     def passed(self) -> bool:
-        """Every claim supported, the confidence kept, no action claimed that was not taken."""
+        """Every evidence claim and ruled-out hypothesis grounded, the confidence kept, no action claimed that was not
+        taken."""
         claims = (*self.evidence, *self.ruled_out)
-        return all(c.status is ClaimStatus.SUPPORTED for c in claims) and not self.lowered and not self.unbacked_actions
+        return all(c.grounded for c in claims) and not self.lowered and not self.unbacked_actions
 
 
 def check_evidence(findings: Findings, steps: Sequence[Step], answer: str = "") -> EvidenceCheck:
     """Check findings against the steps of their run. Pure: the same findings and steps, the same result.
 
-    Confidence is capped: `confirmed` needs every evidence claim supported, `likely` at least one; otherwise
-    it is `inconclusive`. `answer` (the Markdown answer) is searched for claimed actions with the findings."""
+    A claim that cites steps is backed by those that exist and succeeded; one that cites none is grounded by code in
+    the successful steps' output (`kernel.answer.grounding`). `answer` (the Markdown answer) adds its other sentences
+    as claims (`kernel.answer.claims`), and is searched for claimed actions with the findings.
+
+    A stated confidence is capped: `confirmed` needs every evidence claim backed by a cited step, `likely` at least one
+    claim grounded; otherwise it is `inconclusive`. An unstated one is derived: `likely` when most claims are
+    grounded, the root cause's own among them; otherwise `inconclusive`; never `confirmed`."""
     by_index = {step.index: step for step in steps}
-    evidence = tuple(_check_claim(e.claim, e.steps, by_index) for e in findings.evidence)
-    ruled_out = tuple(_check_claim(r.hypothesis, r.steps, by_index) for r in findings.ruled_out)
-    confidence, because = _capped(findings.confidence, evidence)
+    seen = Observations(steps)
+    evidence = tuple(_check_claim(e.claim, e.steps, by_index, seen) for e in findings.evidence)
+    ruled_out = tuple(
+        _check_claim(r.hypothesis, r.steps, by_index, seen, ClaimRole.RULED_OUT) for r in findings.ruled_out
+    )
+    said = tuple(_check_claim(s.text, s.steps, by_index, seen, s.role) for s in statements(findings, answer))
+    claims = (*evidence, *ruled_out, *said)
+    confidence, because = _capped(findings.confidence, evidence, claims)
+    derived = ""
+    if findings.confidence is None:
+        root = key(findings.root_cause or findings.summary)
+        confidence, derived = _derived(claims, next((c for c in claims if key(c.text) == root), None))
     texts = [findings.summary, findings.root_cause, *(e.claim for e in findings.evidence), answer]
     texts += [r.hypothesis for r in findings.ruled_out]
     return EvidenceCheck(
         evidence=evidence,
         ruled_out=ruled_out,
+        statements=said,
         stated_confidence=findings.confidence,
         confidence=confidence,
         lowered_because=because,
+        derived=findings.confidence is None,
+        derived_because=derived,
         unbacked_actions=_unbacked_actions(texts, actions_taken(steps)),
     )
 
@@ -215,7 +269,21 @@ def actions_taken(steps: Sequence[Step]) -> tuple[ActionTaken, ...]:
     return tuple(ran)
 
 
-def _check_claim(text: str, cited: tuple[int, ...], steps: dict[int, Step]) -> ClaimCheck:
+def _check_claim(
+    text: str,
+    cited: tuple[int, ...],
+    steps: dict[int, Step],
+    seen: Observations,
+    role: ClaimRole = ClaimRole.EVIDENCE,
+) -> ClaimCheck:
+    if not cited:
+        found = seen.ground(text)
+        status = ClaimStatus.MATCHED if found.grounded else ClaimStatus.UNSUPPORTED
+        anchors = tuple(anchor.text for anchor in found.anchors)
+        shown_by = found.steps if found.grounded else ()
+        return ClaimCheck(
+            text=text, steps=(), status=status, supported_by=shown_by, role=role, anchors=anchors, missing=found.missing
+        )
     supported, issues = [], []
     for index in cited:
         step = steps.get(index)
@@ -228,26 +296,48 @@ def _check_claim(text: str, cited: tuple[int, ...], steps: dict[int, Step]) -> C
         else:
             supported.append(index)
     status = ClaimStatus.SUPPORTED if supported else ClaimStatus.UNSUPPORTED
-    return ClaimCheck(text=text, steps=cited, status=status, supported_by=tuple(supported), issues=tuple(issues))
+    return ClaimCheck(
+        text=text, steps=cited, status=status, supported_by=tuple(supported), issues=tuple(issues), role=role
+    )
 
 
-def _capped(stated: Confidence | None, evidence: tuple[ClaimCheck, ...]) -> tuple[Confidence | None, str]:
+def _capped(
+    stated: Confidence | None, evidence: tuple[ClaimCheck, ...], claims: tuple[ClaimCheck, ...]
+) -> tuple[Confidence | None, str]:
     """The stated confidence lowered to what the evidence allows, and why it was lowered ("" if it was not)."""
     supported = sum(c.status is ClaimStatus.SUPPORTED for c in evidence)
     if evidence and supported == len(evidence):
         ceiling = Confidence.CONFIRMED
     else:
-        ceiling = Confidence.LIKELY if supported else Confidence.INCONCLUSIVE
+        ceiling = Confidence.LIKELY if any(c.grounded for c in claims) else Confidence.INCONCLUSIVE
     if stated is None or _ORDER.index(stated) <= _ORDER.index(ceiling):
         return stated, ""
+    unsupported = sum(c.status is ClaimStatus.UNSUPPORTED for c in evidence)
     if not evidence:
         why = "no evidence claim cites a step"
-    elif not supported:
+    elif not any(c.grounded for c in claims):
         why = "no evidence claim is backed by a step that succeeded"
-    else:
-        unsupported = len(evidence) - supported
+    elif unsupported:
         why = f"{unsupported} of {len(evidence)} evidence claims {'is' if unsupported == 1 else 'are'} unsupported"
+    else:
+        matched = len(evidence) - supported
+        why = f"{matched} of {len(evidence)} evidence claims {'cites' if matched == 1 else 'cite'} no step"
     return ceiling, f"lowered from {stated.value} to {ceiling.value}: {why}"
+
+
+def _derived(claims: tuple[ClaimCheck, ...], root: ClaimCheck | None) -> tuple[Confidence, str]:
+    """The confidence of an answer that stated none, and how it was derived: `likely` when most claims are grounded,
+    the root cause's own (else the summary's) among them; `inconclusive` otherwise. Never `confirmed`: that needs a
+    model's judgement backed by cited steps."""
+    grounded = sum(c.grounded for c in claims)
+    counted = f"{grounded} of {len(claims)} claim{'' if len(claims) == 1 else 's'} grounded in the steps"
+    if not claims:
+        return Confidence.INCONCLUSIVE, "the answer makes no claim to check"
+    if root is None or not root.grounded:
+        return Confidence.INCONCLUSIVE, f"{counted}, but not the root cause"
+    if 2 * grounded <= len(claims):
+        return Confidence.INCONCLUSIVE, f"only {counted}"
+    return Confidence.LIKELY, f"{counted}, the root cause among them"
 
 
 def _unbacked_actions(texts: list[str], taken: tuple[ActionTaken, ...]) -> tuple[UnbackedAction, ...]:

@@ -8,13 +8,16 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 
 from kernel.answer.citations import cited_steps, without_trailing_citation
 from kernel.answer.findings import Confidence, Evidence, Findings, RuledOut
 
 
-class _Section(StrEnum):
+class Section(StrEnum):
+    """Where a piece of a prose answer belongs."""
+
     SUMMARY = "summary"
     ROOT_CAUSE = "root_cause"
     CONFIDENCE = "confidence"
@@ -24,13 +27,13 @@ class _Section(StrEnum):
 
 
 _LABELS = (
-    (_Section.SUMMARY, r"summary|tl;?\s?dr|conclusion|verdict"),
-    (_Section.ROOT_CAUSE, r"(?:likely |probable |the )?root[ _-]?cause|(?:likely |probable )?cause"),
-    (_Section.CONFIDENCE, r"confidence(?: level)?"),
-    (_Section.EVIDENCE, r"evidence|findings|observations"),
-    (_Section.RULED_OUT, r"ruled[ _-]?out|rejected(?: hypothes[ie]s)?|not the cause|excluded"),
+    (Section.SUMMARY, r"summary|tl;?\s?dr|conclusion|verdict"),
+    (Section.ROOT_CAUSE, r"(?:likely |probable |the )?root[ _-]?cause|(?:likely |probable )?cause"),
+    (Section.CONFIDENCE, r"confidence(?: level)?"),
+    (Section.EVIDENCE, r"evidence|findings|observations"),
+    (Section.RULED_OUT, r"ruled[ _-]?out|rejected(?: hypothes[ie]s)?|not the cause|excluded"),
     (
-        _Section.NEXT_STEPS,
+        Section.NEXT_STEPS,
         r"next[ _-]?steps?|recommend(?:ed|ations?)?(?: actions?| next steps?)?|what to do next|follow[ -]?ups?",
     ),
 )
@@ -59,7 +62,21 @@ _RULED_OUT_WORDS = re.compile(r"\bruled? out\b|\bruling out\b|\bnot the cause\b|
 _SEMICOLON_OR_PARENTHESIS = re.compile(r"[;()]")
 _MARKS = frozenset("#-*+•0123456789")
 """The first characters of a heading or a bullet line: other lines skip those regexes."""
-_LIST_SECTIONS = frozenset({_Section.EVIDENCE, _Section.RULED_OUT, _Section.NEXT_STEPS})
+_LIST_SECTIONS = frozenset({Section.EVIDENCE, Section.RULED_OUT, Section.NEXT_STEPS})
+
+
+@dataclass(frozen=True, slots=True)
+class ProsePiece:
+    """One logical line of a prose answer (or one part of a label line) where the reader placed it."""
+
+    section: Section | None
+    """The section it belongs to; None for body text: a paragraph, or a bullet outside any known section."""
+    text: str
+    """Without its Markdown marks (bullet, heading, bold); "" for a blank line."""
+    bullet: bool = False
+    heading: bool = False
+    verbatim: bool = False
+    """A line kept as written and never read for findings: a code block's, or a heading the reader does not know."""
 
 
 def findings_from_prose(text: str) -> Findings:
@@ -69,58 +86,100 @@ def findings_from_prose(text: str) -> Findings:
     - the summary is the labelled one, else the first sentence;
     - every other sentence that cites a step ("step 3", "steps 4-5") is an evidence claim with those steps;
       one that says "ruled out" / "not the cause" is a ruled-out hypothesis instead;
-    - the confidence is a labelled level, "high/medium/low confidence", or "(likely)"-style; else not stated."""
-    found: dict[_Section, str] = {}
-    items: dict[_Section, list[str]] = {section: [] for section in _LIST_SECTIONS}
+    - the confidence is a labelled level, "high/medium/low confidence", or "(likely)"-style; else not stated.
+    A code block is no part of the findings."""
+    found: dict[Section, str] = {}
+    items: dict[Section, list[str]] = {section: [] for section in _LIST_SECTIONS}
     body: list[str] = []
-    section: _Section | None = None
-    blank_before = False
     first = ""
-    for line, heading, bullet in _logical_lines(text):
+    for piece in prose_pieces(text):
+        if piece.verbatim or not piece.text:
+            continue
+        first = first or piece.text
+        if piece.section is None:
+            body.append(piece.text)
+        elif piece.section in _LIST_SECTIONS:
+            items[piece.section].append(piece.text)
+        else:
+            found.setdefault(piece.section, piece.text)
+    return _assemble(found, items, body, first)
+
+
+def prose_pieces(text: str) -> Iterator[ProsePiece]:
+    """The answer's logical lines in order, each placed in its section: a label line starts a section (its text after
+    the label is the section's first piece), a heading the reader does not know ends it, and a paragraph after a
+    blank line leaves a list section. Blank lines are kept ("" pieces), for a surface that lays the body out again."""
+    section: Section | None = None
+    filled: set[Section] = set()
+    """The one-value sections (summary, root cause, confidence) already given a value."""
+    blank_before = False
+    for line, heading, bullet, verbatim in _logical_lines(text):
+        if verbatim:
+            yield ProsePiece(None, line, verbatim=True)
+            continue
         if not line:
             blank_before = True
+            yield ProsePiece(None, "")
             continue
         label = _LABEL.match(line)
         if label and (heading or not bullet or label.group("rest")):
-            section = _Section(next(name for name in (s.value for s in _Section) if label.group(name)))
-            rest = label.group("rest").strip()
-            if rest:
-                _take(section, rest, found, items, body)
-                first = first or rest
+            section = Section(next(name for name in (s.value for s in Section) if label.group(name)))
+            if rest := label.group("rest").strip():
+                yield from _label_pieces(section, rest, filled)
             blank_before = False
             continue
         if heading:  # a heading we do not know ends the section
             section, blank_before = None, False
+            yield ProsePiece(None, line, heading=True, verbatim=True)
             continue
-        first = first or line
         if section is not None and section in _LIST_SECTIONS and (bullet or not blank_before):
-            items[section].append(line)
-        elif section in (_Section.SUMMARY, _Section.ROOT_CAUSE) and not blank_before and section not in found:
-            found[section] = line
+            yield ProsePiece(section, line, bullet)
+        elif section in (Section.SUMMARY, Section.ROOT_CAUSE) and not blank_before and section not in filled:
+            filled.add(section)
+            yield ProsePiece(section, line)
         else:
             section = None
-            body.append(line)
+            yield ProsePiece(None, line, bullet)
         blank_before = False
-    return _assemble(found, items, body, first)
 
 
-def _logical_lines(text: str) -> Iterator[tuple[str, bool, bool]]:
-    """Each line without its Markdown marks, and whether it was a heading or a bullet. A line with a later
-    sentence that opens with a label ("… (step 1). Confidence: likely.") is split before that sentence."""
+def _label_pieces(section: Section, rest: str, filled: set[Section]) -> Iterator[ProsePiece]:
+    """What a label line says after its label: for a list, items separated by semicolons (outside parentheses);
+    else its first sentence is the value and the sentences after it are body text."""
+    if section in _LIST_SECTIONS:
+        yield from (ProsePiece(section, part.strip()) for part in _top_level_parts(rest) if part.strip())
+    elif section not in filled:
+        filled.add(section)
+        value, *more = sentences(rest, 1)
+        yield ProsePiece(section, value)
+        yield from (ProsePiece(None, sentence) for sentence in more)
+    else:
+        yield ProsePiece(None, rest)
+
+
+def _logical_lines(text: str) -> Iterator[tuple[str, bool, bool, bool]]:
+    """Each line without its Markdown marks, and whether it was a heading, a bullet, or a line of a code block (kept
+    as written, fences included). A line with a later sentence that opens with a label ("… (step 1). Confidence:
+    likely.") is split before that sentence."""
+    fenced = False
     for raw in text.replace("\r\n", "\n").split("\n"):
+        if raw.lstrip().startswith("```") or fenced:
+            fenced ^= raw.lstrip().startswith("```")
+            yield raw.rstrip(), False, False, True
+            continue
         line = (_EMPHASIS.sub("", raw) if "**" in raw or "__" in raw else raw).strip()
         heading = bullet = False
         if line[:1] in _MARKS:
             heading, bullet = bool(_HEADING.match(line)), bool(_BULLET.match(line))
             line = _BULLET.sub("", _HEADING.sub("", line)).strip()
-        head, *sentences = _sentences(line)
-        for sentence in sentences:
+        head, *rest = sentences(line)
+        for sentence in rest:
             if (label := _LABEL.match(sentence)) and label.group("rest"):
-                yield head, heading, bullet
+                yield head, heading, bullet, False
                 head, heading, bullet = sentence, False, False
             else:
                 head = f"{head} {sentence}"
-        yield head, heading, bullet
+        yield head, heading, bullet, False
 
 
 def _top_level_parts(text: str) -> list[str]:
@@ -137,28 +196,13 @@ def _top_level_parts(text: str) -> list[str]:
     return [text[start + 1 : end] for start, end in itertools.pairwise(bounds)]
 
 
-def _take(
-    section: _Section, rest: str, found: dict[_Section, str], items: dict[_Section, list[str]], body: list[str]
-) -> None:
-    """What a label line says after its label: for a list, items separated by semicolons (outside
-    parentheses); else its first sentence is the value and the sentences after it are body text."""
-    if section in _LIST_SECTIONS:
-        items[section].extend(part.strip() for part in _top_level_parts(rest) if part.strip())
-    elif section not in found:
-        first, *more = _sentences(rest, 1)
-        found[section] = first
-        body.extend(more)
-    else:
-        body.append(rest)
-
-
-def _assemble(found: dict[_Section, str], items: dict[_Section, list[str]], body: list[str], first: str) -> Findings:
-    sentences = [s for line in body for s in _sentences(line) if s.strip()]
-    root_cause = found.get(_Section.ROOT_CAUSE, "")
-    summary = found.get(_Section.SUMMARY) or first
-    evidence = [Evidence.model_validate(item) for item in items[_Section.EVIDENCE]]
-    ruled_out = [RuledOut.model_validate(item) for item in items[_Section.RULED_OUT]]
-    for sentence in [root_cause, *sentences] if root_cause else sentences:
+def _assemble(found: dict[Section, str], items: dict[Section, list[str]], body: list[str], first: str) -> Findings:
+    said = [s for line in body for s in sentences(line) if s.strip()]
+    root_cause = found.get(Section.ROOT_CAUSE, "")
+    summary = found.get(Section.SUMMARY) or first
+    evidence = [Evidence.model_validate(item) for item in items[Section.EVIDENCE]]
+    ruled_out = [RuledOut.model_validate(item) for item in items[Section.RULED_OUT]]
+    for sentence in [root_cause, *said] if root_cause else said:
         if _rules_out(sentence):
             ruled_out.append(RuledOut.model_validate(sentence))
         elif cited_steps(sentence) and all(e.claim != without_trailing_citation(sentence) for e in evidence):
@@ -166,18 +210,18 @@ def _assemble(found: dict[_Section, str], items: dict[_Section, list[str]], body
     return Findings(
         summary=without_trailing_citation(_first_sentence(summary)),
         root_cause=without_trailing_citation(root_cause),
-        confidence=_confidence(found.get(_Section.CONFIDENCE, ""), " ".join([root_cause, *body])),
+        confidence=_confidence(found.get(Section.CONFIDENCE, ""), " ".join([root_cause, *body])),
         evidence=tuple(evidence),
         ruled_out=tuple(ruled_out),
-        next_steps=tuple(items[_Section.NEXT_STEPS]),
+        next_steps=tuple(items[Section.NEXT_STEPS]),
     )
 
 
 def _first_sentence(text: str) -> str:
-    return _sentences(text.strip(), 1)[0] if text.strip() else ""
+    return sentences(text.strip(), 1)[0] if text.strip() else ""
 
 
-def _sentences(text: str, maxsplit: int = 0) -> list[str]:
+def sentences(text: str, maxsplit: int = 0) -> list[str]:
     """`text` cut into sentences (at most `maxsplit` cuts, 0 for all); a text without ". " is one sentence."""
     if ". " not in text and "! " not in text and "? " not in text:
         return [text]

@@ -32,6 +32,7 @@ from kernel import (
     ToolCall,
     Usage,
     check_evidence,
+    findings_from_prose,
 )
 
 AT = datetime(2026, 11, 30, 20, 25, tzinfo=UTC)
@@ -66,14 +67,14 @@ STEPS = [
 ]
 
 
-def finished(findings: Findings, steps: list[Step] = STEPS) -> RunResult:
+def finished(findings: Findings, steps: list[Step] = STEPS, answer: str = "") -> RunResult:
     return RunResult(
         run_id="r1",
         task="checkout 5xx after v3.8.0",
         stop_reason=StopReason.FINISH,
-        answer=findings.markdown(),
+        answer=answer or findings.markdown(),
         findings=findings,
-        evidence_check=check_evidence(findings, steps),
+        evidence_check=check_evidence(findings, steps, answer or findings.markdown()),
         steps=steps,
         usage=Usage(steps=4, prompt_tokens=12_000, completion_tokens=700, elapsed_s=41.0),
     )
@@ -92,7 +93,7 @@ def test_a_confirmed_verdict_keeps_its_confidence_and_links_its_evidence_to_its_
     assert (verdict.title, verdict.confidence_words) == ("Root cause found", "confirmed")
     assert verdict.summary == "v3.8.0 cut the payments timeout to 200 ms."
     assert verdict.root_cause == "upstream_timeout 2s → 200ms in v3.8.0"
-    assert verdict.prose == "", "typed findings are shown field by field"
+    assert verdict.rest == "", "typed findings are shown field by field"
     [claim] = verdict.evidence
     assert (claim.text, claim.steps, claim.supported, claim.links) == ("5xx rose at t-11m", (1,), True, (GRAPH,))
     assert verdict.ruled_out[0].supported
@@ -136,7 +137,46 @@ def test_actions_come_from_the_trace_and_a_claimed_action_not_taken_is_flagged()
     )
 
 
-def test_a_prose_answer_is_shown_as_written_with_the_gate_beside_it():
+def test_a_prose_answer_is_shown_as_summary_evidence_and_the_rest_with_a_derived_confidence():
+    answer = (
+        "Checkout's 5xx went from 0.2% to 31% after v3.8.0. The rate rose at t-11m, as the graph shows.\n\n"
+        "- It started during the lunch peak, which made it worse.\n\n"
+        "Next steps:\n- roll back checkout"
+    )
+    steps = [*STEPS[:3], replace(STEPS[0], index=4, observation="DeployEvent: checkout v3.8.0 rolled out at t-12m")]
+    verdict = verdict_of(finished(findings_from_prose(answer), steps, answer))
+    assert verdict.summary == "Checkout's 5xx went from 0.2% to 31% after v3.8.0."
+    assert verdict.confidence is Confidence.LIKELY
+    assert verdict.title == "Likely cause"
+    assert verdict.level == "likely (derived)"
+    assert (
+        verdict.confidence_words == "likely (derived): 2 of 3 claims grounded in the steps, the root cause among them"
+    )
+    [claim] = verdict.evidence
+    assert (claim.text, claim.steps, claim.matched, claim.supported) == (
+        "The rate rose at t-11m, as the graph shows.",
+        (1,),
+        True,
+        True,
+    )
+    assert claim.links == (GRAPH,), "the source of the step it was found in"
+    assert verdict.rest == "- It started during the lunch peak, which made it worse.", (
+        "what is neither the summary, the evidence nor the next steps"
+    )
+    assert verdict.next_steps == ("roll back checkout",)
+
+
+def test_a_prose_answer_whose_cause_no_step_shows_is_inconclusive_by_derivation():
+    answer = "The TLS certificate expired at 03:00. The 5xx rate rose at t-11m. Checkout went from 0.2% to 31%."
+    verdict = verdict_of(finished(findings_from_prose(answer), STEPS, answer))
+    assert verdict.level == "inconclusive (derived)"
+    assert verdict.title == "Inconclusive"
+    assert verdict.derived_because == "2 of 3 claims grounded in the steps, but not the root cause"
+    assert [c.text for c in verdict.evidence] == ["The 5xx rate rose at t-11m.", "Checkout went from 0.2% to 31%."]
+    assert verdict.rest == "", "every sentence is shown: the summary above, the others as evidence"
+
+
+def test_a_prose_answer_citing_its_steps_keeps_its_citations():
     result = RunResult(
         run_id="r1",
         task="t",
@@ -146,10 +186,12 @@ def test_a_prose_answer_is_shown_as_written_with_the_gate_beside_it():
             summary="v2.14.0.", root_cause="v2.14.0.", evidence=(Evidence(claim="v2.14.0.", steps=(1,)),)
         ),
     )
-    verdict = verdict_of(result)
-    assert verdict.prose == "**Root cause**: v2.14.0 (step 1).\n- restore the pool"
+    verdict = verdict_of(result.model_copy(update={"evidence_check": check_evidence(result.findings, STEPS)}))
     assert verdict.root_cause == "", "a root cause that only repeats the summary is not said twice"
-    assert verdict.title == "Answered", "no confidence stated"
+    [claim] = verdict.evidence
+    assert (claim.text, claim.steps, claim.matched) == ("v2.14.0.", (1,), False)
+    assert verdict.rest == "- restore the pool"
+    assert verdict.level == "likely (derived)", "its one claim cites a step that succeeded"
 
 
 def test_a_stopped_run_has_no_verdict_only_what_it_knew():

@@ -68,7 +68,7 @@ async def test_rest_a_whole_run_over_sse_and_the_action_waits_for_an_approvers_c
             assert events[-1].data["verdict"]["actions"][0]["approved_by"] == ALICE
             view = (await claude.investigation(run_id)).json
             assert view["status"] == "finished"
-            assert view["verdict"]["prose"] == "Root cause: v2.14.0 (step 1)."
+            assert (view["verdict"]["summary"], view["verdict"]["rest"]) == ("v2.14.0.", ""), "the answer, read"
             assert [step["tool"] for step in view["steps"]] == ["query_metrics", "rollback_deployment"]
             served = (await claude.call("GET", "/v1/openapi.json")).json
             assert served["paths"]["/v1/investigations"]["post"]["responses"]["202"]

@@ -160,7 +160,7 @@ async def test_serve_http_end_to_end(tmp_path):
     assert "eyes" in slack.reactions[(CHANNEL, mention.ts)]
     assert "http_5xx_rate 0.10% → 12.0%" in flat
     assert "approved by" in json.dumps(slack.message(CHANNEL, message.ts).blocks)
-    assert "Root cause: v2.14.0" in flat
+    assert "*v2.14.0 (step 1); rolled back.*" in flat, "its answer, as the summary"
     trace = json.loads(next(f for f in slack.files.values() if f.thread_ts == mention.ts).content)
     assert trace["ok"] is True
     assert [s["call"]["name"] for s in trace["steps"]] == ["query_metrics", "rollback_deployment", "finish"]

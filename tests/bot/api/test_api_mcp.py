@@ -75,7 +75,7 @@ async def test_investigate_wait_with_progress_and_read_the_verdict(harness, scri
         view = got.structured_content
         assert view["status"] == "finished"
         assert view["requested_by"] == "claude"
-        assert view["verdict"]["prose"] or view["verdict"]["summary"] or view["verdict"]["root_cause"]
+        assert view["verdict"]["rest"] or view["verdict"]["summary"] or view["verdict"]["root_cause"]
         text = got.content[0].text
         assert text.startswith(f"Investigation {run_id}: finished")
         assert "v2.14.0" in text

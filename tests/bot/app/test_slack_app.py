@@ -37,7 +37,10 @@ async def test_a_mention_becomes_a_full_investigation_thread(harness, script):
     assert "jumped from 0.10% to 12.0%" in step
     assert len(thread) == 5, "then the trace file and one last reply"
     assert thread[3].files, "the trace"
-    assert thread[4].text == f"💬 *Answered* — v2.14.0. · <{THREAD_URL}/p{ts.replace('.', '')}|Open the thread>"
+    assert thread[4].text == (
+        f"🟡 *Likely cause* · confidence *likely (derived)* — v2.14.0. · <{THREAD_URL}/p{ts.replace('.', '')}|Open "
+        "the thread>"
+    ), "no confidence stated: the gate's, from its one claim citing a step that succeeded"
     assert thread[4].reply_broadcast, "the channel sees the verdict too (tests/bot/app/test_verdict_broadcast.py)"
     trace = next(f for f in harness.slack.files.values() if f.thread_ts == ts)
     assert json.loads(trace.content)["ok"] is True

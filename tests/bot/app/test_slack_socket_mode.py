@@ -108,7 +108,7 @@ async def test_a_mention_envelope_is_acked_and_becomes_an_investigation_thread(s
     assert "Investigating" in verdict.edits[0]["text"]
     assert STOP in json.dumps(verdict.edits[0]["blocks"]), "a Stop button while it ran"
     assert "jumped from 0.10% to 12.0%" in json.dumps(thread[2].blocks)
-    assert "Root cause" in json.dumps(verdict.blocks)
+    assert "*v2.14.0.*" in verdict.blocks[0]["text"]["text"], "the answer, as its summary"
     assert [a.envelope_id for a in socket_harness.socket.acks] == [envelope_id]
 
 

@@ -61,7 +61,10 @@ async def test_a_follow_up_in_the_thread_broadcasts_its_own_verdict(harness, scr
     await harness.mention("is it still the deploy?", thread_ts=ts, user=BOB)
     await harness.until(lambda: sum(m.reply_broadcast for m in harness.thread(ts)) == 2, "the follow-up's verdict")
     *_, follow_up = await channel_texts(harness)
-    assert follow_up == f"💬 *Answered* — Still v2.14.0: the pool is at 5. · <{permalink(ts)}|Open the thread>"
+    assert follow_up == (
+        "❔ *Inconclusive* · confidence *inconclusive (derived)* — Still v2.14.0: the pool is at 5. · "
+        f"<{permalink(ts)}|Open the thread>"
+    ), "a follow-up that checked nothing: no step shows what it says"
 
 
 @pytest.mark.parametrize("slack_settings", [{"broadcast_verdict": False}], indirect=True)

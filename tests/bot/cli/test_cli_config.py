@@ -116,7 +116,7 @@ async def test_the_demo_uses_the_configured_model_only_when_asked(tmp_path):
         ran = await opsagent("demo", "--model-from-config", cwd=tmp_path)
     assert ran.code == 0, ran
     assert ran.out.startswith("Model: fake-gpt\n")
-    assert "Root cause: v2.14.0 cut the pool (steps 1-2)." in ran.out
+    assert "\n  v2.14.0 cut the pool.\n" in ran.out, "the answer's summary"
     assert server.bodies[0]["messages"][-1]["content"].startswith("Task: order-service 5xx went from 0.1% to 12%")
 
 

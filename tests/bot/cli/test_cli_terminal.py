@@ -108,7 +108,7 @@ async def test_the_answer_is_rendered_and_cost_shows_only_with_a_price(tmp_path)
         assert ran.code == 0, ran
         outputs.append(ran.out)
     plain, with_cost = outputs
-    assert "Root cause: v2.14.0 cut the pool (step 1)." in plain, "Markdown is rendered, not shown raw"
+    assert "\n  v2.14.0 cut the pool.\n" in plain, "the summary on its own line, the Markdown rendered"
     assert "**" not in plain
     assert "• restore max_size: 50" in plain
     footer = next(line for line in plain.splitlines() if " tokens · " in line)
@@ -178,7 +178,7 @@ async def test_interactive_follow_ups_carry_the_earlier_task_and_answer(tmp_path
         "Your answer then: **Root cause**: v2.14.0 cut the pool (step 1)."
     ) in fenced.split("<data-", 1)[1], "the same follow-up data as a Slack thread's, fenced"
     assert ran.out.count("follow-up question (an empty line ends the session): ") == 2
-    assert "The gateway only relays the 503s (step 1)." in ran.out
+    assert "\n  The gateway only relays the 503s.\n" in ran.out, "the follow-up's answer"
     traces = sorted((tmp_path / "traces").glob("*.json"))
     assert len(traces) == 2
     tasks = {json.loads(path.read_text())["task"].split("\n")[0] for path in traces}

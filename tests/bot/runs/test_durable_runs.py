@@ -295,7 +295,7 @@ async def test_a_run_saved_after_its_answer_but_before_it_was_marked_finished_en
     result = uploaded_trace(slack, "1700000000.000100")
     assert (result.stop_reason, result.answer) == (StopReason.FINISH, done.answer)
     assert incident.models[0].calls == 0
-    assert any("v2.14.0 (step 1)" in json.dumps(m.blocks) for m in live.thread("1700000000.000100"))
+    assert any("*v2.14.0.*" in json.dumps(m.blocks) for m in live.thread("1700000000.000100")), "its answer"
     assert (await run_store.runs.get_run(done.run_id)).status is RunStatus.FINISHED
 
 

@@ -11,7 +11,17 @@ from pathlib import Path
 
 from bot.verdict import tool_steps
 from bot.viewer.page import LOCAL_TIMES, notice_page, run_page
-from kernel import Confidence, ErrorKind, Findings, Guidance, StopReason, TakenGuidance, load_trace
+from kernel import (
+    Confidence,
+    ErrorKind,
+    Findings,
+    Guidance,
+    StopReason,
+    TakenGuidance,
+    check_evidence,
+    findings_from_prose,
+    load_trace,
+)
 from samples.trace_runs import HOSTILE, TASK, failed_run, incident_run
 
 TRACES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
@@ -176,6 +186,31 @@ async def test_the_verdicts_code_spans_show_as_code_and_stay_escaped(tools):
     assert "<li>restore <code>max_size: 50</code></li>" in page
     assert f"<code>{html.escape(HOSTILE)}</code>" in page, "escaped first, then shown as code"
     assert Elements(page).scripts == [LOCAL_TIMES]
+
+
+async def test_a_prose_answer_shows_its_summary_its_evidence_linked_to_its_step_and_the_rest_as_paragraphs(tools):
+    result = await incident_run(tools)
+    answer = (
+        "order-service 5xx jumped to 12% at t-10m. It has stayed at 12.0% since.\n\n"
+        f"Nothing else I checked points elsewhere.\nIf you want, look at {HOSTILE}.\n\n```\nkubectl get pods\n```"
+    )
+    findings = findings_from_prose(answer)
+    check = check_evidence(findings, result.steps, answer)
+    page = run_page(result.model_copy(update={"answer": answer, "findings": findings, "evidence_check": check}))
+    outcome = page.split('id="outcome">', 1)[1].split("</section>", 1)[0]
+    assert (
+        "confidence <b>likely (derived)</b> · <i>2 of 3 claims grounded in the steps, the root cause among" in outcome
+    )
+    assert '<p class="summary"><b>order-service 5xx jumped to 12% at t-10m.</b></p>' in outcome
+    evidence = outcome.split('<ul class="evidence">', 1)[1].split("</ul>", 1)[0]
+    assert evidence.startswith('<li>It has stayed at 12.0% since. found in <a href="#step-1">step 1</a>')
+    rest = outcome.split('<div class="rest">', 1)[1].split("</div>", 1)[0]
+    assert rest == (
+        f"<p>Nothing else I checked points elsewhere.<br>If you want, look at {html.escape(HOSTILE)}.</p>"
+        "<pre>kubectl get pods</pre>"
+    ), "a paragraph (its line break kept), then the code block, escaped"
+    assert "<script>" not in outcome
+    assert "<pre>" + html.escape(answer, quote=False) not in page, "not the answer as one block"
 
 
 def test_the_guidance_a_run_took_is_shown_with_its_giver_and_step_and_escaped():

@@ -73,9 +73,10 @@ def test_a_claim_citing_only_failed_steps_is_unsupported():
     assert claim.reason == "step 2 failed; step 4 failed"
 
 
-def test_a_claim_citing_nothing_is_unsupported():
+def test_a_claim_citing_nothing_that_no_step_could_show_is_unsupported():
     (claim,) = check_evidence(findings(("payments is slow", ())), STEPS).evidence
-    assert (claim.status, claim.reason) == (ClaimStatus.UNSUPPORTED, "cites no step")
+    assert (claim.status, claim.anchors) == (ClaimStatus.UNSUPPORTED, ())
+    assert claim.reason == "cites no step, and names no number, version or identifier a step could show"
 
 
 def test_a_claim_citing_the_finish_itself_is_not_evidence():
@@ -122,11 +123,9 @@ def test_likely_without_evidence_is_lowered_to_inconclusive():
     assert check.lowered_because == "lowered from likely to inconclusive: no evidence claim cites a step"
 
 
-def test_an_unstated_or_inconclusive_confidence_is_never_raised():
-    assert check_evidence(findings(("5xx", (1,)), confidence=None), STEPS).confidence is None
-    assert check_evidence(findings(("5xx", (1,)), confidence=Confidence.INCONCLUSIVE), STEPS).confidence is (
-        Confidence.INCONCLUSIVE
-    )
+def test_an_inconclusive_confidence_is_never_raised():
+    check = check_evidence(findings(("5xx", (1,)), confidence=Confidence.INCONCLUSIVE), STEPS)
+    assert (check.confidence, check.derived) == (Confidence.INCONCLUSIVE, False)
 
 
 def test_ruled_out_hypotheses_are_checked_like_claims():
