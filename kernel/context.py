@@ -32,6 +32,9 @@ class ContextPolicy(BaseModel):
     """Eliding stops once the observations in view are at or under this."""
     keep_recent: int = Field(default=2, ge=1)
     """The most recent observation messages are never elided."""
+    core_tools: int = Field(default=2, ge=1)
+    """Tools whose schemas a run offers from its first turn, chosen by its task (besides those pinned by
+    `[tools] always`); the others are listed in `load_tools`' index, and loaded when the model asks."""
 
 
 def prefix_tokens(instructions: str, tools: Sequence[ToolSpec]) -> int:
@@ -57,10 +60,13 @@ class Conversation:
         self._tools = tools
         self._policy = policy
         self._sizes: list[int] = []
+        self._prefix = prefix_tokens
         self._total = prefix_tokens
         self._in_view: deque[int] = deque()
         self._in_view_tokens = 0
         self._elidable: dict[int, Any] = {}
+        self.elided = 0
+        """How many observation messages have been elided to their stub."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -70,6 +76,13 @@ class Conversation:
     def request(self) -> ChatRequest:
         """The next model request, around the live history (no copy)."""
         return ChatRequest(instructions=self._instructions, tools=self._tools, messages=self.messages)
+
+    def offer(self, tools: Sequence[ToolSpec], prefix_tokens: int) -> None:
+        """Offer `tools` from the next request on (the model loaded schemas), with the prefix they make."""
+        if tools is not self._tools:
+            self._tools = tools
+            self._total += prefix_tokens - self._prefix
+            self._prefix = prefix_tokens
 
     def add_turn(self, messages: Sequence[tuple[Message, Any]]) -> None:
         """Append one model turn's messages, then compact what came before it: the model always sees
@@ -104,6 +117,7 @@ class Conversation:
             and self._in_view[0] < protect_from
         ):
             index = self._in_view.popleft()
+            self.elided += 1
             stub = self._make_stub(self._elidable.pop(index))
             saved = self._sizes[index] - estimate_tokens(stub)
             self.messages[index] = replace(self.messages[index], content=stub)

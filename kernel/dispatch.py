@@ -101,7 +101,7 @@ class Dispatcher:
         started = time.perf_counter()
         tool = self._registry.get(call.name)
         if tool is None:
-            available = ", ".join(f"'{n}'" for n in self._registry.offered()) or "none"
+            available = ", ".join(f"'{n}'" for n in self._registry.names()) or "none"
             return self._fail(ErrorKind.UNKNOWN_TOOL, UNKNOWN_TOOL_TEMPLATE.format(name=call.name, available=available))
         try:
             args = tool.args_model.model_validate(call.args)
