@@ -22,7 +22,13 @@ from kernel.dispatch import DispatchResult
 from kernel.guidance import Guidance, TakenGuidance
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
-from kernel.observations import READ_OUTPUT_TOOL, ObservationStore, handle_for, truncate_observation
+from kernel.observations import (
+    READ_OUTPUT_TOOL,
+    ObservationStore,
+    handle_for,
+    trimmed_marker,
+    truncate_observation,
+)
 from kernel.policy import Approved, Deferred, Denied
 from kernel.prompt import fence, render_task
 from kernel.stop import StopReason
@@ -197,8 +203,12 @@ class RunState:
         if isinstance(outcome.decision, Deferred):
             return {"approval": approval, "ms": outcome.ms}, AwaitingApproval()
         handle = handle_for(index)
-        self.store.keep(handle, outcome.text)
         view = outcome.text if outcome.error else truncate_observation(outcome.text, self.obs_limit_tokens, handle)
+        if outcome.more and not outcome.error:
+            self.store.keep(handle, f"{outcome.text}\n{outcome.more}")
+            view = f"{view}\n{trimmed_marker(outcome.more, handle, offset=len(outcome.text) + 1)}"
+        else:
+            self.store.keep(handle, outcome.text)
         looped = self.guard.record(call, index, outcome.text, ok=outcome.error is None)
         fields = {
             "observation": view,
