@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench import token_bench
+
 RESULTS = Path(__file__).parent / "results" / "latest.json"
 
 
@@ -383,6 +385,7 @@ def regexes(r: dict[str, Any], shown: int = 15) -> str:
 def markdown(results: dict[str, Any]) -> str:
     parts = [machine(results["machine"])]
     renderers = (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens))
+    renderers += (("token_suite", token_bench.markdown),)
     renderers += (("parallel", parallel_reads),)
     renderers += (("slack", slack), ("replicas", replicas), ("parsing", parsing), ("regexes", regexes))
     for key, render in renderers:
