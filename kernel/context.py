@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.llm import ChatRequest, Message, ToolSpec
+from kernel.text_protocol import message_as_text
 from kernel.tokens import estimate_tokens
 
 
@@ -55,6 +56,8 @@ class Conversation:
         make_stub: Callable[[Any], str],
     ) -> None:
         self.messages: list[Message] = []
+        self._as_text: list[Message] = []
+        """`messages` in the text protocol, converted once each as they come (and again when elided)."""
         self._make_stub = make_stub
         self._instructions = instructions
         self._tools = tools
@@ -75,7 +78,17 @@ class Conversation:
 
     def request(self) -> ChatRequest:
         """The next model request, around the live history (no copy)."""
-        return ChatRequest(instructions=self._instructions, tools=self._tools, messages=self.messages)
+        return ChatRequest(
+            instructions=self._instructions, tools=self._tools, messages=self.messages, as_text=self.as_text
+        )
+
+    def as_text(self) -> list[Message]:
+        """The live history in the text protocol (no copy): only the messages added since the last call are
+        converted, so a turn costs what it added, not the length of the history."""
+        done = len(self._as_text)
+        if done < len(self.messages):
+            self._as_text.extend(message_as_text(message) for message in self.messages[done:])
+        return self._as_text
 
     def offer(self, tools: Sequence[ToolSpec], prefix_tokens: int) -> None:
         """Offer `tools` from the next request on (the model loaded schemas), with the prefix they make."""
@@ -121,6 +134,8 @@ class Conversation:
             stub = self._make_stub(self._elidable.pop(index))
             saved = self._sizes[index] - estimate_tokens(stub)
             self.messages[index] = replace(self.messages[index], content=stub)
+            if index < len(self._as_text):
+                self._as_text[index] = message_as_text(self.messages[index])
             self._sizes[index] -= saved
             self._total -= saved
             self._in_view_tokens -= saved + estimate_tokens(stub)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
 from pydantic import Field
@@ -78,7 +78,7 @@ def load_tools_spec(index: Sequence[str]) -> ToolSpec:
     )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Offering:
     """What one run offers: its core, the tools it has loaded since, and the index of the rest."""
 
@@ -88,7 +88,8 @@ class Offering:
     deferred: tuple[str, ...]
     """The tools in the index, in catalogue order; fixed for the run (loading one does not change the index)."""
     offers: Offers
-    loaded: set[str] = field(default_factory=set)
+    loaded: frozenset[str] = frozenset()
+    """Replaced, not changed, on a load: most runs load nothing and share the empty one."""
     paging: bool = False
     """Whether `read_output` is offered: from the turn after the first observation that names a handle to page
     (a truncated or elided output, the loop guard's warning); before that it could read nothing cut."""
@@ -117,7 +118,7 @@ class Offering:
             raise ToolFailure(f"{asked}{_unknown(unknown)}. Give names from load_tools' list, or other words in query.")
         offered = set(self.current().names)
         new = [name for name in chosen if name not in offered]
-        self.loaded.update(new)
+        self.loaded = self.loaded.union(new)
         self._current = None
         said = f"Loaded {', '.join(new)}: offered in full from your next turn on." if new else ""
         already = [name for name in chosen if name in offered]
