@@ -13,7 +13,17 @@ import sys
 import time
 from typing import Any
 
-from bench import chaos, grounding_bench, parsing_bench, regex_bench, replica_bench, report, slack_bench, suites
+from bench import (
+    chaos,
+    grounding_bench,
+    parsing_bench,
+    regex_bench,
+    replica_bench,
+    report,
+    slack_bench,
+    suites,
+    token_bench,
+)
 
 QUICK = {
     "overhead_reps": 3,
@@ -51,6 +61,8 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
         results["chaos"] = await chaos.chaos(cfg["seeds"])
     if "d" in only:
         results["tokens"] = await suites.prompt_tokens()
+    if "t" in only:
+        results["token_suite"] = await token_bench.tokens_by_configuration()
     if "e" in only:
         results["parallel"] = await suites.parallel_reads(cfg["parallel_reps"])
     if "s" in only:
@@ -69,7 +81,7 @@ async def run_all(cfg: dict[str, int], only: set[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
-    parser.add_argument("--only", default="abcdesrpxg", help="suites to run, e.g. 'ad' (default: all)")
+    parser.add_argument("--only", default="abcdtesrpxg", help="suites to run, e.g. 'ad' (default: all)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     results = asyncio.run(run_all(QUICK if args.quick else FULL, set(args.only)))

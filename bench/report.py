@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import token_bench
+
 RESULTS = Path(__file__).parent / "results" / "latest.json"
 
 
@@ -385,6 +387,7 @@ def markdown(results: dict[str, Any], more: tuple[tuple[str, Callable[[Any], str
     """The report; `more`: the renderers of suites that render themselves (they import this module's tables)."""
     parts = [machine(results["machine"])]
     renderers = (("overhead", overhead), ("concurrency", concurrency), ("chaos", chaos), ("tokens", tokens))
+    renderers += (("token_suite", token_bench.markdown),)
     renderers += (("parallel", parallel_reads),)
     renderers += (("slack", slack), ("replicas", replicas), ("parsing", parsing), ("regexes", regexes), *more)
     for key, render in renderers:

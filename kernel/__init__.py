@@ -40,6 +40,7 @@ from kernel.call_context import CallContext
 from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
+from kernel.deferral import LOAD_TOOLS_TOOL
 from kernel.dispatch import Dispatcher, DispatchResult
 from kernel.events import Event, GuidanceTaken, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.guidance import GUIDANCE_TEMPLATE, Guidance, TakenGuidance
@@ -97,6 +98,7 @@ __all__ = [
     "FINISH_TOOL",
     "GUIDANCE_TEMPLATE",
     "LLM",
+    "LOAD_TOOLS_TOOL",
     "READ_OUTPUT_TOOL",
     "SCHEMA_VERSION",
     "ActionTaken",

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.llm import ChatRequest, Message, ToolSpec
+from kernel.text_protocol import message_as_text
 from kernel.tokens import estimate_tokens
 
 
@@ -32,6 +33,9 @@ class ContextPolicy(BaseModel):
     """Eliding stops once the observations in view are at or under this."""
     keep_recent: int = Field(default=2, ge=1)
     """The most recent observation messages are never elided."""
+    core_tools: int = Field(default=2, ge=1)
+    """Tools whose schemas a run offers from its first turn, chosen by its task (besides those pinned by
+    `[tools] always`); the others are listed in `load_tools`' index, and loaded when the model asks."""
 
 
 def prefix_tokens(instructions: str, tools: Sequence[ToolSpec]) -> int:
@@ -52,15 +56,20 @@ class Conversation:
         make_stub: Callable[[Any], str],
     ) -> None:
         self.messages: list[Message] = []
+        self._as_text: list[Message] = []
+        """`messages` in the text protocol, converted once each as they come (and again when elided)."""
         self._make_stub = make_stub
         self._instructions = instructions
         self._tools = tools
         self._policy = policy
         self._sizes: list[int] = []
+        self._prefix = prefix_tokens
         self._total = prefix_tokens
         self._in_view: deque[int] = deque()
         self._in_view_tokens = 0
         self._elidable: dict[int, Any] = {}
+        self.elided = 0
+        """How many observation messages have been elided to their stub."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -69,7 +78,24 @@ class Conversation:
 
     def request(self) -> ChatRequest:
         """The next model request, around the live history (no copy)."""
-        return ChatRequest(instructions=self._instructions, tools=self._tools, messages=self.messages)
+        return ChatRequest(
+            instructions=self._instructions, tools=self._tools, messages=self.messages, as_text=self.as_text
+        )
+
+    def as_text(self) -> list[Message]:
+        """The live history in the text protocol (no copy): only the messages added since the last call are
+        converted, so a turn costs what it added, not the length of the history."""
+        done = len(self._as_text)
+        if done < len(self.messages):
+            self._as_text.extend(message_as_text(message) for message in self.messages[done:])
+        return self._as_text
+
+    def offer(self, tools: Sequence[ToolSpec], prefix_tokens: int) -> None:
+        """Offer `tools` from the next request on (the model loaded schemas), with the prefix they make."""
+        if tools is not self._tools:
+            self._tools = tools
+            self._total += prefix_tokens - self._prefix
+            self._prefix = prefix_tokens
 
     def add_turn(self, messages: Sequence[tuple[Message, Any]]) -> None:
         """Append one model turn's messages, then compact what came before it: the model always sees
@@ -104,9 +130,12 @@ class Conversation:
             and self._in_view[0] < protect_from
         ):
             index = self._in_view.popleft()
+            self.elided += 1
             stub = self._make_stub(self._elidable.pop(index))
             saved = self._sizes[index] - estimate_tokens(stub)
             self.messages[index] = replace(self.messages[index], content=stub)
+            if index < len(self._as_text):
+                self._as_text[index] = message_as_text(self.messages[index])
             self._sizes[index] -= saved
             self._total -= saved
             self._in_view_tokens -= saved + estimate_tokens(stub)

@@ -68,6 +68,8 @@ class DispatchResult:
     headline: str = ""
     """The outcome in one line for people, when the tool returned a `ToolOutput` with one (redacted)."""
     links: tuple[SourceLink, ...] = ()
+    more: str = ""
+    """What the tool's digest left out (`ToolOutput.more`, redacted): kept behind the step's handle, not shown."""
 
 
 class Dispatcher:
@@ -101,7 +103,7 @@ class Dispatcher:
         started = time.perf_counter()
         tool = self._registry.get(call.name)
         if tool is None:
-            available = ", ".join(f"'{n}'" for n in self._registry.offered()) or "none"
+            available = ", ".join(f"'{n}'" for n in self._registry.names()) or "none"
             return self._fail(ErrorKind.UNKNOWN_TOOL, UNKNOWN_TOOL_TEMPLATE.format(name=call.name, available=available))
         try:
             args = tool.args_model.model_validate(call.args)
@@ -128,7 +130,9 @@ class Dispatcher:
             handler, outcome = gate
         done = await self._execute(tool, handler, kwargs)
         ms = (time.perf_counter() - started) * 1000
-        result = DispatchResult(done.text, done.error, outcome, ms, done.headline, done.links)  # `replace` is slow
+        result = DispatchResult(
+            done.text, done.error, outcome, ms, done.headline, done.links, done.more
+        )  # `replace` is slow
         if tool.side_effect:
             log.info(
                 "side_effect_dispatched",
@@ -240,6 +244,7 @@ class Dispatcher:
                 text=self._clean(serialise_output(value.text)),
                 headline=self._clean(" ".join(value.headline.split())),
                 links=tuple(SourceLink(self._clean(link.label), self._clean(link.url)) for link in value.links),
+                more=self._clean(value.more) if value.more else "",
             )
         return DispatchResult(text=self._clean(serialise_output(value)))
 

@@ -6,7 +6,7 @@ and raise `LLMError` only after their own retries, so the loop has one failure t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -54,6 +54,9 @@ class ChatRequest:
     instructions: str
     tools: Sequence[ToolSpec]
     messages: Sequence[Message]
+    as_text: Callable[[], Sequence[Message]] | None = None
+    """`messages` in the text protocol (`kernel.text_protocol.messages_as_text`), when whoever keeps them has each
+    message's text form at hand (the loop's conversation converts each message once, not each turn)."""
 
 
 class TokenUsage(BaseModel):

@@ -89,9 +89,12 @@ class Agent:
         authority to instruct. `run_id` lets a caller that already keys things by run (approvals, a Slack thread)
         use its own id; by default one is made up."""
         state = self._new_state(
-            run_id=run_id or new_run_id(), task=task, nonce=secrets.token_hex(4), started_at=datetime.now(UTC)
+            run_id=run_id or new_run_id(),
+            task=task,
+            data=data,
+            nonce=secrets.token_hex(4),
+            started_at=datetime.now(UTC),
         )
-        state.task_data = data
         state.start(task)
         return RunStream(self._loop(state, control or RunControl(), {}, resumed=False), state.result)
 
@@ -106,9 +109,12 @@ class Agent:
         if trace.ok:
             raise ValueError(f"run {trace.run_id} already finished; start a new run for a follow-up")
         state = self._new_state(
-            run_id=trace.run_id, task=trace.task, nonce=trace.nonce or secrets.token_hex(4), started_at=trace.started_at
+            run_id=trace.run_id,
+            task=trace.task,
+            data=trace.task_data,
+            nonce=trace.nonce or secrets.token_hex(4),
+            started_at=trace.started_at,
         )
-        state.task_data = trace.task_data
         state.restore(trace)
         return RunStream(self._loop(state, control or RunControl(), dict(decisions or {}), resumed=True), state.result)
 
@@ -292,12 +298,15 @@ class Agent:
             prompt_tokens, completion_tokens, estimated=usage is None, price=self.prices.get(self.llm.model)
         )
 
-    def _new_state(self, *, run_id: str, task: str, nonce: str, started_at: datetime) -> RunState:
+    def _new_state(self, *, run_id: str, task: str, data: str, nonce: str, started_at: datetime) -> RunState:
+        """A run's books, its offer chosen from the task and its data (the runbooks that may apply among them)."""
         store = ObservationStore(page_tokens=self.context.obs_limit_tokens)
-        tools = ToolRegistry([*self.tools, read_output_tool(store)])
-        catalogue = catalogue_of(self.tools)
+        offering = catalogue_of(self.tools).offering(f"{task}\n{data}", self.context.core_tools)
+        loader = [offering.tool()] if offering.deferred else []
+        tools = ToolRegistry([*self.tools, read_output_tool(store), *loader])
+        offer = offering.current()
         conversation = Conversation(
-            INSTRUCTIONS, catalogue.specs, self.context, prefix_tokens=catalogue.prefix_tokens, make_stub=elided_stub
+            INSTRUCTIONS, offer.specs, self.context, prefix_tokens=offer.prefix_tokens, make_stub=elided_stub
         )
         return RunState(
             run_id=run_id,
@@ -310,6 +319,8 @@ class Agent:
             conversation=conversation,
             store=store,
             obs_limit_tokens=self.context.obs_limit_tokens,
+            offering=offering,
+            task_data=data,
         )
 
     def _dispatcher(self, state: RunState, control: RunControl) -> Dispatcher:

@@ -21,6 +21,11 @@ TRUNCATION_MARKER = (
     '…[truncated about {tokens} tokens; read_output(handle="{handle}", offset={offset}) shows the cut part]…'
 )
 
+TRIMMED_MARKER = (
+    '…[the tool left out about {tokens} tokens (every line behind the ones shown); read_output(handle="{handle}", '
+    'offset={offset}) shows them, or match="…" finds lines]…'
+)
+
 
 def handle_for(step: int) -> str:
     """The handle under which step `step`'s full output is kept."""
@@ -38,6 +43,11 @@ def truncate_observation(text: str, limit_tokens: int, handle: str) -> str:
     cut_tokens = estimate_tokens(text[head_end:tail_start])
     marker = TRUNCATION_MARKER.format(tokens=cut_tokens, handle=handle, offset=head_end)
     return f"{text[:head_end].rstrip()}\n{marker}\n{text[tail_start:].lstrip()}"
+
+
+def trimmed_marker(more: str, handle: str, *, offset: int) -> str:
+    """The marker after a digest whose tool kept `more` behind it (at `offset` of the handle's text): how to read it."""
+    return TRIMMED_MARKER.format(tokens=estimate_tokens(more), handle=handle, offset=offset)
 
 
 def _cut_at_line(text: str, at: int, *, forward: bool) -> int:

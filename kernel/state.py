@@ -17,11 +17,18 @@ from kernel.answer import Conclusion, EvidenceCheck, Findings, FinishedBy, check
 from kernel.budget import Budget, Usage
 from kernel.calls import ToolCall
 from kernel.context import Conversation
+from kernel.deferral import LOAD_TOOLS_TOOL, Offering
 from kernel.dispatch import DispatchResult
 from kernel.guidance import Guidance, TakenGuidance
 from kernel.llm import LLMResponse, Message
 from kernel.loop_guard import LoopGuard
-from kernel.observations import ObservationStore, handle_for, truncate_observation
+from kernel.observations import (
+    READ_OUTPUT_TOOL,
+    ObservationStore,
+    handle_for,
+    trimmed_marker,
+    truncate_observation,
+)
 from kernel.policy import Approved, Deferred, Denied
 from kernel.prompt import fence, render_task
 from kernel.stop import StopReason
@@ -53,6 +60,9 @@ class StreakExhausted:
     error: StepError
 
 
+_PAGER = f"{READ_OUTPUT_TOOL}("
+"""How an observation (a truncation marker, the loop guard's warning) or an elided stub points at a handle."""
+
 Verdict = AwaitingApproval | LoopConfirmed | StreakExhausted
 """What the books saw in a recorded step that may end the run; the loop decides whether it stops."""
 
@@ -71,11 +81,15 @@ class RunState:
     conversation: Conversation
     store: ObservationStore
     obs_limit_tokens: int
+    offering: Offering
+    """The tools offered in full (the core and those loaded since) and the index of the rest."""
     task_data: str = ""
     """What the task came with (alert details, an earlier answer), shown to the model fenced as data."""
     usage: Usage = field(default_factory=Usage)
     steps: list[Step] = field(default_factory=list)
     turns: list[LLMResponse] = field(default_factory=list)
+    offered: list[tuple[str, ...]] = field(default_factory=list)
+    """The tools each turn's request carried in full (shared tuples: most turns offer what the last did)."""
     stop: StopReason | None = None
     answer: str | None = None
     findings: Findings | None = None
@@ -101,8 +115,9 @@ class RunState:
         return taken
 
     def begin_turn(self, response: LLMResponse, *, native: bool, prompt_tokens: int, completion_tokens: int) -> None:
-        """Record a model turn before its steps are run."""
+        """Record a model turn before its steps are run, and the tools its request offered."""
         self.turns.append(response)
+        self.offered.append(self.offering.current().names)
         self._native = native
         self._turn_tokens = (prompt_tokens, completion_tokens)
 
@@ -188,8 +203,12 @@ class RunState:
         if isinstance(outcome.decision, Deferred):
             return {"approval": approval, "ms": outcome.ms}, AwaitingApproval()
         handle = handle_for(index)
-        self.store.keep(handle, outcome.text)
         view = outcome.text if outcome.error else truncate_observation(outcome.text, self.obs_limit_tokens, handle)
+        if outcome.more and not outcome.error:
+            self.store.keep(handle, f"{outcome.text}\n{outcome.more}")
+            view = f"{view}\n{trimmed_marker(outcome.more, handle, offset=len(outcome.text) + 1)}"
+        else:
+            self.store.keep(handle, outcome.text)
         looped = self.guard.record(call, index, outcome.text, ok=outcome.error is None)
         fields = {
             "observation": view,
@@ -228,10 +247,18 @@ class RunState:
         return settled, seen or counted
 
     def close_turn(self) -> None:
-        """Append the turn and its observations to the conversation, once no step waits for approval."""
+        """Append the turn and its observations to the conversation, once no step waits for approval; and offer
+        the schemas its steps loaded from the next request on."""
         if not self._open or any(s.pending for s in self._open):
             return
         turn, steps, self._open = self.turns[self._open[0].turn], self._open, []
+        self._add_turn(turn, steps)
+        if not self.offering.paging and (self.conversation.elided or any(_PAGER in s.observation for s in steps)):
+            self.offering.offer_paging()  # an observation names a handle: paging it may serve from now on
+        offer = self.offering.current()
+        self.conversation.offer(offer.specs, offer.prefix_tokens)
+
+    def _add_turn(self, turn: LLMResponse, steps: list[Step]) -> None:
         if self._native and all(s.call and s.call.id for s in steps):
             calls = tuple(s.call for s in steps if s.call)
             replies = [
@@ -302,6 +329,8 @@ class RunState:
                     full = trace.outputs.get(handle_for(step.index), step.observation)
                     self.store.keep(handle_for(step.index), full)
                     self.guard.record(step.call, step.index, full, ok=step.ok)
+                    if step.call.name == LOAD_TOOLS_TOOL and step.ok:
+                        self.offering.replay(step.call.args)
                 self.steps.append(step)
                 self._open.append(step)
             self.close_turn()
@@ -328,6 +357,7 @@ class RunState:
             detail=self.detail,
             steps=list(self.steps),
             turns=list(self.turns),
+            offered=list(self.offered),
             usage=copy.copy(self.usage),  # `replace` is several times slower
             outputs=outputs,
             nonce=self.nonce,

@@ -60,19 +60,21 @@ def messages_as_text(messages: Sequence[Message]) -> list[Message]:
 
     Used when an adapter falls back to the text protocol mid-run: the history stays meaningful.
     """
-    out: list[Message] = []
-    for message in messages:
-        if message.role == "assistant" and message.tool_calls:
-            blocks = "\n".join(
-                "```json\n" + json.dumps({"action": c.name, "args": c.args}, ensure_ascii=False) + "\n```"
-                for c in message.tool_calls
-            )
-            out.append(Message(role="assistant", content=f"{message.content}\n{blocks}".strip()))
-        elif message.role == "tool":
-            out.append(Message(role="user", content=f"Observation ({message.tool_name}):\n{message.content}"))
-        else:
-            out.append(message)
-    return out
+    return [message_as_text(message) for message in messages]
+
+
+def message_as_text(message: Message) -> Message:
+    """One message as a text-protocol turn: native calls as JSON blocks, a tool result as an observation; any
+    other message as it is (the same object)."""
+    if message.role == "assistant" and message.tool_calls:
+        blocks = "\n".join(
+            "```json\n" + json.dumps({"action": c.name, "args": c.args}, ensure_ascii=False) + "\n```"
+            for c in message.tool_calls
+        )
+        return Message(role="assistant", content=f"{message.content}\n{blocks}".strip())
+    if message.role == "tool":
+        return Message(role="user", content=f"Observation ({message.tool_name}):\n{message.content}")
+    return message
 
 
 _RENDERED: OrderedDict[int, tuple[Sequence[ToolSpec], str]] = OrderedDict()
@@ -106,7 +108,8 @@ def prepare_conversation(request: ChatRequest, *, native_tools: bool) -> tuple[s
     if not native_tools:
         catalogue = _catalogue_text(request.tools)
         system = f"{request.instructions}\n\n{catalogue}" if request.instructions else catalogue
-        return system, messages_as_text(request.messages)
+        history = request.as_text() if request.as_text is not None else messages_as_text(request.messages)
+        return system, list(history)
     history: list[Message] = []
     for message in request.messages:
         unpaired_call = message.role == "assistant" and any(call.id is None for call in message.tool_calls)

@@ -30,3 +30,6 @@ class ToolOutput:
     headline: str = ""
     """The outcome in one line for people (redacted like the text), e.g. a metric's change with a sparkline."""
     links: tuple[SourceLink, ...] = ()
+    more: str = ""
+    """What `text` leaves out when it is a digest (a log search's other lines behind its exemplars): kept after
+    `text` behind the step's handle, redacted alike, so `read_output` pages it; the model is told how."""

@@ -47,9 +47,17 @@ class Tool:
     """For side-effect tools: what would be done, returned instead of acting under `dry_run`."""
     context_param: str | None = None
     """The handler's parameter annotated `CallContext`, filled in by dispatch; not a model argument."""
-    deferred: bool = False
-    """Callable by name, but left out of the catalogue sent every turn: the model learns its schema from a
-    lookup tool (such as `mcp_search`), so a large catalogue does not cost tokens on every request."""
+    keywords: tuple[str, ...] = ()
+    """Words of its family ("logs", "loki", "exceptions"): with its name and description they choose whether a
+    task's run offers its schema from the first turn (`kernel.tool_index`)."""
+    family: str = ""
+    """The family it comes with (its configuration section): a run's core takes the best tool of each family the
+    task matches before a second of any one, so a task about errors gets metrics and logs, not two metric tools."""
+    always: bool = False
+    """Pinned by the operator (`[tools] always`): its schema is offered on every turn of every run."""
+    group: str = ""
+    """Tools of one group (an MCP server's) share one line of the tool index, by name only: their descriptions
+    are a server's text, not ours to summarise."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -107,13 +115,9 @@ class ToolRegistry:
         """Registered tool names, in registration order."""
         return list(self._tools)
 
-    def offered(self) -> list[str]:
-        """The names of the tools in the catalogue the model sees every turn (the registered less the deferred)."""
-        return [tool.name for tool in self._tools.values() if not tool.deferred]
-
     def specs(self) -> list[ToolSpec]:
-        """Model-facing specs of every tool offered every turn, in registration order (deferred ones are left out)."""
-        return [tool.spec for tool in self._tools.values() if not tool.deferred]
+        """Model-facing specs of every registered tool, in registration order."""
+        return [tool.spec for tool in self._tools.values()]
 
     def render(self) -> str:
         """The tool catalogue as prompt text, for models without native function calling."""

@@ -127,6 +127,9 @@ class RunResult(BaseModel):
     steps: list[Step] = Field(default_factory=list)
     turns: list[LLMResponse] = Field(default_factory=list)
     """Every model response, in order: what replay feeds back to the kernel."""
+    offered: list[tuple[str, ...]] = Field(default_factory=list)
+    """The tools whose schemas each turn's request carried in full, by turn (version 3; the others were in
+    `load_tools`' index). Empty in a trace from before tools were deferred: every tool was offered."""
     usage: Usage = Field(default_factory=Usage)
     outputs: dict[str, str] = Field(default_factory=dict)
     """Full outputs behind handles, for steps whose observation was truncated."""

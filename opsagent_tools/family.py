@@ -27,6 +27,10 @@ from opsagent_tools.discovery import DiscoverySettings, DiscoverySource
 class ToolFamily(Protocol):
     """One configured family of tools. Families subclass it to inherit "nothing to list" and "no changes"."""
 
+    keywords: tuple[str, ...] = ()
+    """Words a task about what the family covers uses ("pods", "crashloop"): with each tool's name and description
+    they choose which tools a run offers in full from its first turn (the others are in `load_tools`' index)."""
+
     @abstractmethod
     def tools(self) -> Sequence[Tool]:
         """The tools it offers the model, in catalogue order. A backend that cannot be set up (a missing secret, an

@@ -7,6 +7,7 @@ that every configured backend answers, with a clear message per failure. Both it
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -54,6 +55,9 @@ class ToolsSettings(BaseModel):
     mcp: McpSettings | None = None
     """`[tools.mcp.servers.<name>]`: MCP servers whose tools join the catalogue (connected by `McpConnections`)."""
     discover: DiscoverySettings = Field(default_factory=DiscoverySettings)
+    always: list[str] = Field(default_factory=list)
+    """Tools whose schemas every turn offers, whatever the task (`[tools] always = ["search_logs"]`); the others
+    come as the task needs them: those it matches best from the first turn, the rest when the model loads them."""
     recorded_at: AwareDatetime | None = None
     """For backends that are a recording (the demo's, a recorded incident): when it ends, which the tools take as
     "now". Left out for live backends: the tools read the clock."""
@@ -100,7 +104,24 @@ def build_tools(
         kube=kube,
         mcp=mcp,
     )
-    return ToolRegistry(tool for family in families for tool in family.tools())
+    pinned = set(settings.always)
+    registry = ToolRegistry(
+        dataclasses.replace(
+            tool,
+            keywords=(*tool.keywords, *family.keywords),
+            family=type(family).__name__,
+            always=tool.name in pinned,
+        )
+        for family in families
+        for tool in family.tools()
+    )
+    # An MCP tool (`<server>__<tool>`) may be missing because its server did not start: that stops nothing.
+    if unknown := sorted(name for name in pinned - set(registry.names()) if "__" not in name):
+        raise ValueError(
+            f"[tools] always names {', '.join(map(repr, unknown))}, which this configuration does not offer: "
+            f"use names that `opsagent tools list` shows ({', '.join(registry.names())})"
+        )
+    return registry
 
 
 async def check_backends(

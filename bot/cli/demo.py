@@ -248,23 +248,29 @@ def demo_script() -> ScriptedModel:
                 level="info",
             ),
             text_turn(
-                "compare_refs",
+                "load_tools",
                 "Known: v2.14.0 rolled out just before the jump, and order-service cannot get "
-                "database connections: the pool is full (step 3). Missing: what v2.14.0 changed. Why: the deploy "
-                "lines up with the onset.\nHypothesis: v2.14.0 exhausted order-service's database pool (likely)",
+                "database connections: the pool is full (step 3). Missing: the code tools' schemas. Why: the deploy "
+                "lines up with the onset: compare it, read its config, and perhaps roll it back.",
+                names=["compare_refs", "read_repo_file", "rollback_deployment"],
+            ),
+            text_turn(
+                "compare_refs",
+                "Known: the pool is full (step 3) since v2.14.0 rolled out. Missing: what v2.14.0 changed. Why: the "
+                "deploy lines up with the onset.\nHypothesis: v2.14.0 exhausted order-service's database pool (likely)",
                 base="v2.13.2",
                 head="v2.14.0",
             ),
             text_turn(
                 "read_repo_file",
-                "Known: v2.14.0 changed config/database.yaml (step 4). Missing: the deployed pool "
+                "Known: v2.14.0 changed config/database.yaml (step 5). Missing: the deployed pool "
                 "settings in full. Why: confirm the pool size.",
                 path="config/database.yaml",
                 ref="v2.14.0",
             ),
             text_turn(
                 "rollback_deployment",
-                "Known: v2.14.0 cut the pool from 50 to 10 connections (steps 4-5), "
+                "Known: v2.14.0 cut the pool from 50 to 10 connections (steps 5-6), "
                 "10 are in use with ~190 requests waiting (step 3), and the gateway times out (step 2). Why: rolling "
                 "back restores the pool fastest.\nHypothesis: v2.14.0's pool cut causes the 5xx (confirmed)",
                 service="order-service",
@@ -272,7 +278,7 @@ def demo_script() -> ScriptedModel:
             ),
             text_turn(
                 "finish",
-                "Known: the deploy, the pool cut, the pool exhaustion and the 503s line up (steps 1-5).",
+                "Known: the deploy, the pool cut, the pool exhaustion and the 503s line up (steps 1-3, 5-6).",
                 summary=(
                     "Deploy v2.14.0 of order-service cut its database pool from 50 to 10 connections: requests queue "
                     "for a connection until they time out, and the gateway answers 503."
@@ -283,7 +289,7 @@ def demo_script() -> ScriptedModel:
                     {"claim": "5xx went from 0.1% to 12% within three minutes of the v2.14.0 rollout", "steps": [1]},
                     {"claim": "the gateway answers 503 on upstream timeouts to order-service", "steps": [2]},
                     {"claim": "all 10 pool connections are busy and ~190 requests wait for one", "steps": [3]},
-                    {"claim": "v2.14.0 changed `max_size: 50` to `max_size: 10`", "steps": [4, 5]},
+                    {"claim": "v2.14.0 changed `max_size: 50` to `max_size: 10`", "steps": [5, 6]},
                 ],
                 ruled_out=[
                     {"hypothesis": "a fault in the gateway: it relays order-service's timeouts", "steps": [2, 3]}

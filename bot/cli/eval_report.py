@@ -41,7 +41,8 @@ def render_report(report: EvalReport) -> Report:
     passed = len(report.outcomes) - len(report.failed)
     lines.append(
         f"total: {passed}/{len(report.outcomes)} passed (every level ≥ {report.min_score:g}) · mean {means} · "
-        f"{sum(tool_steps(o.result.steps) for o in report.outcomes)} steps · {tokens:,} tokens"
+        f"{sum(tool_steps(o.result.steps) for o in report.outcomes)} steps · {tokens:,} tokens "
+        f"({report.mean_prompt_tokens():,.0f} prompt tokens per scenario)"
     )
     return lines
 

@@ -246,6 +246,8 @@ def compare_runs(
     end, end_diverges = _compare_end(recorded, replayed, turns_needed)
     if [(t.turn, t.step) for t in recorded.guidance] != [(t.turn, t.step) for t in replayed.guidance]:
         end, end_diverges = f"{end}; the guidance was taken at other steps", True
+    if (offer := offer_changed(recorded, replayed)) is not None:
+        end, end_diverges = f"{end}; {offer}", True
     notes = [f"side effects were forced to {REPLAY_POLICY.mode} for the replay: none was executed"]
     if recorded.partial_answer:
         notes.append("the recorded run's summary turn (partial answer) is not in its turns and was not replayed")
@@ -262,6 +264,17 @@ def compare_runs(
         end_diverges=end_diverges,
         notes=tuple(notes),
     )
+
+
+def offer_changed(recorded: RunResult, replayed: RunResult) -> str | None:
+    """The first turn whose request offered other tools in full than the recorded one did, in words; None when
+    every turn both runs have offered the same (or the recording is from before offers were recorded)."""
+    for turn, (was, now) in enumerate(zip(recorded.offered, replayed.offered, strict=False), start=1):
+        if tuple(was) != tuple(now):
+            gone, new = [name for name in was if name not in now], [name for name in now if name not in was]
+            parts = [f"without {', '.join(gone)}" if gone else "", f"with {', '.join(new)}" if new else ""]
+            return f"turn {turn} offered other tools in full ({'; '.join(part for part in parts if part)})"
+    return None
 
 
 def compare_step(

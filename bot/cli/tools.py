@@ -16,7 +16,7 @@ from bot.cli.terminal import Terminal
 from bot.cli.terminal_approval import TerminalApprover
 from bot.settings import Settings
 from kernel import DEFAULT_REDACTOR, CallContext, Dispatcher, RunControl, Tool, ToolCall, ToolRegistry
-from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpToolEntry, printable_name
+from opsagent_tools.mcp import McpToolEntry, printable_name
 from opsagent_tools.memory import IncidentMemory
 
 NO_TOOLS = (
@@ -108,12 +108,12 @@ def _tool_flags(tool: Tool, entry: McpToolEntry | None) -> str:
     """What an operator needs to know about a tool beyond its description: read-only or a side effect, and
     where it comes from."""
     flags = ["side effect: needs approval" if tool.side_effect else "read-only"]
+    if tool.always:
+        flags.append("offered every turn ([tools] always)")
     if entry is not None:
         flags.insert(0, f"MCP server {entry.server}, tool {printable_name(entry.mcp_name)}")
         if entry.read_only:
             flags[-1] = "read-only (listed in read_only)"
-        if tool.deferred:
-            flags.append(f"found through {MCP_SEARCH_TOOL}, not sent every turn")
         if entry.read_only_hint and tool.side_effect:
             flags.append("the server says readOnlyHint = true: not trusted; list it in read_only if it only reads")
     return "; ".join(flags)
@@ -121,7 +121,7 @@ def _tool_flags(tool: Tool, entry: McpToolEntry | None) -> str:
 
 def _tool_json(tool: Tool, entry: McpToolEntry | None) -> dict[str, Any]:
     """The model-facing spec, plus what the operator needs: side effects, and an MCP tool's origin."""
-    data: dict[str, Any] = {**tool.spec.model_dump(), "side_effect": tool.side_effect, "deferred": tool.deferred}
+    data: dict[str, Any] = {**tool.spec.model_dump(), "side_effect": tool.side_effect, "always": tool.always}
     if entry is not None:
         data["mcp"] = {"server": entry.server, "tool": entry.mcp_name, "read_only_hint": entry.read_only_hint}
     return data

@@ -95,10 +95,15 @@ class EvalReport:
         scores = [outcome.scores.by_level()[level].score for outcome in self.outcomes]
         return sum(scores) / len(scores) if scores else 0.0
 
+    def mean_prompt_tokens(self) -> float:
+        """Prompt tokens per scenario, on average: what the catalogue and the observations cost a run."""
+        return sum(o.result.usage.prompt_tokens for o in self.outcomes) / len(self.outcomes) if self.outcomes else 0.0
+
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-able data."""
         return {
             "model": self.model,
+            "mean_prompt_tokens": round(self.mean_prompt_tokens()),
             "min_score": self.min_score,
             "side_effects": str(EVAL_POLICY.mode),
             "passed": len(self.outcomes) - len(self.failed),

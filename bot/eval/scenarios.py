@@ -14,7 +14,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from kernel import FINISH_TOOL, READ_OUTPUT_TOOL, Confidence, StopReason
+from kernel import FINISH_TOOL, LOAD_TOOLS_TOOL, READ_OUTPUT_TOOL, Confidence, StopReason
 from opsagent_tools.mcp import full_name
 from opsagent_tools.mcp.settings import MAX_SERVER_NAME, SERVER_NAME
 from opsagent_tools.runbooks.documents import FrontMatterError, parse_runbook
@@ -148,7 +148,7 @@ class ScriptTurn(BaseModel):
     @field_validator("tool")
     @classmethod
     def _known(cls, tool: str, info: ValidationInfo) -> str:
-        return known_tool(tool, info, also=(FINISH_TOOL, READ_OUTPUT_TOOL))
+        return known_tool(tool, info, also=(FINISH_TOOL, READ_OUTPUT_TOOL, LOAD_TOOLS_TOOL))
 
 
 class Scenario(BaseModel):

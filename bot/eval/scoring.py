@@ -14,7 +14,10 @@ from typing import Any
 
 from bot.eval.scenarios import Expectations, ExpectedCall, ExpectedFact
 from bot.verdict import tool_steps
-from kernel import FINISH_TOOL, RunResult, StopReason, ToolCall
+from kernel import FINISH_TOOL, LOAD_TOOLS_TOOL, READ_OUTPUT_TOOL, RunResult, StopReason, ToolCall
+
+KERNEL_TOOLS = frozenset({FINISH_TOOL, READ_OUTPUT_TOOL, LOAD_TOOLS_TOOL})
+"""Offered on every turn of every run: never an unseen schema."""
 
 
 class Level(StrEnum):
@@ -110,7 +113,7 @@ def score_tools(calls: Sequence[ToolCall], expect: Expectations) -> LevelScore:
 
 def score_path(result: RunResult, expected: Sequence[ExpectedCall]) -> LevelScore:
     """0 for giving up early (no finish, or a finish before the expected calls); otherwise the share of
-    calls that were not wasted on a repeat or a back-and-forth."""
+    calls that were not wasted on a repeat or a back-and-forth, nor made blind (before their schema was offered)."""
     numbered = calls_of(result)
     if result.stop_reason is not StopReason.FINISH:
         detail = f" ({result.detail})" if result.detail else ""
@@ -135,7 +138,26 @@ def score_path(result: RunResult, expected: Sequence[ExpectedCall]) -> LevelScor
         if a.key == a2.key and b.key == b2.key and a.key != b.key:
             problems.append(f"back-and-forth: steps {s1}-{s4} alternate {a.render()} and {b.render()}")
             wasted.update(step for step, _ in numbered[i + 2 : i + 4])
+    for step, name in unoffered_calls(result):
+        problems.append(f"unseen schema: step {step} called {name} before the run offered its schema (load_tools)")
+        wasted.add(step)
     return LevelScore(_share(len(numbered) - len(wasted), len(numbered)), tuple(problems))
+
+
+def unoffered_calls(result: RunResult) -> list[tuple[int, str]]:
+    """The steps that called a registered tool whose schema their turn's request did not carry (it was only in
+    `load_tools`' index): dispatch runs such a call, but a model that makes it guessed the arguments. None in a
+    trace from before tools were deferred (`offered` empty)."""
+    if not result.offered:
+        return []
+    return [
+        (step.index, step.call.name)
+        for step in result.steps
+        if step.call is not None
+        and step.call.name not in KERNEL_TOOLS
+        and step.turn < len(result.offered)
+        and step.call.name not in result.offered[step.turn]
+    ]
 
 
 def _matches(call: ToolCall, expected: ExpectedCall) -> bool:

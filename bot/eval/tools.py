@@ -107,9 +107,7 @@ def recorded_mcp_tools(declared: Sequence[RecordedMcpTool], recordings: Sequence
     tools: list[Tool] = []
     for server in dict.fromkeys(entry.server for entry in declared):
         mine = [entry for entry in declared if entry.server == server]
-        settings = McpServerSettings(
-            url=NEVER_CALLED_URL, read_only=[e.tool for e in mine if e.read_only], max_tools=len(mine)
-        )
+        settings = McpServerSettings(url=NEVER_CALLED_URL, read_only=[e.tool for e in mine if e.read_only])
         definitions = [McpTool(name=e.tool, description=e.description, input_schema=e.input_schema) for e in mine]
         entries, skipped = server_tools(server, settings, definitions, _recorded_server(server, recordings))
         if skipped:

@@ -19,6 +19,8 @@ class ActionsFamily(ToolFamily):
     """`[tools.actions]`: the signing secret comes from `environ`; `journal` makes each action exactly-once;
     `previews_only`: the policy never sends an action, so no secret is needed."""
 
+    keywords = ("rollback", "restart", "mitigate", "revert", "fix", "action")
+
     def __init__(
         self,
         settings: ActionsSettings,

@@ -30,6 +30,20 @@ class OffersChanges(Protocol):
 class ChangesFamily:
     """`[tools.changes]` over `families`; the tool reads "now" from `now`."""
 
+    keywords = (
+        "deploy",
+        "deployed",
+        "release",
+        "rollout",
+        "went out",
+        "version",
+        "change",
+        "changed",
+        "config",
+        "timeline",
+        "flag",
+    )
+
     def __init__(
         self, settings: ChangesSettings, families: Sequence[OffersChanges], *, now: Callable[[], datetime]
     ) -> None:

@@ -26,6 +26,8 @@ class OffersListings(Protocol):
 class DiscoveryFamily:
     """`[tools.discover]` over `families`."""
 
+    keywords = ("discover", "list", "names", "labels", "services", "namespaces", "which", "exists")
+
     def __init__(self, settings: DiscoverySettings, families: Sequence[OffersListings]) -> None:
         self.settings, self.families = settings, families
 

@@ -27,6 +27,22 @@ class KubernetesFamily(ToolFamily):
     """`[tools.kubernetes]`: the kubeconfig is found through `environ`; `api` replaces the cluster the settings name
     (the evaluation's, which is never called); the tools read "now" from `now`."""
 
+    keywords = (
+        "kubernetes",
+        "k8s",
+        "pods",
+        "containers",
+        "namespace",
+        "crashloop",
+        "oomkilled",
+        "restarting",
+        "restarts",
+        "nodes",
+        "evicted",
+        "cluster",
+        "flapping",
+    )
+
     def __init__(
         self,
         settings: KubernetesSettings,

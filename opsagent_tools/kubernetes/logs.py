@@ -91,8 +91,8 @@ async def container_logs_output(
         window = f"{describe_time(since_text, since)}..now"
     else:
         window = f"the newest {settings.log_lines} lines" if result.total_is_lower_bound else "the whole log"
-    text = f"{head}\n{format_result(framed, result, window=window)}"
-    return ToolOutput(text, headline=f"{run}: {log_headline(framed, result)}")
+    view = format_result(framed, result, window=window)
+    return ToolOutput(f"{head}\n{view.text}", headline=f"{run}: {log_headline(framed, result)}", more=view.more)
 
 
 async def find_pod(kube: KubeSession, namespace: str, name: str) -> Pod:

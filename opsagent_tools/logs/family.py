@@ -23,6 +23,24 @@ class LogsFamily(ToolFamily):
     """`[tools.logs]`: secrets come from `environ`; the tools read "now" from `now`; `links` says where people see
     a search."""
 
+    keywords = (
+        "logs",
+        "errors",
+        "exceptions",
+        "stack trace",
+        "messages",
+        "5xx",
+        "500",
+        "503",
+        "failing",
+        "fail",
+        "timeout",
+        "refused",
+        "crash",
+        "why",
+        "cause",
+    )
+
     def __init__(
         self,
         settings: LogsSettings,

@@ -88,6 +88,8 @@ class MessageGroup:
     count: int
     first: datetime | None = None
     last: datetime | None = None
+    key: str = field(default="", compare=False)
+    """The shape its lines share (`shape_of`): how a line is matched to its group to show it as an exemplar."""
 
 
 @dataclass(slots=True)
@@ -171,15 +173,8 @@ class MessageGrouper:
 
     def add(self, message: str, when: datetime) -> None:
         """Count one line's message (its first line) seen at `when`."""
-        first_line = message.strip().split("\n", 1)[0].strip()[:500] or "(empty message)"
-        literals, placeholders, values, start = [], [], [], 0
-        for match in _VARIABLE.finditer(first_line):
-            literals.append(first_line[start : match.start()])
-            placeholders.append(_PLACEHOLDER.get(match.lastgroup or "", "<n>"))
-            values.append(match.group())
-            start = match.end()
-        literals.append(first_line[start:])
-        key = "".join(lit + ph for lit, ph in zip(literals, [*placeholders, ""], strict=True))
+        literals, placeholders, values = _parts(message)
+        key = _key(literals, placeholders)
         group = self._groups.get(key)
         if group is None:
             if len(self._groups) >= MAX_GROUPS:  # a new shape past the cap is not counted
@@ -192,8 +187,31 @@ class MessageGrouper:
 
     def groups(self) -> list[MessageGroup]:
         """The groups, largest first (ties: most recent first)."""
-        ordered = sorted(self._groups.values(), key=lambda g: (-g.count, -g.last.timestamp()))
-        return [MessageGroup(g.text(), g.count, g.first, g.last) for g in ordered]
+        ordered = sorted(self._groups.items(), key=lambda item: (-item[1].count, -item[1].last.timestamp()))
+        return [MessageGroup(g.text(), g.count, g.first, g.last, key) for key, g in ordered]
+
+
+def _parts(message: str) -> tuple[list[str], list[str], list[str]]:
+    """A message's first line split into its constant parts and its variable parts (placeholders and values)."""
+    first_line = message.strip().split("\n", 1)[0].strip()[:500] or "(empty message)"
+    literals, placeholders, values, start = [], [], [], 0
+    for match in _VARIABLE.finditer(first_line):
+        literals.append(first_line[start : match.start()])
+        placeholders.append(_PLACEHOLDER.get(match.lastgroup or "", "<n>"))
+        values.append(match.group())
+        start = match.end()
+    literals.append(first_line[start:])
+    return literals, placeholders, values
+
+
+def _key(literals: list[str], placeholders: list[str]) -> str:
+    return "".join(lit + ph for lit, ph in zip(literals, [*placeholders, ""], strict=True))
+
+
+def shape_of(message: str) -> str:
+    """A message's shape: its first line with every variable part a placeholder (a `MessageGroup`'s key)."""
+    literals, placeholders, _ = _parts(message)
+    return _key(literals, placeholders)
 
 
 def group_messages(records: Iterable[LogRecord]) -> list[MessageGroup]:
@@ -220,29 +238,62 @@ _NOISE_PREFIXES = ("agent.", "ecs.", "log.", "input.", "host.", "kubernetes.", "
 """Labels and metadata every line of a store carries: left out of the fields shown after the message."""
 
 
-def format_result(q: LogQuery, result: LogSearchResult, *, window: str, max_groups: int = 8) -> str:
-    """The model-facing answer: a header with the count, messages grouped by count, the newest lines, notes."""
+EXEMPLARS = 3
+"""Lines shown under a group's count at most: its newest, and its first occurrence when that is another line."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogView:
+    """What the model reads of a search, and the newest lines its exemplars stand for (`ToolOutput.more`: kept
+    behind the step's handle for `read_output`, "" when every one of them is shown)."""
+
+    text: str
+    more: str = ""
+
+
+def format_result(q: LogQuery, result: LogSearchResult, *, window: str, max_groups: int = 8) -> LogView:
+    """The model-facing answer: a header with the count, messages grouped by count each with up to `EXEMPLARS`
+    lines, the newest lines of no group shown, notes; the newest `q.limit` lines in full as `more`."""
     same_day = q.since.date() == q.until.date()
     level = q.level or "any"
     query = f", query={json.dumps(q.query, ensure_ascii=False)}" if q.query else ""
     span = f"{_clock(q.since, same_day)}..{_clock(q.until, same_day)}"
     bound = "≥" if result.total_is_lower_bound else ""
     lines = [f"{q.service}, level={level}{query}, {window} ({span}): {bound}{result.total:,} lines"]
+    notes = [f"note: {_cap(note)}" for note in result.notes]
     if result.total == 0 and not result.records:
-        lines += _nothing_found_hint(q, result)
-    else:
-        lines += _grouped(result, same_day, max_groups)
-        shown = result.records[: q.limit]
-        if shown:
-            of = f" of {bound}{result.total:,}" if result.total > len(shown) else ""
-            lines.append(f"newest {len(shown)}{of}:")
-            lines += [f"  {_cap(_line(record, same_day))}" for record in shown]
-    lines += [f"note: {_cap(note)}" for note in result.notes]
-    return "\n".join(lines)
+        return LogView("\n".join([*lines, *_nothing_found_hint(q, result), *notes]))
+    every = result.groups or group_messages(result.records)
+    groups = every[:max_groups]
+    shapes = [shape_of(record.message) for record in result.records]
+    shown = [_exemplars(shapes, group.key) for group in groups]
+    exemplars = [[_line(result.records[n], same_day) for n in found] for found in shown]
+    lines += _grouped(result, groups, len(every) - len(groups), same_day, exemplars)
+    newest = result.records[: q.limit]
+    grouped = {group.key for group in groups}
+    others = [n for n in range(len(newest)) if shapes[n] not in grouped]
+    if others:
+        lines.append(f"other lines, newest {len(others)}:")
+        lines += [f"  {_cap(_line(newest[n], same_day))}" for n in others]
+    seen = {n for found in shown for n in found} | set(others)
+    if not newest or all(n in seen for n in range(len(newest))):
+        return LogView("\n".join([*lines, *notes]))
+    of = f" of {bound}{result.total:,}" if result.total > len(newest) else ""
+    listing = [f"newest {len(newest)}{of}:", *(f"  {_cap(_line(record, same_day))}" for record in newest)]
+    return LogView("\n".join([*lines, *notes]), "\n".join(listing))
 
 
-def _grouped(result: LogSearchResult, same_day: bool, max_groups: int) -> list[str]:
-    groups = result.groups or group_messages(result.records)
+def _exemplars(shapes: list[str], key: str) -> list[int]:
+    """The records (by position, newest first) shown under a group: its newest, and its first occurrence."""
+    found = [n for n, shape in enumerate(shapes) if shape == key]
+    return found[: EXEMPLARS - 1] + found[-1:] if len(found) > EXEMPLARS - 1 else found
+
+
+def _grouped(
+    result: LogSearchResult, groups: list[MessageGroup], kinds: int, same_day: bool, exemplars: list[list[str]]
+) -> list[str]:
+    """The counts of the `groups` shown (`kinds` others are not), each followed by its exemplar lines; a group's
+    first..last times only when some of its lines are not shown (theirs say when)."""
     if not groups:
         return []
     covered = result.total if result.groups else len(result.records)
@@ -252,15 +303,15 @@ def _grouped(result: LogSearchResult, same_day: bool, max_groups: int) -> list[s
         title = f"messages by count, in the newest {covered:,} of {result.total:,} lines:"
     width = len(f"{groups[0].count:,}")
     lines = [title]
-    for group in groups[:max_groups]:
+    for group, lines_of_group in zip(groups, exemplars, strict=True):
         seen = ""
-        if group.first is not None and group.last is not None:
+        if group.first is not None and group.last is not None and group.count > len(lines_of_group):
             first, last = _clock(group.first, same_day), _clock(group.last, same_day)
             seen = f"  ({first})" if group.count == 1 or first == last else f"  ({first}..{last})"
         lines.append(_cap(f"  {group.count:>{width},} × {group.text}") + seen)
-    rest = covered - sum(group.count for group in groups[:max_groups])
+        lines += [f"      {_cap(line)}" for line in lines_of_group]
+    rest = covered - sum(group.count for group in groups)
     if rest > 0:
-        kinds = len(groups) - max_groups
         lines.append(f"  … {rest:,} more lines" + (f" of {kinds:,} other kinds" if kinds > 0 else " of other kinds"))
     return lines
 

@@ -112,10 +112,9 @@ def log_tools(
         )
         result = await store.search(q)
         link = _source_link(settings, shown, q)
+        view = format_result(q, result, window=f"{describe_time(since, start)}..{describe_time(until, end)}")
         return ToolOutput(
-            format_result(q, result, window=f"{describe_time(since, start)}..{describe_time(until, end)}"),
-            headline=log_headline(q, result),
-            links=(link,) if link is not None else (),
+            view.text, headline=log_headline(q, result), links=(link,) if link is not None else (), more=view.more
         )
 
     search_logs.__doc__ = DESCRIPTION.format(caveat=caveat, syntax=syntax)
@@ -123,8 +122,8 @@ def log_tools(
         tool_from_function(
             search_logs,
             timeout=settings.timeout_s,
-            returns="the number of matching lines, their messages grouped by count with first..last times, "
-            "then the newest lines (time, level, pod, message).",
+            returns="the number of matching lines, their messages grouped by count, each with its newest and first "
+            "lines (time, level, pod, message), then other lines.",
         )
     ]
 

@@ -5,12 +5,10 @@ Every MCP tool is a side effect unless the operator lists it as read-only; serve
 
 from opsagent_tools.mcp.connections import McpConnections
 from opsagent_tools.mcp.offer import printable_name
-from opsagent_tools.mcp.search import MCP_SEARCH_TOOL
 from opsagent_tools.mcp.settings import McpServerSettings, McpSettings
 from opsagent_tools.mcp.tools import McpToolEntry, ToolCaller, full_name, server_tools
 
 __all__ = [
-    "MCP_SEARCH_TOOL",
     "McpConnections",
     "McpServerSettings",
     "McpSettings",

@@ -1,4 +1,4 @@
-"""`opsagent check` for MCP servers: one line per server, started with how many tools (read-only, deferred,
+"""`opsagent check` for MCP servers: one line per server, started with how many tools (read-only,
 excluded) or why it did not start; a collision of names or a typo in `read_only` or `exclude` fails it, and each
 tool left out is a warning under it."""
 
@@ -21,8 +21,6 @@ def server_report(server: McpServer, offered: Sequence[McpToolEntry], left_out: 
     skipped = [tool for tool in left_out if tool.server == server.name]
     read_only = sum(entry.read_only for entry in entries)
     parts = [f"{len(entries)} tools ({read_only} read-only, {len(entries) - read_only} side effects)"]
-    if entries and entries[0].tool.deferred:
-        parts.append(f"more than max_tools = {server.settings.max_tools}: offered through mcp_search")
     if server.listing_cut:
         parts.append("the listing was cut at the client's cap")
     listed = {definition.name for definition in server.tools}

@@ -17,7 +17,6 @@ from kernel import Tool
 from opsagent_tools.check_result import CheckResult
 from opsagent_tools.family import ToolFamily
 from opsagent_tools.mcp.check import server_report
-from opsagent_tools.mcp.search import mcp_search_tool
 from opsagent_tools.mcp.server import McpServer, ServerState, quiet_sdk_logs
 from opsagent_tools.mcp.settings import McpSettings
 from opsagent_tools.mcp.tools import McpToolEntry, SkippedTool, server_tools
@@ -53,17 +52,14 @@ class McpConnections(ToolFamily):
         await asyncio.gather(*(server.close() for server in self.servers))
 
     def tools(self) -> list[Tool]:
-        """The kernel tools to register: every MCP tool, and `mcp_search` when some are deferred to it."""
-        tools = [entry.tool for entry in self.entries]
-        if any(tool.deferred for tool in tools):
-            tools.append(mcp_search_tool(self.entries))
-        return tools
+        """The kernel tools to register: every MCP tool (each server one line of `load_tools`' index)."""
+        return [entry.tool for entry in self.entries]
 
     async def check(self) -> list[CheckResult]:
         """`report()`, once entered: the servers are started by entering, not by the check."""
         return self.report()
 
     def report(self) -> list[CheckResult]:
-        """One result per server: started with N tools (how many read-only, deferred, excluded), or why it failed;
+        """One result per server: started with N tools (how many read-only, excluded), or why it failed;
         a collision of names fails it, and each tool left out is a warning."""
         return [server_report(server, self.entries, self.skipped) for server in self.servers]

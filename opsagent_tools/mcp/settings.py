@@ -15,7 +15,6 @@ SERVER_NAME = re.compile(r"^[a-zA-Z0-9]+(?:[-_][a-zA-Z0-9]+)*$")
 """Letters and digits joined by single '-' or '_' (so '__' in a tool's full name always separates server from tool)."""
 MAX_SERVER_NAME = 24
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-DEFAULT_MAX_TOOLS = 20
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_START_TIMEOUT_S = 20.0
 
@@ -50,9 +49,16 @@ class McpServerSettings(BaseModel):
     """The server's tools (by the server's own names) never offered: ones the agent should not have, one of two
     whose names collide once made wire-safe (`a.b`, `a_b`), or one `opsagent check` says is left out, to
     acknowledge it."""
-    max_tools: int = Field(default=DEFAULT_MAX_TOOLS, ge=0)
-    """At most this many of the server's tools go into the catalogue sent every turn; a server with more is
-    offered through `mcp_search` instead (0: always through `mcp_search`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_cap(cls, data: object) -> object:
+        if isinstance(data, Mapping) and "max_tools" in data:
+            raise ValueError(
+                "max_tools is gone: however many tools a server has, a run's request lists them on one line of "
+                "load_tools' index until the model loads one; remove max_tools"
+            )
+        return data
 
     @field_validator("env")
     @classmethod

@@ -40,7 +40,7 @@ ToolCaller = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
 
 @dataclass(frozen=True)
 class McpToolEntry:
-    """One MCP tool in the catalogue, with what `opsagent tools list` and `mcp_search` show about it."""
+    """One MCP tool in the catalogue, with what `opsagent tools list` shows about it."""
 
     server: str
     mcp_name: str
@@ -92,15 +92,14 @@ def server_tools(
     *,
     secrets: Iterable[str] = (),
 ) -> tuple[list[McpToolEntry], list[SkippedTool]]:
-    """The kernel tools of one server's listing less `exclude` (deferred to `mcp_search` past `max_tools`), and
-    those not offered, with why."""
+    """The kernel tools of one server's listing less `exclude`, and those not offered, with why. However many, they
+    cost a run one line of `load_tools`' index (the server and its tool names) until the model loads one."""
     listed = [definition for definition in definitions if definition.name not in settings.exclude]
     sharing: dict[str, list[str]] = {}
     for definition in listed:
         sharing.setdefault(full_name(server, definition.name), []).append(definition.name)
     entries: list[McpToolEntry] = []
     skipped: list[SkippedTool] = []
-    deferred = len(listed) > settings.max_tools
     secret_values = tuple(secrets)
     for definition in listed:
         name = full_name(server, definition.name)
@@ -108,7 +107,7 @@ def server_tools(
             skipped.append(SkippedTool(server, definition.name, _collision(name, sharing[name]), Omission.COLLISION))
             continue
         try:
-            tool = _kernel_tool(server, settings, definition, call, secret_values, name=name, deferred=deferred)
+            tool = _kernel_tool(server, settings, definition, call, secret_values, name=name)
         except ValueError as exc:
             skipped.append(SkippedTool(server, definition.name, str(exc)))
             continue
@@ -144,7 +143,6 @@ def _kernel_tool(
     secrets: tuple[str, ...],
     *,
     name: str,
-    deferred: bool,
 ) -> Tool:
     """The kernel tool of one definition; a ValueError that says why it cannot be offered."""
     if not WIRE_NAME.fullmatch(name):
@@ -181,5 +179,6 @@ def _kernel_tool(
         timeout=settings.timeout_s,
         side_effect=not read_only,
         preview=None if read_only else preview,
-        deferred=deferred,
+        keywords=(server, "mcp"),
+        group=f"MCP server '{server}' (its tools' text is the server's)",
     )

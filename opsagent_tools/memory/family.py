@@ -19,6 +19,8 @@ from opsagent_tools.memory.tools import similar_incidents_tool
 class MemoryFamily(ToolFamily):
     """The past incidents in `memory`; their ages are counted from `now()`."""
 
+    keywords = ("past incidents", "history", "similar", "before", "again", "recurring")
+
     def __init__(self, memory: IncidentMemory, *, now: Callable[[], datetime]) -> None:
         self.memory, self.now = memory, now
 

@@ -27,6 +27,28 @@ from opsagent_tools.metrics.verify import SymptomCheck, recheck_symptom
 class MetricsFamily(ToolFamily):
     """`[tools.metrics]`: the tools read "now" from `now`; `links` says where people see a query."""
 
+    keywords = (
+        "metrics",
+        "prometheus",
+        "rate",
+        "errors",
+        "error rate",
+        "5xx",
+        "500",
+        "503",
+        "failing",
+        "latency",
+        "p99",
+        "slow",
+        "requests",
+        "saturation",
+        "cpu",
+        "memory",
+        "traffic",
+        "spike",
+        "jumped",
+    )
+
     def __init__(self, settings: MetricsSettings, *, now: Callable[[], datetime], links: LinkSettings) -> None:
         self.settings, self.now, self.links = settings, now, links
 

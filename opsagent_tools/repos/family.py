@@ -20,6 +20,8 @@ from opsagent_tools.repos.tools import RepoBackend, build_backends, repo_tools
 class ReposFamily(ToolFamily):
     """`[tools.repos]`: `links` says where people see a file or a comparison."""
 
+    keywords = ("code", "source", "repository", "git", "commit", "diff", "config", "bug", "version", "release")
+
     def __init__(self, settings: RepoSettings, *, links: LinkSettings) -> None:
         self.settings, self.links = settings, links
 

@@ -16,6 +16,8 @@ from opsagent_tools.runbooks.tools import runbook_tools
 class RunbooksFamily(ToolFamily):
     """`[knowledge]` runbooks, as the library the caller made of them."""
 
+    keywords = ("runbook", "playbook", "procedure", "alert", "on-call", "how to")
+
     def __init__(self, library: RunbookLibrary) -> None:
         self.library = library
 

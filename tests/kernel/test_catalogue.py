@@ -1,4 +1,4 @@
-"""The catalogue a run offers: every registered tool that is not deferred, then `read_output` and `finish`.
+"""The catalogue a run offers: the registered tools it offers in full, then `read_output` and `finish`.
 
 It is built once per version of a tool set, so what each request carries must still follow the registry.
 """
@@ -23,7 +23,7 @@ async def test_runs_on_one_tool_set_offer_it_and_a_tool_registered_later_joins_t
     first, second = ScriptedModel([text_turn("finish", answer="a")]), ScriptedModel([text_turn("finish", answer="b")])
     await Agent(llm=first, tools=registry).run("t")
     await Agent(llm=second, tools=registry).run("t")
-    assert offered(first) == offered(second) == [["query_metrics", "read_output", "finish"]]
+    assert offered(first) == offered(second) == [["query_metrics", "finish"]]
 
     @registry.register
     async def search_logs(service: str) -> str:
@@ -32,4 +32,4 @@ async def test_runs_on_one_tool_set_offer_it_and_a_tool_registered_later_joins_t
 
     third = ScriptedModel([text_turn("finish", answer="c")])
     await Agent(llm=third, tools=registry).run("t")
-    assert offered(third) == [["query_metrics", "search_logs", "read_output", "finish"]]
+    assert offered(third) == [["query_metrics", "search_logs", "finish"]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kernel import Agent, ContextPolicy, ScriptedModel, native_turn, text_turn
 from kernel.observations import ObservationStore
+from kernel.text_protocol import messages_as_text, prepare_conversation
 from kernel.tokens import estimate_tokens
 
 
@@ -53,3 +54,28 @@ async def test_the_turn_just_asked_for_is_never_elided(tools):
     replies = [m for m in model.requests[1].messages if m.role == "tool"]
     assert len(replies) == 6
     assert not [m for m in replies if "elided from view" in m.content]
+
+
+async def test_the_text_form_of_the_history_is_converted_once_a_message_and_matches_a_full_conversion(tools):
+    """Each turn's text-protocol history comes from the conversation's per-message cache: it must equal converting
+    the whole history afresh, elided observations included."""
+    seen: list[tuple[list, list]] = []
+
+    def turn(reply):
+        def answer(request):
+            seen.append((prepare_conversation(request, native_tools=False)[1], messages_as_text(request.messages)))
+            return reply
+
+        return answer
+
+    calls = [native_turn(("search_logs", {"service": f"s{i}", "query": "huge"}), start_id=i * 10) for i in range(4)]
+    model = ScriptedModel(
+        [*(turn(call) for call in calls), turn(native_turn(("finish", {"answer": "a"}), start_id=99))]
+    )
+    policy = ContextPolicy(obs_limit_tokens=1000, high_water_tokens=2500, low_water_tokens=1200, keep_recent=1)
+    result = await Agent(llm=model, tools=tools, context=policy).run("t")
+    assert result.ok
+    assert [cached for cached, _ in seen] == [fresh for _, fresh in seen]
+    last = seen[-1][0]
+    assert any("elided from view" in m.content for m in last), "an elided observation is converted again"
+    assert any(m.content.startswith("Observation (search_logs):") for m in last), "tool results became text"

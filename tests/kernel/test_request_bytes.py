@@ -1,6 +1,7 @@
 """The requests the model is sent, byte for byte, against a recording of a mixed run (truncation, elision, errors,
 a resumed native run): a change to how the conversation is kept or fenced must not change what the model reads
-(`tests/fixtures/requests/`, recorded with the kernel of 138df07).
+(`tests/fixtures/requests/`, recorded with the kernel of 138df07; re-recorded when read_output came to be offered
+only from the turn after an observation was cut: the first two requests lost its spec, nothing else changed).
 """
 
 from __future__ import annotations
@@ -84,3 +85,7 @@ async def test_the_model_is_sent_the_same_bytes_as_before(tools):
     shown = "".join(m["content"] for r in seen["resumed"] for m in r["messages"])
     for covered in ("elided from view", "…[truncated", "<data-NONCE>", "[LoopGuard]", "[REDACTED:"):
         assert covered in shown, f"the run covers {covered!r}"
+    offered = [[tool["name"] for tool in request["tools"]] for request in seen["text"]]
+    assert ["read_output" in names for names in offered] == [False, False, *[True] * (len(offered) - 2)], (
+        "read_output is offered from the turn after the first truncated observation (step 2)"
+    )

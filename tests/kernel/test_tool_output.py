@@ -80,3 +80,40 @@ async def test_a_dry_run_keeps_the_previews_headline_and_the_model_reads_its_tex
     unchanged = await dispatch_call([plain], "restart", policy=dry, service="checkout")
     assert unchanged.text == '[DryRun] Not executed (policy: dry_run). Would do: {"would": "restart checkout"}'
     assert unchanged.headline == ""
+
+
+def digesting() -> ToolRegistry:
+    tools = ToolRegistry()
+
+    @tools.register
+    async def search_logs(service: str) -> ToolOutput:
+        """Search a service's error logs."""
+        return ToolOutput(
+            text=f"{service}: 40 × timeout calling tax-api\n  03:38:56Z ERROR timeout #40",
+            more="\n".join([*(f"  03:38:{n:02d}Z ERROR timeout #{n}" for n in range(40)), f"  token={SECRET}"]),
+        )
+
+    return tools
+
+
+async def test_what_a_digest_leaves_out_is_kept_redacted_behind_its_handle_and_the_marker_says_how_to_read_it():
+    model = ScriptedModel(
+        [
+            text_turn("search_logs", "Known: nothing.", service="checkout"),
+            text_turn("read_output", "Known: a digest. Missing: timeout #7.", handle="o1", match="timeout #7"),
+            text_turn("finish", answer="done"),
+        ]
+    )
+    result = await Agent(llm=model, tools=digesting()).run("checkout errors")
+    digest = result.steps[0].observation
+    assert digest.startswith(
+        "checkout: 40 × timeout calling tax-api\n  03:38:56Z ERROR timeout #40\n…[the tool left out"
+    )
+    assert 'read_output(handle="o1", offset=69) shows them' in digest
+    assert "timeout #7" not in digest, "the model reads the digest only"
+    assert "1 of 43 lines contain 'timeout #7'" in result.steps[1].observation
+    assert "03:38:07Z ERROR timeout #7" in result.steps[1].observation
+    kept = result.outputs["o1"]
+    assert kept[69:].startswith("  03:38:00Z ERROR timeout #0"), "the marker's offset is where the left-out part starts"
+    assert SECRET not in kept, "the left-out part is redacted like the text"
+    assert "read_output" in [tool.name for tool in model.requests[1].tools], "offered once a digest names a handle"

@@ -56,6 +56,25 @@ def test_the_catalogue_keeps_the_order_the_model_has_always_read(demo):
     assert kinds[3:] == ["kubernetes_namespaces", "kubernetes_workloads"], "the listings follow the families' order"
 
 
+def test_tools_always_pins_by_name_and_each_tool_carries_its_family_and_its_keywords(demo):
+    settings = demo.model_copy(update={"always": ["search_logs", "tracker__recent_incidents"]})
+    registry = build_tools(settings, environ={DEMO_SECRET_ENV: "s"})
+    assert [tool.name for tool in registry if tool.always] == ["search_logs"], "an MCP name may wait for its server"
+    logs = registry.get("search_logs")
+    assert logs is not None
+    assert logs.family == "LogsFamily"
+    assert {"logs", "exceptions"} <= set(logs.keywords)
+
+
+def test_tools_always_naming_a_tool_not_offered_stops_the_start_with_the_names_that_are(demo):
+    settings = demo.model_copy(update={"always": ["search_log"]})
+    with pytest.raises(
+        ValueError, match=r"^\[tools\] always names 'search_log', which this configuration does not"
+    ) as raised:
+        build_tools(settings, environ={DEMO_SECRET_ENV: "s"})
+    assert "(query_metrics, list_metrics, search_logs," in str(raised.value)
+
+
 async def test_check_reads_the_runbooks_first_then_each_family_in_the_catalogues_order(demo):
     results = await check_backends(demo, runbooks=runbooks(), environ={DEMO_SECRET_ENV: "s"})
     assert [(result.name, result.ok) for result in results] == [

@@ -48,7 +48,7 @@ async def test_the_kept_demo_works_with_every_command(tmp_path):
     assert replay.code == 0, replay.out
     report = json.loads(replay.out)
     assert report["divergences"] == []
-    assert [step["status"] for step in report["steps"]] == ["same"] * 5 + ["dry_run", "same"]
+    assert [step["status"] for step in report["steps"]] == ["same"] * 6 + ["dry_run", "same"]
 
     stats = await opsagent("stats", kept / "traces", cwd=tmp_path)
     assert stats.code == 0

@@ -27,12 +27,14 @@ async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal():
         "query_metrics",
         "search_logs",
         "search_logs",
+        "load_tools",
         "compare_refs",
         "read_repo_file",
         "rollback_deployment",
         "finish",
     ]
-    metrics, gateway, orders, diff, config, rollback, _ = result.steps
+    metrics, gateway, orders, loaded, diff, config, rollback, _ = result.steps
+    assert loaded.observation.startswith("Loaded compare_refs, read_repo_file, rollback_deployment: offered in full")
     assert "jumped from 0.10% to 12.0%" in metrics.observation
     assert "upstream connect error or disconnect/reset before headers" in gateway.observation
     assert "Connection is not available" in orders.observation
@@ -48,7 +50,7 @@ async def test_demo_finds_the_root_cause_and_fails_closed_without_a_terminal():
 
 async def test_each_demo_step_reads_in_one_line_and_recordings_have_no_links():
     result = await run_demo(None, terminal=captured_terminal()[0])
-    metrics, gateway, orders, diff, config, rollback, _ = result.steps
+    metrics, gateway, orders, _, diff, config, rollback, _ = result.steps
     assert metrics.headline.startswith("http_5xx_rate 0.10% → 12.0% at t-")
     assert metrics.headline.endswith("▁▁▁▁▁▁▁▁▆███")
     assert gateway.headline.startswith(
@@ -68,7 +70,8 @@ async def test_an_approved_rollback_reaches_the_deployment_webhook_signed():
         return Approved(by="U_ONCALL", args_hash=request.args_hash)
 
     result = await run_demo(None, terminal=captured_terminal()[0], confirm=approve)
-    rollback = result.steps[5]
+    rollback = result.steps[6]
+    assert rollback.call.name == "rollback_deployment"
     assert rollback.error is None
     assert rollback.approval.by == "U_ONCALL"
     assert rollback.observation.startswith("accepted by the action webhook (HTTP 202, Idempotency-Key ")

@@ -177,6 +177,18 @@ def test_a_changed_observation_is_a_divergence_with_a_diff(capsys, demo_config, 
     assert report["divergences"] == [f"step 2: changed ({step['note']})"]
 
 
+def test_what_each_turn_offered_is_recorded_and_a_changed_offer_is_a_divergence(capsys, demo_config, recorded):
+    offered = json.loads(recorded.read_text())["offered"]
+    assert len(offered) == 4, "one entry per turn"
+    assert all(offered), "each turn offered some tools in full"
+    swapped = "query_metrics" if "query_metrics" not in offered[0] else "search_logs"
+    trace = tamper(recorded, lambda data: data["offered"][0].__setitem__(0, swapped))
+    code, report = replay_json(capsys, demo_config, trace)
+    assert code == 1
+    assert report["divergent"] is True
+    assert f"turn 1 offered other tools in full (without {swapped}; with " in report["stop"]["note"]
+
+
 def test_a_changed_error_kind_is_named(capsys, demo_config, recorded):
     trace = tamper(recorded, lambda data: data["steps"][2].update(error="timeout"))
     code, report = replay_json(capsys, demo_config, trace)

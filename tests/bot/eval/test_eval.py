@@ -18,7 +18,7 @@ from bot.cli.main import main
 from bot.eval.run import run_scenario, script_turns, scripted_model
 from bot.eval.scenarios import Scenario, load_scenario, load_scenarios
 from bot.eval.tools import catalogue_names, production_tools, recorded_registry
-from kernel import FINISH_TOOL, ScriptedModel, StopReason, text_turn
+from kernel import FINISH_TOOL, LOAD_TOOLS_TOOL, ScriptedModel, StopReason, text_turn
 from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "evals" / "scenarios"
@@ -127,23 +127,23 @@ async def test_a_wrong_answer_fails_the_answer_level():
 
 async def test_a_missing_call_fails_the_tools_and_path_levels():
     scn = scenario("config-typo")
-    without_rollback = [t for t in script_turns(scn) if '"rollback_deployment"' not in t]
+    without_rollback = [t for t in script_turns(scn) if '"action": "rollback_deployment"' not in t]
     outcome = await run_scenario(scn, ScriptedModel(without_rollback))
     assert outcome.scores.tools.score == pytest.approx(2 / 3)
     assert outcome.scores.tools.problems == (
         'never called: rollback_deployment(service="session-service", to_version="v1.9.0")',
     )
     assert outcome.scores.path.score == 0.0
-    assert outcome.scores.path.problems[0].startswith("gave up early: finished after 4 steps without calling")
-    assert len(outcome.result.steps) == 5, "4 tool calls, then the finish: not a step"
+    assert outcome.scores.path.problems[0].startswith("gave up early: finished after 5 steps without calling")
+    assert len(outcome.result.steps) == 6, "5 tool calls (load_tools one of them), then the finish: not a step"
 
 
 async def test_a_misordered_call_fails_the_tools_level_when_order_matters():
     scn = scenario("config-typo")
     assert scn.expect.ordered
     turns = script_turns(scn)
-    compare = next(t for t in turns if '"compare_refs"' in t)
-    rollback = next(t for t in turns if '"rollback_deployment"' in t)
+    compare = next(t for t in turns if '"action": "compare_refs"' in t)
+    rollback = next(t for t in turns if '"action": "rollback_deployment"' in t)
     rest = [t for t in turns[:-1] if t not in (compare, rollback)]
     outcome = await run_scenario(scn, ScriptedModel([*rest, rollback, compare, turns[-1]]))
     assert not outcome.passed
@@ -172,9 +172,22 @@ async def test_a_redundant_repeat_fails_the_path_level():
     outcome = await run_scenario(scn, ScriptedModel([turns[0], turns[0], *turns[1:]]))
     assert outcome.scores.answer.score == 1.0
     assert outcome.scores.tools.score == 1.0
-    assert outcome.scores.path.score == pytest.approx(5 / 6)
+    assert outcome.scores.path.score == pytest.approx(6 / 7), "one of seven calls (load_tools among them) wasted"
     assert outcome.scores.path.problems[0].startswith("redundant: step 2 repeats step 1: query_metrics(")
     assert not outcome.passed
+
+
+async def test_a_call_before_its_schema_was_offered_fails_the_path_level():
+    scn = scenario("bad-deploy")
+    turns = [t for t in script_turns(scn) if '"action": "load_tools"' not in t]
+    outcome = await run_scenario(scn, ScriptedModel(turns))
+    assert outcome.result.ok, "dispatch runs a call to any registered tool"
+    assert not outcome.passed
+    assert outcome.scores.path.problems == (
+        "unseen schema: step 4 called compare_refs before the run offered its schema (load_tools)",
+        "unseen schema: step 5 called rollback_deployment before the run offered its schema (load_tools)",
+    )
+    assert outcome.scores.path.score == pytest.approx(3 / 5)
 
 
 async def test_a_back_and_forth_fails_the_path_level():
@@ -266,15 +279,20 @@ async def test_a_scenarios_past_incidents_are_searched_for_real_and_offered_only
     scn = scenario("past-incident-red-herring")
     model = scripted_model(scn)
     outcome = await run_scenario(scn, model)
-    found = outcome.result.steps[0].observation
+    found = next(s for s in outcome.result.steps if s.call.name == "similar_incidents").observation
     assert "1. 23 days ago" in found
     assert "its root cause, a hypothesis to re-check now: The v5.0.1 deploy added an N+1 query" in found
     assert "rated helpful by 3, wrong by 0" in found
-    assert "similar_incidents" in [tool.name for tool in model.requests[0].tools]
+    assert "- similar_incidents: " in offered_or_listed(model.requests[0])
     plain = scenario("bad-deploy")
     without = scripted_model(plain)
     await run_scenario(plain, without)
-    assert "similar_incidents" not in [tool.name for tool in without.requests[0].tools]
+    assert "similar_incidents" not in offered_or_listed(without.requests[0])
+
+
+def offered_or_listed(request) -> str:
+    """The names of the tools a request offers in full, and `load_tools`' index of the others."""
+    return "\n".join(tool.name if tool.name != LOAD_TOOLS_TOOL else tool.description for tool in request.tools)
 
 
 def test_a_script_that_searches_the_memory_needs_its_past_incidents(tmp_path):
@@ -390,7 +408,10 @@ async def test_eval_runs_a_configured_model_over_the_openai_wire(tmp_path):
     assert report["scenarios"][0]["prompt_tokens"] == 900 * len(scn.script), "usage comes from the wire"
     first = server.requests[0].json
     offered = {tool["function"]["name"] for tool in first["tools"]}
-    assert offered >= {tool.name for tool in production_tools(scn.repos)}, (
-        "a scenario without runbooks has no runbook tools"
-    )
+    [index] = [
+        tool["function"]["description"] for tool in first["tools"] if tool["function"]["name"] == LOAD_TOOLS_TOOL
+    ]
+    listed = {line[2:].split(":")[0] for line in index.splitlines()[1:]}
+    assert offered | listed >= {tool.name for tool in production_tools(scn.repos)}, "offered in full or listed"
+    assert not any("runbook" in name for name in offered | listed), "a scenario without runbooks has no runbook tools"
     assert scn.task in json.dumps(first["messages"])

@@ -26,8 +26,13 @@ async def test_the_previous_run_of_a_crash_looping_pod_shows_why_it_died(tools, 
     assert lines[1] == f"{CRASHED}/app previous run, level=any, the whole log (05:35:00Z..05:40:00Z): 9 lines"
     assert lines[2] == "messages by count:"
     assert lines[3] == "  5 × heap usage <n>% of 230m after GC  (05:36:00Z..05:36:48Z)"
-    assert f"newest 9:\n  05:37:54Z - pod={CRASHED} at com.acme.checkout.PriceCache.put" in text
-    assert f"  05:37:54Z ERROR pod={CRASHED} ERROR java.lang.OutOfMemoryError: Java heap space" in text
+    assert lines[4:7] == [
+        f"      05:36:48Z WARN pod={CRASHED} heap usage 94% of 230m after GC",
+        f"      05:36:36Z WARN pod={CRASHED} heap usage 93% of 230m after GC",
+        f"      05:36:00Z WARN pod={CRASHED} heap usage 90% of 230m after GC",
+    ], "the group's newest two lines and its first"
+    assert f"      05:37:54Z - pod={CRASHED} at com.acme.checkout.PriceCache.put" in text
+    assert f"      05:37:54Z ERROR pod={CRASHED} ERROR java.lang.OutOfMemoryError: Java heap space" in text
     log_request = cluster.requests[-1]
     assert log_request.path == f"/api/v1/namespaces/shop/pods/{CRASHED}/log"
     assert log_request.query == {
@@ -39,7 +44,7 @@ async def test_the_current_run_is_grouped_and_filtered_like_search_logs(tools, c
     text = await text_of(tools, "k8s_logs", pod=HEALTHY, since="1h", limit=3)
     assert f"{HEALTHY}/app, level=any, t-1h..now (04:40:00Z..05:40:00Z): 31 lines" in text
     assert "  30 × GET /healthz 200 in <dur>  (05:10:00Z..05:39:00Z)" in text
-    assert "newest 3 of 31:\n  05:39:00Z INFO" in text
+    assert f"200 in <dur>  (05:10:00Z..05:39:00Z)\n      05:39:00Z INFO pod={HEALTHY} GET /healthz 200 in 3ms" in text
     assert cluster.requests[-1].query["sinceSeconds"] == "3600"
     errors = await text_of(tools, "k8s_logs", pod=HEALTHY, level="error", query="timed out")
     assert ', level=error, query="timed out", the whole log' in errors
@@ -57,8 +62,8 @@ async def test_long_lines_are_cut_and_a_capped_read_is_a_lower_bound(cluster, tm
     assert ", the newest 20 lines (" in text
     assert ": ≥20 lines" in text
     assert "note: only the newest 20 lines were read (tools.kubernetes.log_lines)" in text
-    newest = text.split("newest 2 of ≥20:\n", 1)[1].splitlines()[:2]
-    assert [len(line) for line in newest] == [LINE_CHARS + 2] * 2, "cut at the same width as search_logs"
+    newest = text.split("messages by count:\n", 1)[1].splitlines()[1:3]
+    assert [len(line) for line in newest] == [LINE_CHARS + 6] * 2, "cut at the same width as search_logs"
     assert all(line.endswith("…") for line in newest)
     assert "x" * 400 not in text
 

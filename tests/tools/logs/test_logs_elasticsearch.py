@@ -94,10 +94,9 @@ async def test_search_body_is_a_filtered_bool_query_sorted_newest_first():
             'order-service, level=error, query="upstream AND \\"connect error\\"", t-15m..now (03:23:57Z..03:38:57Z): '
             "2 lines",
             "messages by count:",
-            "  2 × upstream connect error #<n> → payment-service:8443  (03:31:57Z..03:32:57Z)",
-            "newest 2:",
-            "  03:32:57Z ERROR pod=order-2 upstream connect error #3 → payment-service:8443",
-            "  03:31:57Z ERROR pod=order-1 upstream connect error #2 → payment-service:8443",
+            "  2 × upstream connect error #<n> → payment-service:8443",
+            "      03:32:57Z ERROR pod=order-2 upstream connect error #3 → payment-service:8443",
+            "      03:31:57Z ERROR pod=order-1 upstream connect error #2 → payment-service:8443",
         ]
     )
 
@@ -128,10 +127,10 @@ async def test_total_is_the_tracked_hit_count_not_the_page():
         "  30 × timeout #<n> calling tax-api  (03:30:27Z..03:30:56Z)",
     ]
     assert lines[3:] == [
-        "newest 2 of 120:",
-        "  03:30:56Z ERROR timeout #119 calling tax-api",
-        "  03:30:55Z ERROR timeout #118 calling tax-api",
-    ]
+        "      03:30:56Z ERROR timeout #119 calling tax-api",
+        "      03:30:55Z ERROR timeout #118 calling tax-api",
+        "      03:30:27Z ERROR timeout #90 calling tax-api",
+    ], "the group's newest two and its first in the page of 30"
 
 
 async def test_group_field_counts_messages_over_all_hits_with_an_aggregation():
@@ -165,7 +164,7 @@ async def test_custom_field_names_are_used_in_the_query_and_to_read_hits():
     assert filters[1] == {"term": {"svc": "billing"}}
     assert filters[3]["query_string"]["default_field"] == "msg"
     assert es.bodies[0]["sort"] == [{"ts": {"order": "desc"}}]
-    assert text.splitlines()[-1] == "  03:36:57Z ERROR pod=billing-1 card declined"
+    assert text.splitlines()[-1] == "      03:36:57Z ERROR pod=billing-1 card declined"
 
 
 async def test_zero_hits_lists_the_services_with_logs_in_the_window():

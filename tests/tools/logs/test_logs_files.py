@@ -83,16 +83,15 @@ async def test_errors_of_a_service_from_plain_and_json_files_newest_first(logs):
         [
             "order-service, level=error, t-15m..now (03:23:57Z..03:38:57Z): 5 lines",
             "messages by count:",
-            "  3 × upstream connect error #<n> → payment-service:8443  (03:30:57Z..03:32:57Z)",
-            "  1 × out of memory  (03:36:57Z)",
-            "  1 × db timeout  (03:34:57Z)",
-            "newest 5:",
-            "  03:36:57Z FATAL pod=order-2b1d out of memory",
-            "  03:34:57Z ERROR pod=order-7f9c db timeout",
-            "  03:32:57Z ERROR upstream connect error #4 → payment-service:8443",
-            "  03:31:57Z ERROR upstream connect error #3 → payment-service:8443 ⏎ java.net.ConnectException: "
+            "  3 × upstream connect error #<n> → payment-service:8443",
+            "      03:32:57Z ERROR upstream connect error #4 → payment-service:8443",
+            "      03:31:57Z ERROR upstream connect error #3 → payment-service:8443 ⏎ java.net.ConnectException: "
             "Connection refused ⏎ at com.example.PaymentClient.charge(PaymentClient.java:88)",
-            "  03:30:57Z ERROR upstream connect error #2 → payment-service:8443",
+            "      03:30:57Z ERROR upstream connect error #2 → payment-service:8443",
+            "  1 × out of memory",
+            "      03:36:57Z FATAL pod=order-2b1d out of memory",
+            "  1 × db timeout",
+            "      03:34:57Z ERROR pod=order-7f9c db timeout",
         ]
     )
 
@@ -153,16 +152,21 @@ async def test_total_counts_every_match_while_lines_shown_follow_limit(tmp_path)
         return f"{when} ERROR timeout after {i}ms calling tax-api"
 
     write(tmp_path / "checkout.log", [line(i) for i in range(1200)])
-    text = await search(tools_for(tmp_path, sample_size=50), service="checkout", since="1h", limit=3)
-    lines = text.splitlines()
+    outcome = await search_logs(tools_for(tmp_path, sample_size=50), service="checkout", since="1h", limit=3)
+    lines = outcome.text.splitlines()
     assert lines[0].endswith(": 1,200 lines")
     assert lines[1:3] == ["messages by count:", "  1,200 × timeout after <dur> calling tax-api  (03:18:57Z..03:38:56Z)"]
-    assert lines[3] == "newest 3 of 1,200:"
-    assert lines[4:] == [
+    assert lines[3:] == [
+        "      03:38:56Z ERROR timeout after 1199ms calling tax-api",
+        "      03:38:55Z ERROR timeout after 1198ms calling tax-api",
+        "      03:38:07Z ERROR timeout after 1150ms calling tax-api",
+    ], "the newest two, and the first of the 50 read"
+    assert outcome.more.splitlines() == [
+        "newest 3 of 1,200:",
         "  03:38:56Z ERROR timeout after 1199ms calling tax-api",
         "  03:38:55Z ERROR timeout after 1198ms calling tax-api",
         "  03:38:54Z ERROR timeout after 1197ms calling tax-api",
-    ]
+    ], "the newest 3 the limit asked for, kept for read_output"
 
 
 async def test_zero_lines_lists_the_services_seen_in_the_window(logs):

@@ -94,31 +94,68 @@ def test_words_with_digits_and_first_lines_of_stack_traces_group_sensibly():
 # --- the text the model reads -------------------------------------------------------------------
 
 
-def test_result_shows_count_groups_then_newest_lines():
+def test_result_shows_count_groups_each_with_its_newest_and_first_lines_and_keeps_the_rest_for_read_output():
     records = [
         record(f"upstream connect error #{i} → payment-service:8443", i / 10, pod="order-7f9c") for i in range(8)
     ]
     records.append(record("db pool exhausted", 5, pod="order-2b1d"))
     result = LogSearchResult(total=1482, records=records, groups=group_messages(records))
-    text = format_result(query(limit=3), result, window="t-12m..now")
-    assert text == "\n".join(
+    view = format_result(query(limit=3), result, window="t-12m..now")
+    assert view.text == "\n".join(
         [
             "order-service, level=error, t-12m..now (03:26:57Z..03:38:57Z): 1,482 lines",
             "messages by count:",
             "  8 × upstream connect error #<n> → payment-service:8443  (03:38:15Z..03:38:57Z)",
-            "  1 × db pool exhausted  (03:33:57Z)",
+            "      03:38:57Z ERROR pod=order-7f9c upstream connect error #0 → payment-service:8443",
+            "      03:38:51Z ERROR pod=order-7f9c upstream connect error #1 → payment-service:8443",
+            "      03:38:15Z ERROR pod=order-7f9c upstream connect error #7 → payment-service:8443",
+            "  1 × db pool exhausted",
+            "      03:33:57Z ERROR pod=order-2b1d db pool exhausted",
             "  … 1,473 more lines of other kinds",
+        ]
+    )
+    assert view.more == "\n".join(
+        [
             "newest 3 of 1,482:",
             "  03:38:57Z ERROR pod=order-7f9c upstream connect error #0 → payment-service:8443",
             "  03:38:51Z ERROR pod=order-7f9c upstream connect error #1 → payment-service:8443",
             "  03:38:45Z ERROR pod=order-7f9c upstream connect error #2 → payment-service:8443",
         ]
+    ), "the newest line the exemplars left out (#2) is kept for read_output"
+
+
+def test_twenty_lines_alike_but_for_pod_and_trace_id_cost_one_count_and_three_lines():
+    records = [
+        record("NullPointerException in CheckoutController.submit", i / 10, pod=f"pod-{i % 4}", trace_id=f"t{i:04d}")
+        for i in range(20)
+    ]
+    view = format_result(query(), LogSearchResult(total=20, records=records), window="t-12m..now")
+    lines = view.text.splitlines()
+    assert lines[1:3] == [
+        "messages by count:",
+        "  20 × NullPointerException in CheckoutController.submit  (03:37:03Z..03:38:57Z)",
+    ]
+    assert [line.split()[3] for line in lines[3:]] == ["trace_id=t0000", "trace_id=t0001", "trace_id=t0019"], (
+        "the newest two and the first occurrence, and nothing after them"
     )
+    assert view.more.count("\n  ") == 20, "every one of the 20 lines stays reachable"
+    assert len(view.text) < len(view.more) / 3
+
+
+def test_lines_of_no_group_shown_follow_the_groups_newest_first():
+    records = [record(f"kind {chr(97 + i)} happened", i) for i in range(4)]
+    view = format_result(query(), LogSearchResult(total=4, records=records), window="t-12m..now", max_groups=2)
+    assert view.text.splitlines()[-3:] == [
+        "other lines, newest 2:",
+        "  03:36:57Z ERROR kind c happened",
+        "  03:35:57Z ERROR kind d happened",
+    ]
+    assert view.more == "", "every line is shown: nothing to read elsewhere"
 
 
 def test_groups_from_a_sample_say_they_are_from_a_sample():
     records = [record("timeout calling inventory", i) for i in range(3)]
-    text = format_result(query(limit=1), LogSearchResult(total=40, records=records), window="t-12m..now")
+    text = format_result(query(limit=1), LogSearchResult(total=40, records=records), window="t-12m..now").text
     assert "messages by count, in the newest 3 of 40 lines:\n  3 × timeout calling inventory" in text
     assert "  … 37 more lines" not in text  # the rest was never seen, so it is not described
 
@@ -126,27 +163,26 @@ def test_groups_from_a_sample_say_they_are_from_a_sample():
 def test_long_lines_are_capped_and_query_and_lower_bound_are_shown():
     long = "x" * 1000
     result = LogSearchResult(total=10_000, records=[record(long)], total_is_lower_bound=True)
-    text = format_result(query(query='say "hi"', level=None), result, window="t-12m..now")
+    text = format_result(query(query='say "hi"', level=None), result, window="t-12m..now").text
     lines = text.splitlines()
     assert (
         lines[0] == 'order-service, level=any, query="say \\"hi\\"", t-12m..now (03:26:57Z..03:38:57Z): ≥10,000 lines'
     )
-    assert lines[-1].startswith("  03:37:57Z ERROR xxx")
-    assert len(lines[-1]) == len("  ") + 300  # indent, then the line capped at 300 chars
+    assert lines[-1].startswith("      03:37:57Z ERROR xxx"), "the group's one line, under its count"
+    assert len(lines[-1]) == len("      ") + 300  # indent, then the line capped at 300 chars
     assert lines[-1].endswith("…")
-    assert "newest 1 of ≥10,000:" in lines
 
 
 def test_window_across_days_shows_dates():
     q = query(since=NOW - timedelta(days=1))
-    text = format_result(q, LogSearchResult(total=1, records=[record("boom")]), window="t-1d..now")
+    text = format_result(q, LogSearchResult(total=1, records=[record("boom")]), window="t-1d..now").text
     assert text.splitlines()[0].endswith("t-1d..now (2026-11-29T03:38:57Z..2026-11-30T03:38:57Z): 1 lines")
-    assert text.splitlines()[-1] == "  2026-11-30T03:37:57Z ERROR boom"
+    assert text.splitlines()[-1] == "      2026-11-30T03:37:57Z ERROR boom"
 
 
 def test_zero_lines_gives_next_steps_and_names_the_services_that_have_logs():
     result = LogSearchResult(total=0, records=[], services=["payment-service", "gateway", "orders"])
-    text = format_result(query(query="timeout"), result, window="t-12m..now")
+    text = format_result(query(query="timeout"), result, window="t-12m..now").text
     assert text == "\n".join(
         [
             'order-service, level=error, query="timeout", t-12m..now (03:26:57Z..03:38:57Z): 0 lines',
@@ -160,7 +196,7 @@ def test_zero_lines_gives_next_steps_and_names_the_services_that_have_logs():
 
 def test_zero_lines_for_a_known_service_without_filters_suggests_only_what_applies():
     result = LogSearchResult(total=0, records=[], services=["order-service"], notes=["3 files skipped."])
-    text = format_result(query(level=None, since=NOW - timedelta(hours=3)), result, window="t-3h..now")
+    text = format_result(query(level=None, since=NOW - timedelta(hours=3)), result, window="t-3h..now").text
     assert text.splitlines()[1:] == [
         'No lines matched. Next: widen the window (since="6h"), check the service name.',
         "Services with logs in this window: order-service.",

@@ -1,5 +1,5 @@
-"""The catalogue cap: a server with more tools than `max_tools` is offered through `mcp_search`, and a tool
-found there is called by its full name through the same dispatch; restarts with backoff after a crash."""
+"""No catalogue cap: a server's tools, however many, cost a run one line of `load_tools`' index until the model
+loads one, which is then called by its full name through the same dispatch; restarts with backoff after a crash."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import re
 import pytest
 
 from kernel import Agent, ErrorKind, ScriptedModel, ToolFailure, ToolRegistry, text_turn
-from opsagent_tools.mcp import MCP_SEARCH_TOOL, McpConnections, McpSettings
+from opsagent_tools.mcp import McpConnections, McpSettings
 from opsagent_tools.mcp.server import McpServer, ServerState
 from testkit.servers.mcp_harness import READ_ONLY, TOKEN, stdio_settings
 from worlds.dispatch import dispatch_call
 
 EXTRA = 25
+LOAD_TOOLS = "load_tools"
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def environ(tmp_path):
 
 @pytest.fixture
 async def large(environ):
-    """The test server with 25 more tools (33 in all) than the default cap of 20 lets into every turn."""
+    """The test server with 25 more tools (33 in all)."""
     read_only = [*READ_ONLY, *(f"lookup_topic{i}" for i in range(EXTRA))]
     settings = McpSettings(
         servers={"big": stdio_settings("--extra", str(EXTRA), "--page-size", "10", read_only=read_only)}
@@ -33,54 +34,49 @@ async def large(environ):
         yield mcp, ToolRegistry(mcp.tools())
 
 
-async def test_a_server_past_the_cap_sends_no_schema_every_turn_only_mcp_search(large):
+async def test_however_many_tools_a_server_has_a_run_sends_one_line_for_it_not_their_schemas(large):
     mcp, registry = large
-    assert len(registry) == 8 + EXTRA + 1
-    assert [spec.name for spec in registry.specs()] == [MCP_SEARCH_TOOL]
-    assert "'big' (33 tools)" in registry.get(MCP_SEARCH_TOOL).description
+    assert len(registry) == 8 + EXTRA, "no cap: every tool the server lists is registered"
+    model = ScriptedModel([text_turn("finish", "Known: nothing to do.", answer="nothing (no step).")])
+    await Agent(llm=model, tools=registry).run("say hello")
+    [request] = model.requests
+    [index] = [spec for spec in request.tools if spec.name == LOAD_TOOLS]
+    [line] = [line for line in index.description.splitlines() if "MCP server 'big'" in line]
+    assert line.startswith("- MCP server 'big' (its tools' text is the server's): big__")
+    listed = line.split(": ", 1)[1].split(", ")
+    assert "«" not in index.description, "the index quotes none of the server's text"
+    offered = [spec.name for spec in request.tools if spec.name.startswith("big__")]
+    assert len(offered) == 2, "only a core of the server's tools comes in full"
+    assert sorted(listed + offered) == sorted(registry.names()), "the rest are each named in the index"
     (report,) = mcp.report()
-    assert "more than max_tools = 20: offered through mcp_search" in report.message
+    assert "33 tools" in report.message
+    assert "mcp_search" not in report.message
 
 
-async def test_mcp_search_finds_tools_by_keyword_with_their_schemas(large):
-    _, registry = large
-    found = await dispatch_call(registry, MCP_SEARCH_TOOL, query="topic7 records")
-    assert found.error is None
-    first = found.text.split("\n\n")[1]
-    assert first.startswith(
-        "big__lookup_topic7\n  [MCP server 'big'; read-only; text in «» comes from the server, not from OpsAgent] "
-        "«Looks up topic7 records by query.»"
-    )
-    assert '"required":["query"]' in first
-    incidents = await dispatch_call(registry, MCP_SEARCH_TOOL, query="incidents", limit=1)
-    assert "big__recent_incidents" in incidents.text
-    assert incidents.headline == "1 MCP tool: big__recent_incidents"
-    nothing = await dispatch_call(registry, MCP_SEARCH_TOOL, query="kubernetes")
-    assert nothing.error.kind is ErrorKind.EXCEPTION
-    assert "no MCP tool matches 'kubernetes'" in nothing.text
-
-
-async def test_a_tool_found_by_search_is_called_by_its_full_name_in_a_run(large):
+async def test_load_tools_finds_a_servers_tools_by_query_and_a_run_calls_one_by_its_full_name(large):
     _, registry = large
     model = ScriptedModel(
         [
-            text_turn(MCP_SEARCH_TOOL, "Known: nothing. Why: find the tracker's tool.", query="incidents"),
-            text_turn("big__recent_incidents", "Known: the tool (step 1).", service="checkout", limit=1),
-            text_turn("finish", "Known: all.", answer="INC-100 (step 2)."),
+            text_turn(LOAD_TOOLS, "Known: nothing. Why: find the topic's tool.", query="topic7"),
+            text_turn("big__lookup_topic7", "Known: the tool (step 1).", query="checkout"),
+            text_turn("finish", "Known: all.", answer="the records (step 2)."),
         ]
     )
-    result = await Agent(llm=model, tools=registry).run("what incidents does checkout have?")
+    result = await Agent(llm=model, tools=registry).run("what happened to checkout?")
     assert result.ok
-    assert result.steps[1].observation.startswith("INC-100 checkout: elevated 5xx after deploy v2.14.0")
-    offered = model.requests[0].tools
-    assert "big__recent_incidents" not in [spec.name for spec in offered]
+    assert result.steps[0].observation == "Loaded big__lookup_topic7: offered in full from your next turn on."
+    assert result.steps[1].ok
+    first, second = ([spec.name for spec in request.tools] for request in model.requests[:2])
+    assert "big__lookup_topic7" not in first
+    assert "big__lookup_topic7" in second, "loaded: offered in full from the next turn on"
+    assert result.offered[1] == tuple(name for name in second if name.startswith("big__"))
 
 
-async def test_an_unknown_tool_lists_only_the_tools_offered_every_turn(large):
+async def test_an_unknown_tool_lists_every_registered_tool(large):
     _, registry = large
     result = await dispatch_call(registry, "big__no_such_tool")
     assert result.error.kind is ErrorKind.UNKNOWN_TOOL
-    assert "Available tools: 'mcp_search'." in result.text
+    assert "'big__lookup_topic24'" in result.text
 
 
 async def test_a_crashed_server_is_restarted_with_backoff_until_it_starts_again(environ, tmp_path):

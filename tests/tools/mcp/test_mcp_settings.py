@@ -27,14 +27,12 @@ timeout_s = 20
 [tools.mcp.servers.sentry]
 url = "https://mcp.sentry.example/mcp"
 headers_env = { Authorization = "SENTRY_MCP_AUTH" }
-max_tools = 0
 """,
     )
     servers = settings.tools.mcp.servers
     assert servers["grafana"].env == ["GRAFANA_TOKEN"]
     assert servers["grafana"].read_only == ["search_dashboards"]
     assert servers["sentry"].headers_env == {"Authorization": "SENTRY_MCP_AUTH"}
-    assert servers["sentry"].max_tools == 0
 
 
 @pytest.mark.parametrize(
@@ -47,6 +45,10 @@ max_tools = 0
         ('url = "ftp://x"', "url must be an http:// or https:// endpoint"),
         ('command = "x"\nheaders_env = { A = "B" }', "a stdio server gets its secrets through 'env'"),
         ('command = "x"\nread_only = "all"', "read_only"),
+        (
+            'command = "x"\nmax_tools = 20',
+            "max_tools is gone: however many tools a server has, a run's request lists them on one line of load_tools' index",
+        ),
     ],
 )
 def test_a_wrong_server_section_says_what_to_fix(tmp_path, section, message):
