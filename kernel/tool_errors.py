@@ -52,6 +52,19 @@ DEADLINE_TEMPLATE = (
 EXCEPTION_TEMPLATE = "'{name}' failed: {type}: {detail}"
 FAILURE_TEMPLATE = "'{name}' failed: {detail}"
 DENIED_TEMPLATE = "'{name}' was not run: {reason}. Use a read-only tool, or ask the user to authorise this action."
+
+
+def denial_reason(name: str, message: str) -> str:
+    """The reason inside a refusal written with `DENIED_TEMPLATE` for tool `name` ("side effects are disabled by
+    policy (read_only)"), for people: the template's words around it are for the model. "" when `message` is not
+    such a refusal."""
+    head, tail = DENIED_TEMPLATE.split("{reason}")
+    head = head.format(name=name)
+    if not message.startswith(head) or not message.endswith(tail):
+        return ""
+    return message[len(head) : len(message) - len(tail)]
+
+
 NO_CONFIRM_REASON = "it has side effects and no approver is configured for this run"
 LOOP_GUARD_TEMPLATE = (
     "You already made exactly this call at step {step}; it was not run again. Use that result "

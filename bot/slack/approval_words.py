@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import assert_never
 
 from bot.access.identity import Approvers
-from bot.approvals.outcomes import BROKER_USER, ApprovalRefusal, ApprovalRefused
+from bot.approvals.outcomes import ApprovalRefusal, ApprovalRefused
 from bot.slack.mrkdwn import clip_literal, slack_date, user_ref
 from bot.verdict import Refusal
+from bot.words import BROKER_USER
 
 REASON_CHARS = 300
 """A refusal's reason is cut to this in a line."""

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from bot.approvals.broker import RUN_STOPPED_REASON
 from bot.slack.action_ids import STOP
 from bot.slack.approval_blocks import action_text
 from bot.slack.blocks import (
@@ -33,6 +32,7 @@ from bot.slack.feedback import feedback_block
 from bot.slack.mrkdwn import clip, inline_markdown, link, literal, markdown_to_mrkdwn, split_mrkdwn, user_ref
 from bot.slack.steps import step_text
 from bot.verdict import CUT_SHORT, Claim, StepLine, StepStatus, Verdict, one_line, usage_facts
+from bot.words import RUN_STOPPED_REASON
 from kernel import Confidence, Hypothesis, StopReason, TakenGuidance
 
 CHECKED_LINES = 8

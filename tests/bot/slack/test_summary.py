@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bot.approvals.broker import RUN_STOPPED_REASON
 from bot.slack.action_ids import FEEDBACK, FEEDBACK_REASON, STOP
 from bot.slack.blocks import no_step_urls
 from bot.slack.feedback import feedback_block, feedback_click, reason_modal, submitted_reason
@@ -26,6 +25,7 @@ from bot.slack.summary import (
     live_summary,
 )
 from bot.verdict import step_line, verdict_of
+from bot.words import RUN_STOPPED_REASON
 from kernel import (
     ApprovalRecord,
     Confidence,
