@@ -26,6 +26,7 @@ from kernel import (
     FINISH_TOOL,
     ApprovalRecord,
     ErrorKind,
+    RunResult,
     Step,
     StopReason,
     ToolCall,
@@ -192,6 +193,12 @@ def actions_of(steps: Iterable[Step], stop: StopReason) -> tuple[Action, ...]:
     still waiting at the end of a paused run waits; at the end of any other, it did not run)."""
     found = (_action(step, stop) for step in steps)
     return tuple(action for action in found if action is not None)
+
+
+def action_record(result: RunResult) -> list[str]:
+    """Each side effect `result` proposed and what came of it, a line each, for a follow-up's model ("step 5
+    rollback_deployment order-service v2.13.2: done, approved by U0BOB at 19:16 UTC: rolled back …")."""
+    return [f"step {a.step} {a.call}: {a.said()}" for a in actions_of(result.steps, result.stop_reason)]
 
 
 def by_hand(actions: Iterable[Action]) -> tuple[Action, ...]:
