@@ -125,9 +125,17 @@ def verdict_shape(verdict: Verdict) -> shapes.Verdict:
         confidence_words=verdict.confidence_words,
         evidence=[_claim(claim) for claim in verdict.evidence],
         ruled_out=[_claim(claim) for claim in verdict.ruled_out],
-        next_steps=list(verdict.next_steps),
+        next_steps=[*verdict.next_steps, *(action.by_hand() for action in verdict.by_hand)],
         actions=[
-            shapes.Action(step=a.step, call=a.call, approved_by=a.approved_by, ok=a.ok, outcome=a.outcome)
+            shapes.Action(
+                step=a.step,
+                call=a.call,
+                approved_by=a.approved_by,
+                ok=a.ok,
+                outcome=a.outcome,
+                state=a.state,
+                said=a.said(),
+            )
             for a in verdict.actions
         ],
         claimed_not_taken=list(verdict.claimed_not_taken),
