@@ -156,6 +156,7 @@ def verdict_text(view: shapes.Investigation) -> str:
         lines.append(f"Verdict: {v.title}" + (f" ({v.confidence_words})" if v.confidence_words else ""))
         lines += [text for text in (v.summary, v.root_cause, v.rest, v.partial_answer, v.detail) if text]
         lines += [f"Next: {step}" for step in v.next_steps]
+        lines += [f"Action: step {action.step} {action.call}: {action.said}" for action in v.actions]
     lines += ["Steps:", *(f"  {step.line}" for step in view.steps)] if view.steps else []
     lines += [f"Trace: {view.url}"] if view.url else []
     lines += [f"Thread: {view.thread}"] if view.thread else []

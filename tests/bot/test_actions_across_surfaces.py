@@ -9,13 +9,14 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from bot.api.views import verdict_shape
+from bot.api.views import Links, investigation, verdict_shape, verdict_text
 from bot.cli.terminal import Terminal
 from bot.drafts.facts import trace_facts
 from bot.drafts.postmortem import draft_postmortem
 from bot.drafts.status import draft_status
 from bot.slack.blocks import no_step_urls
 from bot.slack.summary import final_summary
+from bot.store.records import RunRecord, RunStatus
 from bot.verdict import verdict_of
 from bot.verdict_actions import ActionState
 from bot.viewer.page import run_page
@@ -63,6 +64,21 @@ async def test_a_denied_rollback_is_said_on_every_surface_with_who_why_and_the_s
     assert (action.state, action.approved_by, action.ok) == (ActionState.DENIED, "", False)
     assert action.said == f"denied by U0BOB42 at 19:16 UTC: {REASON}", "data for a client: it escapes for its page"
     assert verdict_shape(verdict_of(result)).next_steps[-1] == BY_HAND.replace("`", "")
+    record = RunRecord(
+        run_id=result.run_id,
+        channel="",
+        thread_ts="",
+        requested_by="api:claude",
+        task=result.task,
+        status=RunStatus.FINISHED,
+        trace_json=result.to_json(),
+        created_at=AT,
+        updated_at=AT,
+    )
+    mcp_text = verdict_text(investigation(record, Links(trace=None, workspace_url="")))
+    assert f"Action: step 2 rollback_deployment order-service v2.13.2: denied by U0BOB42 at 19:16 UTC: {REASON}" in (
+        mcp_text
+    )
 
     facts = trace_facts(result, "trace.json")
     postmortem = (await draft_postmortem(facts, None, now=AT)).markdown
