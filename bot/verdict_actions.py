@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, assert_never
 
-from bot.words import BROKER_USER, RUN_STOPPED_REASON, is_expiry
+from bot.words import BROKER_USER, RUN_STOPPED_REASON, is_expiry, stop_title
 from kernel import (
     DRY_RUN_PREFIX,
     FINISH_TOOL,
@@ -239,8 +239,10 @@ def _state(step: Step, stop: StopReason) -> tuple[ActionState | None, str]:
     match approval.decision:
         case "pending" if stop is StopReason.AWAITING_APPROVAL:
             return ActionState.WAITING, ""
+        case "pending" if stop is StopReason.CANCELLED:
+            return ActionState.NOT_RUN, "the run was stopped while it waited for approval"
         case "pending":
-            return ActionState.NOT_RUN, f"the run ended ({stop}) while it waited for approval"
+            return ActionState.NOT_RUN, f"the run ended while it waited for approval ({stop_title(stop).said()})"
         case "denied" if is_expiry(approval.by, approval.reason):
             return ActionState.EXPIRED, approval.reason
         case "denied" if approval.reason == RUN_STOPPED_REASON:

@@ -101,7 +101,13 @@ async def test_a_rollback_waiting_at_a_pause_waits_and_one_the_stop_left_waiting
     ended = paused.model_copy(update={"stop_reason": StopReason.CANCELLED, "detail": "stopped by U0BOB"})
     [left] = verdict_of(ended).actions
     assert left.state is ActionState.NOT_RUN
-    assert left.said() == "not run: the run ended (cancelled) while it waited for approval"
+    assert left.said() == "not run: the run was stopped while it waited for approval"
+    failed = paused.model_copy(update={"stop_reason": StopReason.INTERNAL_ERROR})
+    assert verdict_of(failed).actions[0].said() == (
+        "not run: the run ended while it waited for approval (Stopped: OpsAgent itself failed (not the model, a tool "
+        "or a person))"
+    )
+    assert [a.step for a in verdict_of(failed).by_hand] == [2]
 
 
 async def test_a_rollback_the_stop_voided_did_not_run_and_names_who_stopped_the_run(tools):
