@@ -109,6 +109,14 @@ DID_NOT_RUN = frozenset(
     {ActionState.DENIED, ActionState.EXPIRED, ActionState.DRY_RUN, ActionState.REFUSED, ActionState.NOT_RUN}
 )
 """The states of a proposed side effect that did not happen: a person may want to do it by hand."""
+_WHY_NOT_DONE = {
+    ActionState.DENIED: "was denied",
+    ActionState.EXPIRED: "expired",
+    ActionState.DRY_RUN: "was a dry run",
+    ActionState.REFUSED: "was refused",
+    ActionState.NOT_RUN: "did not run",
+}
+"""Why a side effect that did not happen is left to a person, in a few words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +157,10 @@ class Action:
         text: Callable[[str], str] = str,
     ) -> str:
         """What came of it, in a line: "done, approved by bob at 19:16 UTC: rolled back …", "denied by bob at 19:16
-        UTC: not now", "expired: not approved within 15 min", "dry run: would …", "refused by policy: side effects
-        are disabled by policy (read_only)", "not run: the run was stopped while it waited for approval". Each
-        surface names a person, says a moment and escapes the outcome its way (`text`)."""
+        UTC: not now", "expired: not approved within 15 min; treated as a denial", "dry run, not done: would do …",
+        "refused: side effects are disabled by policy (read_only)", "not run: the run was stopped while it waited for
+        approval (stopped by bob at 19:16 UTC)". Each surface names a person, says a moment and escapes the outcome
+        its way (`text`)."""
         who = f" by {person(self.by)}" if self.by else ""
         at = f" at {moment(self.at)}" if self.at is not None else ""
         outcome = f": {text(self.outcome)}" if self.outcome else ""
@@ -178,14 +187,9 @@ class Action:
     def by_hand(self, *, code: Callable[[str], str] = str) -> str:
         """The next step for a person when it did not run: "`rollback_deployment order-service v2.13.2` by hand, if
         you agree (step 5 was denied)". `code` sets the call apart (a code span, escaped)."""
-        why = {
-            ActionState.DENIED: "was denied",
-            ActionState.EXPIRED: "expired",
-            ActionState.DRY_RUN: "was a dry run",
-            ActionState.REFUSED: "was refused",
-            ActionState.NOT_RUN: "did not run",
-        }.get(self.state, "did not run")
-        return f"{code(self.call)} by hand, if you agree (step {self.step} {why})"
+        return (
+            f"{code(self.call)} by hand, if you agree (step {self.step} {_WHY_NOT_DONE.get(self.state, 'did not run')})"
+        )
 
 
 def actions_of(steps: Iterable[Step], stop: StopReason) -> tuple[Action, ...]:
