@@ -35,6 +35,8 @@ Each room is a subpackage with one concept; imports point down this list, never 
                 directory, the limits and their ledger, refusals as facts, the `[access]` settings.
 - `audit/`      the append-only audit trail, written through a one-method sink; the audit log's port.
 - `verdict.py`  one model of a run's result (verdict, evidence, steps) that Slack, the terminal and the viewer render.
+- `verdict_actions.py` every side effect a run proposed and what came of it (done, denied, expired, dry run…),
+                from its trace: the verdict's actions, its next steps by hand, a follow-up's and an approval's history.
 - `evidence.py` the verdict's evidence: the answer's claims with the steps that back them (cited, or found in their
                 output), and what is left of a prose answer once its summary and evidence are shown apart.
 - `words.py`    plain-English words that every surface (Slack, viewer, terminal) uses for the same facts.

@@ -31,6 +31,7 @@ from bot.runs.active import RunObserver
 from bot.runs.feedback import FeedbackService
 from bot.runs.memory import RunMemory
 from bot.runs.replica import ReplicaDuties, replica_id
+from bot.runs.saved import same_call_in_thread
 from bot.runs.service import AgentFactory, InvestigationService, TraceLink
 from bot.runs.topics import APPROVALS_TOPIC
 from bot.slack.approval_ui import SlackApprovalUI, SlackDirectory
@@ -185,7 +186,9 @@ async def create_app(
     )
     broker = ApprovalBroker(
         policy=policy,
-        ui=SlackApprovalUI(outbox, updates, approvers=approvers),
+        ui=SlackApprovalUI(
+            outbox, updates, approvers=approvers, same_call=lambda approval: same_call_in_thread(store.runs, approval)
+        ),
         store=store.approvals,
         announce=lambda approval_id: store.topics.notify(APPROVALS_TOPIC, approval_id),
         audit=audit,

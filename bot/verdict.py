@@ -1,22 +1,33 @@
 """One model of a run's result for every surface: the verdict (summary, root cause, gated confidence, evidence with
-its steps, what was ruled out, next steps, the actions taken) and each step's line, built once from a `RunResult`.
+its steps, what was ruled out, next steps, every side effect it proposed) and each step's line, built once from a
+`RunResult`.
 
 Plain facts, never mrkdwn nor HTML: Slack, the terminal and the trace viewer each escape, link and lay them out. The
 facts several surfaces show are defined here once: a run's step count (`tool_steps`), its stop's title
-(`Verdict.stop`, from `bot.words.stop_title`) and a refused approval (`Refusal`).
+(`Verdict.stop`, from `bot.words.stop_title`), a refused approval (`Refusal`) and the side effects with their outcome
+(`Action`, from `bot.verdict_actions`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
-from typing import Any, assert_never
+from typing import assert_never
 
 from bot.evidence import Claim, answer_evidence
-from bot.words import StopTitle, duration, plain_moment, stop_title
+from bot.verdict_actions import (
+    CUT_SHORT,
+    OUTCOME_CHARS,
+    Action,
+    Refusal,
+    actions_of,
+    by_hand,
+    call_words,
+    one_line,
+    refusal_of,
+)
+from bot.words import StopTitle, duration, stop_title
 from kernel import (
     FINISH_TOOL,
     ApprovalRecord,
@@ -28,21 +39,11 @@ from kernel import (
     Step,
     StopReason,
     TakenGuidance,
-    ToolCall,
     Usage,
-    Verification,
-    visible_text,
 )
 
-CALL_CHARS = 80
-"""A call in a few words is cut to this."""
-OUTCOME_CHARS = 120
-"""A step's outcome (its headline, or an excerpt of its observation) is cut to this."""
 THOUGHT_CHARS = 120
 """A step's thought in one line is cut to this."""
-CUT_SHORT = "cut short: the run was stopped"
-"""The outcome of a call the run's stop cut short (the kernel's observation is for the model)."""
-_VALUE_CHARS = 40
 
 
 class StepStatus(StrEnum):
@@ -78,41 +79,6 @@ def tool_steps(steps: Iterable[Step]) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
-    """A side effect that did not run because its approval was refused: who refused it, when, and why. One fact for
-    every surface (the approval's line in Slack, a step's line, the terminal, the viewer), each saying it its way.
-
-    The trace keeps an expiry and a Stop as denials (by OpsAgent, or by whoever stopped the run) with their reason."""
-
-    by: str
-    """Who refused it: the approver who denied it, whoever stopped the run, `opsagent` for an expiry; "" if unknown."""
-    at: datetime | None
-    reason: str
-    """Their reason ("not during peak traffic", "not approved within 15 min; treated as a denial"); may be ""."""
-
-    def said(
-        self,
-        *,
-        person: Callable[[str], str] = str,
-        moment: Callable[[datetime], str] = plain_moment,
-        text: Callable[[str], str] = str,
-    ) -> str:
-        """The refusal in a line: "denied by alice at 20:25 UTC: not during peak traffic". Each surface passes how it
-        names a person (a Slack mention), says a moment (each reader's own time zone) and escapes the reason."""
-        who = person(self.by) if self.by else "someone"
-        at = f" at {moment(self.at)}" if self.at is not None else ""
-        reason = " ".join(self.reason.split())
-        return f"denied by {who}{at}" + (f": {text(reason)}" if reason else "")
-
-
-def refusal_of(approval: ApprovalRecord | None) -> Refusal | None:
-    """The refusal an approval record holds; None when it was approved, is pending, or there was none."""
-    if approval is None or approval.decision != "denied":
-        return None
-    return Refusal(approval.by, approval.at, approval.reason)
-
-
-@dataclass(frozen=True, slots=True)
 class StepLine:
     """One step in a line: its status, the call in a few words, the outcome, the thought, where to see it."""
 
@@ -131,22 +97,6 @@ class StepLine:
     refusal: Refusal | None
     """Why a side effect did not run, when its approval was refused (its `outcome` says the same in plain words)."""
     ms: float
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """A side effect that ran after a person approved it, from the trace (never from what the model says)."""
-
-    step: int
-    call: str
-    approved_by: str
-    approval: ApprovalRecord | None
-    ok: bool
-    outcome: str
-    """What came of it in a line: the tool's headline ("rollback checkout → v3.7.2: webhook 200"), else its
-    observation (the step below has it in full)."""
-    verified: Verification | None = None
-    """Its latest check (did the symptom go away?), once one was made (`bot.words.verification_words` says it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +129,7 @@ class Verdict:
     ruled_out: tuple[Claim, ...]
     next_steps: tuple[str, ...]
     actions: tuple[Action, ...]
+    """Every side effect the run proposed, in step order, with what came of it (`bot.verdict_actions`)."""
     claimed_not_taken: tuple[str, ...]
     """Sentences of the answer that claim an action ("rolled back checkout") no approved step took."""
     partial_answer: str
@@ -194,6 +145,12 @@ class Verdict:
     usage: Usage
     guidance: tuple[TakenGuidance, ...] = ()
     """What people told the run while it ran, each with the step it came before: what shaped it."""
+
+    @property
+    def by_hand(self) -> tuple[Action, ...]:
+        """The side effects it proposed that did not happen: next steps a person may take by hand
+        (`Action.by_hand` words each), after the answer's own."""
+        return by_hand(self.actions)
 
     @property
     def stop(self) -> StopTitle:
@@ -246,20 +203,7 @@ def verdict_of(result: RunResult, *, stopped_by: str = "") -> Verdict:
         if findings is not None and check is not None
         else None
     )
-    headlines = {step.index: step.headline for step in result.steps if step.headline}
-    checks = {check.step: check for check in sorted(result.verifications, key=lambda check: check.check)}
-    actions = tuple(
-        Action(
-            a.step,
-            call_words(a.call),
-            a.approved_by,
-            lines[a.step].approval if a.step in lines else None,
-            a.ok,
-            headlines.get(a.step) or a.outcome,
-            checks.get(a.step),
-        )
-        for a in result.actions_taken()
-    )
+    actions = actions_of(result.steps, result.stop_reason, result.verifications)
     return Verdict(
         run_id=result.run_id,
         task=result.task,
@@ -327,23 +271,6 @@ def step_line(step: Step) -> StepLine:
     )
 
 
-def call_words(call: ToolCall, limit: int = CALL_CHARS) -> str:
-    """A call in a few words, its argument values after its name: "compare_refs v2.13.2 v2.14.0",
-    "read_repo_file …/database.yaml v2.14.0". Characters nobody can see are written as escapes."""
-    values = [_value_words(value) for value in call.args.values()]
-    return clip(visible_text(" ".join([call.name, *(v for v in values if v)])), limit)
-
-
-def one_line(text: str, limit: int) -> str:
-    """`text` on one line (whitespace collapsed), cut to `limit` characters with "…"."""
-    return clip(" ".join(text.split()), limit)
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, ending in "…" when cut."""
-    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
-
-
 def _status(step: Step) -> StepStatus:
     if step.pending:
         return StepStatus.WAITING
@@ -366,25 +293,6 @@ def _excerpt(step: Step) -> str:
 
 def _without_hypothesis(thought: str) -> str:
     return "\n".join(line for line in thought.splitlines() if "hypothesis" not in line.lower()[:40])
-
-
-def _value_words(value: Any) -> str:
-    if value is None or value == "" or value == [] or value == {}:
-        return ""
-    match value:
-        case bool():
-            return "yes" if value else "no"
-        case str():
-            text = " ".join(value.split())
-            if len(text) > _VALUE_CHARS and "/" in text:
-                text = "…/" + text.rstrip("/").rsplit("/", 1)[-1]
-            return clip(text, _VALUE_CHARS)
-        case int() | float():
-            return f"{value:g}" if isinstance(value, float) else str(value)
-        case list() | tuple():
-            return clip(",".join(_value_words(item) for item in value[:3]) + ("…" if len(value) > 3 else ""), 40)
-        case _:
-            return clip(json.dumps(value, ensure_ascii=False, default=str), _VALUE_CHARS)
 
 
 def _is_finish(line: StepLine) -> bool:

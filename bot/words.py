@@ -68,6 +68,25 @@ def stop_title(reason: StopReason, *, by: str = "") -> StopTitle:
     return StopTitle(f"Stopped: {why}")
 
 
+BROKER_USER = "opsagent"
+"""Who decides an approval when no human did: an expiry, a stopped run, a request that could not be posted."""
+RUN_STOPPED_REASON = "the run was stopped"
+"""Why a Stop voids the approvals its run waited for (by whoever stopped it)."""
+_EXPIRY_REASON = "not approved within {ttl}; treated as a denial"
+
+
+def expiry_reason(ttl_s: float) -> str:
+    """The denial reason of an approval nobody decided in time: "not approved within 15 min; treated as a denial"."""
+    ttl = f"{ttl_s / 60:g} min" if ttl_s >= 60 else f"{ttl_s:g} s"
+    return _EXPIRY_REASON.format(ttl=ttl)
+
+
+def is_expiry(by: str, reason: str) -> bool:
+    """Whether a denial by `by` for `reason` is an approval's expiry (the trace keeps an expiry as a denial)."""
+    head, tail = _EXPIRY_REASON.split("{ttl}")
+    return by == BROKER_USER and reason.startswith(head) and reason.endswith(tail)
+
+
 def duration(ms: float) -> str:
     """A duration for people: "412 ms", "1.5 s", "2 min 5 s", "3 h 12 min"."""
     if ms < 1000:

@@ -41,7 +41,7 @@ from kernel.calls import FINISH_TOOL, ToolCall, canonical_args, visible_text
 from kernel.clock import RunControl
 from kernel.context import ContextPolicy
 from kernel.deferral import LOAD_TOOLS_TOOL
-from kernel.dispatch import Dispatcher, DispatchResult
+from kernel.dispatch import DRY_RUN_PREFIX, Dispatcher, DispatchResult
 from kernel.events import Event, GuidanceTaken, RunFinished, RunStarted, RunStream, StepCompleted, StepStarted
 from kernel.guidance import GUIDANCE_TEMPLATE, Guidance, TakenGuidance
 from kernel.llm import (
@@ -81,7 +81,7 @@ from kernel.redaction import (
 from kernel.stop import StopReason
 from kernel.text_protocol import prepare_conversation
 from kernel.tokens import estimate_tokens
-from kernel.tool_errors import ErrorKind, StepError, ToolFailure
+from kernel.tool_errors import ErrorKind, StepError, ToolFailure, denial_reason
 from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry, tool_from_function
 from kernel.trace import (
@@ -95,6 +95,7 @@ from kernel.verification import Verification, VerificationOutcome
 
 __all__ = [
     "DEFAULT_REDACTOR",
+    "DRY_RUN_PREFIX",
     "FINISH_TOOL",
     "GUIDANCE_TEMPLATE",
     "LLM",
@@ -181,6 +182,7 @@ __all__ = [
     "check_evidence",
     "cited_steps",
     "classify_reply",
+    "denial_reason",
     "estimate_tokens",
     "fence",
     "findings_from_prose",

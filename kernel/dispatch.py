@@ -55,6 +55,8 @@ from kernel.wellformed import wellformed
 log = structlog.get_logger("opsagent.dispatch")
 
 CANCELLED_MESSAGE = "'{name}' was stopped because the run was cancelled ({reason})."
+DRY_RUN_PREFIX = "[DryRun] Not executed (policy: dry_run). Would do: "
+"""How the observation of a side effect the `dry_run` policy did not run begins (what it would do follows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,9 +305,8 @@ def _dry_run(tool: Tool) -> Any:
 
     async def dry_run(**kwargs: Any) -> str | ToolOutput:
         would = await tool.preview(**kwargs) if tool.preview else {"tool": tool.name, "args": kwargs}
-        prefix = "[DryRun] Not executed (policy: dry_run). Would do: "
         if isinstance(would, ToolOutput):
-            return replace(would, text=prefix + would.text)
-        return prefix + serialise_output(would)
+            return replace(would, text=DRY_RUN_PREFIX + would.text)
+        return DRY_RUN_PREFIX + serialise_output(would)
 
     return dry_run

@@ -6,6 +6,7 @@ history are spelled for a model without native tool calling is `kernel.text_prot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -89,11 +90,15 @@ def _cited(statement: str) -> dict[str, Any]:
     }
 
 
-def follow_up_data(earlier: RunResult, *, data_chars: int = 4000) -> str:
+def follow_up_data(earlier: RunResult, *, data_chars: int = 4000, actions: Sequence[str] = ()) -> str:
     """What a follow-up question asked after `earlier` comes with: the earlier task, what it came with (cut to
-    `data_chars`) and the answer, as data for the new run (an answer may have been steered by what it read, so
-    it never gets a person's authority). The Slack bot (a mention in an investigation thread) and the terminal
-    (`opsagent investigate --interactive`) both ask follow-ups this way."""
+    `data_chars`), the answer, and `actions`: each side effect the earlier run proposed with what came of it, one
+    line each, from its trace ("step 5 rollback_deployment order-service v2.13.2: done, approved by U0BOB at 19:16
+    UTC"), so a follow-up knows what was already done or refused. All of it is data for the new run (an answer may
+    have been steered by what it read, so it never gets a person's authority). The Slack bot (a mention in an
+    investigation thread) and the terminal (`opsagent investigate --interactive`) both ask follow-ups this way."""
     answer = earlier.answer or earlier.partial_answer or f"(no answer: {earlier.stop_reason})"
     came_with = f"\nIt came with:\n{earlier.task_data[:data_chars]}" if earlier.task_data.strip() else ""
-    return f"Earlier in this conversation you investigated: {earlier.task}{came_with}\nYour answer then: {answer}"
+    done = "".join(f"\n- {line}" for line in actions)
+    done = f"\nSide effects it proposed, and what came of each (from its trace, not its answer):{done}" if done else ""
+    return f"Earlier in this conversation you investigated: {earlier.task}{came_with}\nYour answer then: {answer}{done}"

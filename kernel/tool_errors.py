@@ -52,6 +52,8 @@ DEADLINE_TEMPLATE = (
 EXCEPTION_TEMPLATE = "'{name}' failed: {type}: {detail}"
 FAILURE_TEMPLATE = "'{name}' failed: {detail}"
 DENIED_TEMPLATE = "'{name}' was not run: {reason}. Use a read-only tool, or ask the user to authorise this action."
+
+
 NO_CONFIRM_REASON = "it has side effects and no approver is configured for this run"
 LOOP_GUARD_TEMPLATE = (
     "You already made exactly this call at step {step}; it was not run again. Use that result "
@@ -110,3 +112,14 @@ class StepError(BaseModel):
 def format_error(problem: str = "") -> StepError:
     """The error for a model turn with no usable action, naming what was wrong when known."""
     return StepError(kind=ErrorKind.FORMAT, message=FORMAT_TEMPLATE.format(problem=f" ({problem})" if problem else ""))
+
+
+def denial_reason(name: str, observation: str) -> str:
+    """The reason inside the observation of a side effect of tool `name` the gate refused (`DENIED_TEMPLATE`),
+    for people: "side effects are disabled by policy (read_only)"; the words around it are for the model. "" when
+    `observation` is no such refusal."""
+    head, tail = DENIED_TEMPLATE.split("{reason}")
+    head = StepError(kind=ErrorKind.DENIED, message=head.format(name=name)).render()
+    if not observation.startswith(head) or not observation.endswith(tail):
+        return ""
+    return observation[len(head) : len(observation) - len(tail)]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.api.settings import MAX_TASK_CHARS
 from bot.gate.gate import GUIDANCE_CHARS
+from bot.verdict_actions import ActionState
 
 
 class InvestigationStatus(StrEnum):
@@ -119,13 +120,21 @@ class Verification(_Shape):
 
 
 class Action(_Shape):
-    """A side effect that ran after a person approved it."""
+    """A side effect the run proposed, and what came of it."""
 
     step: int
     call: str
     approved_by: str
+    """Who approved it; "" when nobody did."""
     ok: bool
+    """It ran and succeeded (`state` is `done`)."""
     outcome: str
+    state: ActionState
+    """What came of it: done or failed once approved and run; denied by a person; expired (nobody decided in time);
+    a dry run (the `dry_run` policy); refused (the policy, no approver, an approval for other arguments); waiting for
+    its approval; not run because the run stopped or failed while it waited."""
+    said: str
+    """What came of it in a line, for people: "denied by U0BOB at 19:16 UTC: not during peak traffic"."""
     verified: Verification | None
     """Its latest check, once one was made (minutes after the run ended)."""
 

@@ -126,7 +126,7 @@ def verdict_shape(verdict: Verdict) -> shapes.Verdict:
         confidence_words=verdict.confidence_words,
         evidence=[_claim(claim) for claim in verdict.evidence],
         ruled_out=[_claim(claim) for claim in verdict.ruled_out],
-        next_steps=list(verdict.next_steps),
+        next_steps=[*verdict.next_steps, *(action.by_hand() for action in verdict.by_hand)],
         actions=[
             shapes.Action(
                 step=a.step,
@@ -134,6 +134,8 @@ def verdict_shape(verdict: Verdict) -> shapes.Verdict:
                 approved_by=a.approved_by,
                 ok=a.ok,
                 outcome=a.outcome,
+                state=a.state,
+                said=a.said(),
                 verified=verification_shape(a.verified) if a.verified is not None else None,
             )
             for a in verdict.actions
@@ -171,6 +173,7 @@ def verdict_text(view: shapes.Investigation) -> str:
         lines.append(f"Verdict: {v.title}" + (f" ({v.confidence_words})" if v.confidence_words else ""))
         lines += [text for text in (v.summary, v.root_cause, v.rest, v.partial_answer, v.detail) if text]
         lines += [f"Next: {step}" for step in v.next_steps]
+        lines += [f"Action: step {action.step} {action.call}: {action.said}" for action in v.actions]
     lines += ["Steps:", *(f"  {step.line}" for step in view.steps)] if view.steps else []
     lines += [f"Trace: {view.url}"] if view.url else []
     lines += [f"Thread: {view.thread}"] if view.thread else []

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.access.identity import Approvers
 from bot.approvals.outcomes import (
-    BROKER_USER,
     ApprovalRefusal,
     ApprovalRefused,
     Decided,
@@ -26,6 +25,7 @@ from bot.approvals.outcomes import (
 )
 from bot.approvals.store import ApprovalState, ApprovalStore, InMemoryApprovalStore, PendingApproval
 from bot.audit.trail import AuditKind, AuditTrail
+from bot.words import BROKER_USER, RUN_STOPPED_REASON, expiry_reason
 from kernel import ApprovalRequest, Approved, ConfirmHook, Deferred, Denied
 
 log = structlog.get_logger("opsagent.approvals")
@@ -55,20 +55,12 @@ class ApprovalUI(Protocol):
 
 
 DEFAULT_DENIAL_REASON = "denied in Slack"
-EXPIRY_REASON = "not approved within {ttl}; treated as a denial"
 FAILED_REASON = "the approval request failed ({error})"
-RUN_STOPPED_REASON = "the run was stopped"
 POSTING_RECHECKS, POSTING_RECHECK_S = 20, 0.05
 """How long a click waits for its approval message's ts to be recorded (1 s) before it is refused."""
 RECHECK_S = 5.0
 """How often a waiting run re-reads its approval from the store (a safety net under `announce`/`wake`)."""
 MISSING_REASON = "the approval record is missing (lost with an in-memory store); ask again"
-
-
-def expiry_reason(ttl_s: float) -> str:
-    """The denial reason of an approval nobody decided in time."""
-    ttl = f"{ttl_s / 60:g} min" if ttl_s >= 60 else f"{ttl_s:g} s"
-    return EXPIRY_REASON.format(ttl=ttl)
 
 
 def decision_of(approval: PendingApproval) -> Approved | Denied:

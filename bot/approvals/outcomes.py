@@ -12,9 +12,6 @@ from enum import StrEnum
 
 from bot.approvals.store import ApprovalState, PendingApproval
 
-BROKER_USER = "opsagent"
-"""Who decides when no human did: an expiry, a stopped run, a request that could not be posted."""
-
 
 class ApprovalRefusal(StrEnum):
     """Why an approver's click did not decide anything."""

@@ -2,8 +2,8 @@
 `--interactive`, a line typed while a run goes is guidance for it, as a mention in its Slack thread would be. An
 action approved at the terminal is verified after the run (`bot.cli.verify`).
 
-A follow-up is asked exactly as in a Slack thread (the question, with `follow_up_data`: the earlier task and
-answer as data), so the terminal is a faithful place to try what the bot will do.
+A follow-up is asked exactly as in a Slack thread (the question, with `follow_up_data`: the earlier task,
+answer and side effects as data), so the terminal is a faithful place to try what the bot will do.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from bot.cli.tools import shown_toolset
 from bot.cli.verify import after_the_run
 from bot.settings import Settings
 from bot.store.protocol import StoreConflictError, StoreUnavailableError
+from bot.verdict_actions import action_record
 from kernel import LLM, RunResult, StopReason, follow_up_data
 from opsagent_tools.runbooks import runbooks_note
 
@@ -54,7 +55,7 @@ async def investigate(
             question = (await read_line(sys.stdin)).strip()
             if not question:
                 break
-            earlier = follow_up_data(result)
+            earlier = follow_up_data(result, actions=action_record(result))
             result = await watch(
                 lambda control, asked=question, data=earlier: agent.events(asked, data=data, control=control),
                 terminal,

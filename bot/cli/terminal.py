@@ -131,7 +131,7 @@ def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
         if verdict.partial_answer:
             lines.append(Text("  Not a final answer. What the agent knew when it stopped:", style="yellow"))
             lines.append(Padding(markdown(verdict.partial_answer), (0, 0, 0, 4)))
-        return Group(*lines, *_actions(verdict), footer)
+        return Group(*lines, *_actions(verdict), *_by_hand(verdict), footer)
     level = f" · confidence {verdict.confidence_words}" if verdict.confidence_words else ""
     lines = [Text(f"■ finished · {verdict.title}{level}", style="bold green")]
     lines.append(Text.assemble("  ", (printable(verdict.summary).strip(), "bold")))
@@ -144,6 +144,7 @@ def render_result(result: RunResult, *, priced: bool = False) -> RenderableType:
         lines.append(Padding(markdown(verdict.rest), (0, 0, 0, 2)))
     lines += [labelled("ruled out", _claim_words(c), "" if c.supported else "yellow") for c in verdict.ruled_out]
     lines += [labelled("next", step, "") for step in verdict.next_steps]
+    lines += _by_hand(verdict)
     lines += _actions(verdict)
     lines += [labelled("claimed, not done", claim, "yellow") for claim in verdict.claimed_not_taken]
     return Group(*lines, footer)
@@ -157,11 +158,16 @@ def _claim_words(claim: Claim) -> str:
 
 
 def _actions(verdict: Verdict) -> list[RenderableType]:
-    """The side effects that ran, with who approved them (from the trace)."""
+    """Every side effect the run proposed, with what came of it (from the trace): "step 5 rollback_deployment
+    order-service v2.13.2 · denied by U0BOB at 19:16 UTC: not now"."""
     return [
-        labelled("action", f"{a.call} · approved by {a.approved_by} · {'' if a.ok else 'FAILED: '}{a.outcome}", "")
-        for a in verdict.actions
+        labelled("action", f"step {a.step} {a.call} · {a.said()}", "" if a.ok else "yellow") for a in verdict.actions
     ]
+
+
+def _by_hand(verdict: Verdict) -> list[RenderableType]:
+    """The side effects that did not happen, as next steps by hand."""
+    return [labelled("next", action.by_hand(), "") for action in verdict.by_hand]
 
 
 def markdown(text: str) -> Markdown:

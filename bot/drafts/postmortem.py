@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from bot.drafts.facts import IncidentFacts, TimelineEntry
 from bot.drafts.markdown import escaped, escaped_prose
 from bot.drafts.narrative import Narrative, narrate
+from bot.verdict_actions import actions_of, by_hand
 from bot.words import stop_title
 from kernel import LLM, StopReason
 
@@ -73,8 +74,13 @@ def render_postmortem(facts: IncidentFacts, narrative: Narrative, *, thread_url:
     lines += section("Resolution", "resolution", _resolution(facts))
     lines += section("What went well", None, [])
     lines += section("What went badly", None, [])
-    next_steps = list(trace.findings.next_steps) if trace is not None and trace.findings is not None else []
-    proposed = ["Next steps the investigation proposed:", *(f"- {escaped(step)}" for step in next_steps)]
+    next_steps = [escaped(step) for step in (trace.findings.next_steps if trace and trace.findings else ())]
+    next_steps += (
+        [action.by_hand(code=escaped) for action in by_hand(actions_of(trace.steps, trace.stop_reason))]
+        if trace
+        else []
+    )
+    proposed = ["Next steps the investigation proposed:", *(f"- {step}" for step in next_steps)]
     lines += section("Follow-ups", "follow_ups", proposed if next_steps else [])
     lines += ["## Sources", "", *_sources(facts, thread_url)]
     return "\n".join(lines).rstrip() + "\n"
@@ -173,15 +179,18 @@ def _detection(facts: IncidentFacts) -> list[str]:
 
 def _resolution(facts: IncidentFacts) -> list[str]:
     trace = facts.trace
-    actions = trace.actions_taken() if trace is not None else ()
-    lines = []
-    for action in actions:
-        when = f" at {_when(action.approved_at)} UTC" if action.approved_at else ""
-        result = "succeeded" if action.ok else f"failed ({action.error})"
-        lines.append(
-            f"- Step {action.step}: {escaped(action.call.render())}, approved by {escaped(facts.named(action.approved_by))}{when}; "
-            f"{result}: {escaped(action.outcome)}"
-        )
+    actions = actions_of(trace.steps, trace.stop_reason) if trace is not None else ()
+
+    def person(who: str) -> str:
+        return escaped(facts.named(who))
+
+    def moment(at: datetime) -> str:
+        return f"{_when(at)} UTC"
+
+    lines = [
+        f"- Step {action.step}: {escaped(action.call)}: {action.said(person=person, moment=moment, text=escaped)}"
+        for action in actions
+    ]
     for effect in facts.side_effects:
         ended = f", finished {_when(effect.finished_at)} UTC" if effect.finished_at else ""
         lines.append(
@@ -189,8 +198,11 @@ def _resolution(facts: IncidentFacts) -> list[str]:
             f"{ended}{f': {escaped(effect.outcome)}' if effect.outcome else ''}"
         )
     if not lines:
-        return ["No action was taken through OpsAgent."]
-    return ["Actions taken through OpsAgent (from the trace and the side-effect journal):", *lines]
+        return ["No action was proposed or taken through OpsAgent."]
+    return [
+        "Actions proposed through OpsAgent and what came of each (from the trace and the side-effect journal):",
+        *lines,
+    ]
 
 
 def _sources(facts: IncidentFacts, thread_url: str) -> list[str]:

@@ -15,6 +15,7 @@ from bot.drafts.postmortem import FACTS_CHARS, facts_text, incident_title
 from bot.runs.memory import SERVICE_ARGUMENTS, SERVICE_LABELS
 from bot.store.records import RunStatus
 from bot.verdict import tool_steps
+from bot.verdict_actions import ActionState, actions_of
 from kernel import LLM
 from opsagent_tools.metrics.headline import BARS
 
@@ -84,8 +85,11 @@ def _from_facts(facts: IncidentFacts) -> dict[str, str]:
         known = f"Not confirmed yet; the working explanation: {hypothesis.text}"
     else:
         known = "The cause is not known yet."
-    actions = trace.actions_taken() if trace is not None else ()
-    done = "; ".join(f"{action.call.name} ({'done' if action.ok else 'failed'})" for action in actions)
+    actions = actions_of(trace.steps, trace.stop_reason) if trace is not None else ()
+    ran = (ActionState.DONE, ActionState.FAILED)
+    done = "; ".join(f"{action.tool} ({action.state})" for action in actions if action.state in ran)
+    left = [a for a in actions if a.state not in (*ran, ActionState.WAITING)]
+    not_done = "; ".join(f"{a.tool} ({a.state.replace('_', ' ')})" for a in left)
     steps = tool_steps(trace.steps) if trace is not None else 0
     match record.status:
         case RunStatus.RUNNING:
@@ -98,4 +102,6 @@ def _from_facts(facts: IncidentFacts) -> dict[str, str]:
             assert_never(record.status)
     if done and record.status is not RunStatus.FINISHED:
         doing += f" Actions taken: {done}."
+    if not_done:
+        doing += f" Proposed, not done: {not_done}."
     return {"affected": _affected(facts), "known": known, "doing": doing, "next_update": NEXT_UPDATE}

@@ -11,13 +11,13 @@ from __future__ import annotations
 import structlog
 
 from bot.approvals.broker import ApprovalBroker
-from bot.approvals.outcomes import BROKER_USER
 from bot.slack.api_runs import quiet_approval_context
 from bot.slack.approval_blocks import action_done
 from bot.slack.outbox import Outbox
 from bot.slack.updates import MessageUpdates
 from bot.store.records import RunRecord
 from bot.verdict import step_line
+from bot.words import BROKER_USER
 from kernel import ApprovalRequest, Approved, ConfirmHook, Deferred, Denied, RunResult, Step, TakenGuidance, ToolCall
 
 log = structlog.get_logger("opsagent.investigations")

@@ -18,7 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access.askers import requester
 from bot.access.refusals import AccessRefused
-from bot.approvals.broker import RUN_STOPPED_REASON, ApprovalBroker
+from bot.approvals.broker import ApprovalBroker
 from bot.audit.trail import AuditKind, AuditTrail
 from bot.gate.gate import Admitted, Gate
 from bot.gate.requests import Investigate, StopRun
@@ -40,6 +40,7 @@ from bot.store.ports import Dedupe, GuidanceLog, Leases, RunRecords, Topics
 from bot.store.protocol import StoreAtCapacityError, StoreConflictError, StoreUnavailableError
 from bot.store.records import RunRecord, RunStatus, utc_now
 from bot.verdict import tool_steps
+from bot.words import RUN_STOPPED_REASON
 from kernel import Agent, ConfirmHook, RunResult, StopReason, new_run_id
 from opsagent_tools.runbooks import RunbookLibrary, runbooks_note
 

@@ -8,6 +8,7 @@ once checked, whether it held: "… · verified 20:27: http_5xx_rate 12.0% → 0
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Literal, assert_never
 
@@ -40,6 +41,7 @@ from bot.slack.mrkdwn import (
     user_ref,
 )
 from bot.verdict import Refusal, StepLine, StepStatus, call_words
+from bot.verdict_actions import Action, ActionState
 from kernel import ApprovalRequest, ToolCall, Verification
 
 Decision = Literal["approved", "denied", "expired", "voided"]
@@ -48,10 +50,17 @@ _WHY_CHARS = 1500
 
 
 def approval_request(
-    request: ApprovalRequest, approval_id: str, *, expires_at: datetime, requester: str | None, approvers: str
+    request: ApprovalRequest,
+    approval_id: str,
+    *,
+    expires_at: datetime,
+    requester: str | None,
+    approvers: str,
+    same_call: Sequence[Action] = (),
 ) -> Message:
     """Ask for an Approve/Deny on one exact call, naming the approvers (`approvers`: our own mrkdwn, e.g.
-    `<@U1>, <!subteam^S1>`); both buttons carry only the opaque `approval_id`."""
+    `<@U1>, <!subteam^S1>`); both buttons carry only the opaque `approval_id`. `same_call`: what came of the same
+    call (same tool and arguments) each time the thread's earlier runs proposed it, said before the buttons."""
     rendered = request.call.render()
     shown, more = excerpt(rendered, _CALL_CHARS, _CALL_CHARS)
     ask = f"🔐 *{request.step}* · *needs approval* from {approvers}"
@@ -69,6 +78,8 @@ def approval_request(
         why.append(f"*What it does:* {clip_literal(' '.join(request.description.split()), 600)}")
     if why:
         blocks += section_blocks("\n".join(why))
+    if same_call:
+        blocks += section_blocks("\n".join(_same_call_line(action) for action in same_call[-3:]))
     facts = [f"⌛ expires {slack_date(expires_at, '{time}')}"]
     if requester:
         facts.append(f"run requested by {user_ref(requester)}")
@@ -83,6 +94,25 @@ def approval_request(
     blocks.append({"type": "actions", "block_id": f"{prefix}.actions", "elements": [approve, deny]})
     fallback = f"🔐 Step {request.step} needs approval from {approvers}: {escape_mrkdwn(clip(rendered, 300))}"
     return build_message(fallback, blocks, prefix, escape=False)
+
+
+def _same_call_line(action: Action) -> str:
+    """ "⚠️ *The same call ran at 19:16 in this thread, approved by @bob* (step 5 of an earlier run): rolled back …",
+    or what else came of it ("… was proposed in this thread before (step 5): denied by @bob at 19:16: not now")."""
+    when = slack_date(action.at, "{time}") if action.at is not None else "an earlier step"
+    where = f"step {action.step} of an earlier run"
+    outcome = f": {literal(action.outcome)}" if action.outcome else ""
+    match action.state:
+        case ActionState.DONE:
+            return (
+                f"⚠️ *The same call ran at {when} in this thread, approved by {user_ref(action.by)}* ({where}){outcome}"
+            )
+        case ActionState.FAILED:
+            said = f"ran at {when} in this thread, approved by {user_ref(action.by)}, and failed"
+            return f"⚠️ *The same call {said}* ({where}){outcome}"
+        case _:
+            said = action.said(person=user_ref, moment=lambda at: slack_date(at, "{time}"), text=literal)
+            return f"ℹ️ *The same call was proposed in this thread before* ({where}): {said}"
 
 
 def approval_decided(
@@ -147,3 +177,27 @@ def action_text(line: StepLine, step_url: StepUrl, verified: Verification | None
         said += f" · {verification_line(verified)}"
     viewer = step_ref(line.index, step_url, "step") if step_url(line.index) else ""
     return f"{icon} *{line.index}* {inline_code(line.call)} · {said}" + (f" · {viewer}" if viewer else "")
+
+
+ACTION_ICONS = {
+    ActionState.DONE: "✅",
+    ActionState.FAILED: "❌",
+    ActionState.DENIED: "🚫",
+    ActionState.EXPIRED: "⌛",
+    ActionState.DRY_RUN: "🧪",
+    ActionState.REFUSED: "🚫",
+    ActionState.WAITING: "⏳",
+    ActionState.NOT_RUN: "⏹",
+}
+"""How each outcome of a side effect is marked in Slack."""
+
+
+def action_line(action: Action, step_url: StepUrl) -> str:
+    """A proposed side effect in the verdict, with what came of it (and its latest check): `🚫 *5*
+    `rollback_deployment order-service v2.13.2` · denied by @bob at 19:16: not during peak traffic · step`."""
+    said = action.said(person=user_ref, moment=lambda at: slack_date(at, "{time}"), text=literal)
+    if action.verified is not None:
+        said += f" · {verification_line(action.verified)}"
+    viewer = step_ref(action.step, step_url, "step") if step_url(action.step) else ""
+    line = f"{ACTION_ICONS[action.state]} *{action.step}* {inline_code(action.call)} · {said}"
+    return line + (f" · {viewer}" if viewer else "")

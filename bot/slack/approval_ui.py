@@ -5,6 +5,9 @@ These implement the broker's `ApprovalUI` and `Directory` protocols over the Web
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+
+import structlog
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access.directory import SlackUser
@@ -14,7 +17,13 @@ from bot.slack.approval_blocks import Decision, approval_decided, approval_reque
 from bot.slack.approval_words import approver_mentions
 from bot.slack.outbox import Outbox
 from bot.slack.updates import MessageUpdates
+from bot.verdict_actions import Action
 from kernel import ApprovalRequest, ToolCall
+
+log = structlog.get_logger("opsagent.approvals")
+
+SameCall = Callable[[PendingApproval], Awaitable[Sequence[Action]]]
+"""What came of the same call each time the approval's thread proposed it before (`bot.runs.saved`)."""
 
 DECISIONS: dict[ApprovalState, Decision] = {
     ApprovalState.APPROVED: "approved",
@@ -28,11 +37,24 @@ class SlackApprovalUI:
     """Approval messages in the run's thread, posted through the channel's outbox to keep their order, and
     updated through the message's one writer (which the run's thread shares, to add the outcome)."""
 
-    def __init__(self, outbox: Outbox, updates: MessageUpdates, *, approvers: Approvers) -> None:
+    def __init__(
+        self, outbox: Outbox, updates: MessageUpdates, *, approvers: Approvers, same_call: SameCall | None = None
+    ) -> None:
         self._outbox = outbox
         self._updates = updates
         self._approvers = approver_mentions(approvers)
         """Who may approve, as Slack mentions: the request names them, so they are notified."""
+        self._same_call = same_call
+
+    async def _earlier(self, approval: PendingApproval) -> Sequence[Action]:
+        """The same call's earlier outcomes in the thread; none when they cannot be read (the request still goes)."""
+        if self._same_call is None:
+            return ()
+        try:
+            return await self._same_call(approval)
+        except Exception as exc:  # the store is down: the approver still gets the request, without the history
+            log.warning("approval_history_unreadable", approval_id=approval.approval_id, error=repr(exc)[:300])
+            return ()
 
     async def post_request(self, approval: PendingApproval) -> str:
         """Post the Approve/Deny message; its ts binds the buttons to this message."""
@@ -50,6 +72,7 @@ class SlackApprovalUI:
             expires_at=approval.expires_at,
             requester=approval.requested_by,
             approvers=self._approvers,
+            same_call=await self._earlier(approval),
         )
         answer = await self._outbox.send(
             "chat_postMessage", approval.channel, thread_ts=approval.thread_ts, text=message.text, blocks=message.blocks

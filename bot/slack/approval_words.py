@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import assert_never
 
 from bot.access.identity import Approvers
-from bot.approvals.outcomes import BROKER_USER, ApprovalRefusal, ApprovalRefused
+from bot.approvals.outcomes import ApprovalRefusal, ApprovalRefused
 from bot.slack.mrkdwn import clip_literal, inline_code, slack_date, user_ref
 from bot.verdict import Refusal
-from bot.words import verification_words, verified_values
+from bot.words import BROKER_USER, verification_words, verified_values
 from kernel import Verification
 
 REASON_CHARS = 300

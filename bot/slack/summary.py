@@ -3,7 +3,8 @@ leading hypothesis, what has been checked, what is next and a Stop button; at th
 
 The verdict is `bot.verdict`'s (the terminal and the viewer render the same one): summary, root cause, the gated
 confidence and why it was lowered, the evidence linked to its steps and sources, what was ruled out, next steps,
-the actions taken with who approved them and whether each held, 👍/👎, and what the run took.
+every side effect it proposed with what came of it (who approved or denied it, whether it held), 👍/👎, and what
+the run took; a side effect that did not happen is also a next step, by hand.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from bot.approvals.broker import RUN_STOPPED_REASON
 from bot.slack.action_ids import STOP
-from bot.slack.approval_blocks import action_text
+from bot.slack.approval_blocks import action_line
 from bot.slack.blocks import (
     Message,
     StepUrl,
@@ -30,9 +30,19 @@ from bot.slack.blocks import (
     steps_ref,
 )
 from bot.slack.feedback import feedback_block
-from bot.slack.mrkdwn import clip, inline_markdown, link, literal, markdown_to_mrkdwn, split_mrkdwn, user_ref
+from bot.slack.mrkdwn import (
+    clip,
+    inline_code,
+    inline_markdown,
+    link,
+    literal,
+    markdown_to_mrkdwn,
+    split_mrkdwn,
+    user_ref,
+)
 from bot.slack.steps import step_text
 from bot.verdict import CUT_SHORT, Claim, StepLine, StepStatus, Verdict, one_line, usage_facts
+from bot.words import RUN_STOPPED_REASON
 from kernel import Confidence, Hypothesis, StopReason, TakenGuidance
 
 CHECKED_LINES = 8
@@ -123,16 +133,16 @@ def final_summary(
     if verdict.rest:  # what a prose answer says besides: a paragraph, after its evidence
         blocks += section_blocks(_block(verdict.rest))
     blocks += _listed("Ruled out", [_claim_text(c, step_url) for c in verdict.ruled_out], MAX_RULED_OUT)
-    blocks += _listed("Next steps", [_inline(s) for s in verdict.next_steps], MAX_NEXT, counted=False)
+    by_hand = [action.by_hand(code=inline_code) for action in verdict.by_hand]  # ours: always shown
+    blocks += _listed(
+        "Next steps", [_inline(s) for s in verdict.next_steps[:MAX_NEXT]] + by_hand, MAX_NEXT + len(by_hand)
+    )
     if verdict.guidance:
         said = [_guidance_line(taken) for taken in verdict.guidance[-GUIDANCE_LINES:]]
         blocks += section_blocks("\n".join(["*Guidance that shaped this run*", *said]))
     if verdict.actions:
-        taken = {action.step: action for action in verdict.actions}
-        done = [
-            action_text(line, step_url, taken[line.index].verified) for line in verdict.steps if line.index in taken
-        ]
-        blocks += section_blocks("\n".join(["*Actions taken*", *done]))
+        said = [action_line(action, step_url) for action in verdict.actions]
+        blocks += section_blocks("\n".join(["*Actions*", *said]))
     if verdict.claimed_not_taken:
         claims = " ".join(literal(clip(c, 200)) for c in verdict.claimed_not_taken[:3])
         blocks += section_blocks(f"⚠️ *Claimed, not done:* {claims} No approved step took this action.")

@@ -45,6 +45,11 @@ class RunLookup(Protocol):
         """The latest run started in this thread (finished or not), or None when the thread has none."""
         ...
 
+    async def runs_in_thread(self, channel: str, thread_ts: str, *, limit: int = 20) -> list[RunRecord]:
+        """The latest `limit` runs started in this thread (a first run and its follow-ups), newest first; empty for
+        a thread without one."""
+        ...
+
     async def runs_requested_by(self, requested_by: str, *, limit: int = 20) -> list[RunRecord]:
         """The latest `limit` runs asked for by `requested_by` (a user id, `api:claude`), newest first; empty for
         someone who asked for none."""

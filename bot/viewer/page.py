@@ -136,7 +136,8 @@ def _task_data(result: RunResult, text: _Text) -> str:
 
 def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
     """The verdict (`bot.verdict`, as Slack and the terminal show it): the answer with its gated confidence,
-    evidence linked to its steps and sources, what was ruled out, next steps and the actions taken; or the stop."""
+    evidence linked to its steps and sources, what was ruled out, next steps (a side effect that did not happen among
+    them, by hand) and every side effect with what came of it; or the stop, with the same side effects."""
     verdict = verdict_of(result, stopped_by=stopped_by)
     detail = f'<p class="meta">{text(verdict.detail)}</p>' if verdict.detail and not verdict.stop.by else ""
     if not verdict.ok:
@@ -147,7 +148,8 @@ def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
                 '<div class="box partial" id="partial-answer"><p class="label">NOT an answer: what the agent knew'
                 f" when it stopped, unchecked</p><pre>{text(verdict.partial_answer)}</pre></div>"
             )
-        return f'<section class="box failed" id="outcome">{head}{detail}{partial}{_actions(verdict, text)}</section>'
+        shown = f"{head}{detail}{partial}{_actions(verdict, text)}{_next_steps(verdict, text)}"
+        return f'<section class="box failed" id="outcome">{shown}</section>'
     level = f" · confidence <b>{text(verdict.confidence_words)}</b>" if verdict.confidence_words else ""
     if verdict.derived and verdict.derived_because:  # the level in bold, how the gate derived it beside it
         level = f" · confidence <b>{text(verdict.level)}</b> · <i>{text(verdict.derived_because)}</i>"
@@ -161,9 +163,7 @@ def _outcome(result: RunResult, text: _Text, stopped_by: str) -> str:
             parts.append(f'<p class="label">{title}</p><ul class="{title.lower().replace(" ", "-")}">{items}</ul>')
         if title == "Evidence" and verdict.rest:  # what a prose answer says besides, after its evidence
             parts.append(f'<div class="rest">{_markdown_blocks(verdict.rest, text)}</div>')
-    if verdict.next_steps:
-        items = "".join(f"<li>{text.inline(step)}</li>" for step in verdict.next_steps)
-        parts.append(f'<p class="label">Next steps</p><ul class="next-steps">{items}</ul>')
+    parts.append(_next_steps(verdict, text))
     parts.append(_actions(verdict, text))
     for claim in verdict.claimed_not_taken:
         parts.append(f'<p class="note">Claimed, not done: {text(claim)} No approved step took this action.</p>')
@@ -204,14 +204,24 @@ def _claim(claim: Claim, text: _Text) -> str:
 
 
 def _actions(verdict: Verdict, text: _Text) -> str:
+    """Every side effect the run proposed, with what came of it (who approved or denied it, when, the outcome)."""
     if not verdict.actions:
         return ""
     items = "".join(
-        f'<li><a href="#step-{a.step}">step {a.step}</a> <code>{text(a.call)}</code> · approved by'
-        f" {text.person(a.approved_by)} · {'' if a.ok else 'FAILED: '}{text(a.outcome)}</li>"
+        f'<li class="action {a.state}"><a href="#step-{a.step}">step {a.step}</a> <code>{text(a.call)}</code> · '
+        f"{a.said(person=text.person, moment=_time, text=text)}</li>"
         for a in verdict.actions
     )
-    return f'<p class="label">Actions taken</p><ul class="actions">{items}</ul>'
+    return f'<p class="label">Actions</p><ul class="actions">{items}</ul>'
+
+
+def _next_steps(verdict: Verdict, text: _Text) -> str:
+    """The answer's next steps, then each side effect that did not happen, by hand."""
+    items = [f"<li>{text.inline(step)}</li>" for step in verdict.next_steps]
+    items += [
+        f"<li>{action.by_hand(code=lambda call: f'<code>{text(call)}</code>')}</li>" for action in verdict.by_hand
+    ]
+    return f'<p class="label">Next steps</p><ul class="next-steps">{"".join(items)}</ul>' if items else ""
 
 
 def _source(link: SourceLink, text: _Text) -> str:

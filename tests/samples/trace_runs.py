@@ -11,6 +11,7 @@ from kernel import (
     ApprovalRequest,
     Approved,
     Budget,
+    ConfirmHook,
     RunResult,
     ScriptedModel,
     SideEffectMode,
@@ -58,3 +59,21 @@ async def failed_run(tools: ToolRegistry) -> RunResult:
     result = await Agent(llm=model, tools=tools, budget=Budget(max_steps=2)).run(TASK)
     model.assert_complete()
     return result
+
+
+ROLLBACK_SCRIPT = [
+    text_turn("query_metrics", "Known: the report.", service="order-service"),
+    text_turn(
+        "rollback_deployment", "v2.14.0 broke checkout: roll back.", service="order-service", to_version="v2.13.2"
+    ),
+    text_turn("finish", "Known: all.", answer="**Root cause**: v2.14.0 (step 1)."),
+]
+"""A run that reads, proposes one rollback, and answers: what came of the rollback is the policy's and the
+approver's (`rollback_run`)."""
+
+
+async def rollback_run(tools: ToolRegistry, mode: SideEffectMode, confirm: ConfirmHook | None = None) -> RunResult:
+    """`ROLLBACK_SCRIPT` run by the kernel under `mode`, the approver deciding with `confirm`: a real trace of each
+    outcome of a side effect (done, denied, expired, dry run, refused by policy, waiting)."""
+    model = ScriptedModel(ROLLBACK_SCRIPT)
+    return await Agent(llm=model, tools=tools, policy=SideEffectPolicy(mode=mode), confirm=confirm).run(TASK)

@@ -78,6 +78,17 @@ class SqlRunRecords:
         )
         return RunRecord.model_validate(rows[0]) if rows else None
 
+    async def runs_in_thread(self, channel: str, thread_ts: str, *, limit: int = 20) -> list[RunRecord]:
+        """The latest `limit` runs started in this thread, newest first."""
+        rows = await self._db.fetch(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE channel = $1 AND thread_ts = $2 "
+            "ORDER BY created_at DESC, run_id DESC LIMIT $3",
+            channel,
+            thread_ts,
+            limit,
+        )
+        return [RunRecord.model_validate(row) for row in rows]
+
     async def runs_requested_by(self, requested_by: str, *, limit: int = 20) -> list[RunRecord]:
         """The latest `limit` runs `requested_by` asked for, newest first."""
         rows = await self._db.fetch(

@@ -11,9 +11,10 @@ import pytest
 from structlog.testing import capture_logs
 
 from bot.access.identity import Approvers
-from bot.approvals.broker import ApprovalBroker, ApproverPolicy, expiry_reason
+from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.approvals.outcomes import ApprovalRefusal, ApprovalRefused, Decided
 from bot.approvals.store import ApprovalState, InMemoryApprovalStore, PendingApproval
+from bot.words import expiry_reason
 from kernel import (
     Agent,
     ApprovalRequest,

@@ -15,7 +15,8 @@ from bot.slack.action_ids import APPROVE, DENY
 from bot.slack.approval_blocks import action_done, approval_decided, approval_request
 from bot.slack.blocks import no_step_urls
 from bot.verdict import step_line
-from kernel import ApprovalRecord, ApprovalRequest, ErrorKind, Step, ToolCall
+from bot.verdict_actions import actions_of
+from kernel import ApprovalRecord, ApprovalRequest, ErrorKind, Step, StopReason, ToolCall
 from samples.slack_messages import (
     HOSTILE,
     adversarial,
@@ -170,3 +171,26 @@ def test_an_approval_id_that_cannot_fit_a_button_is_refused():
     for bad in ("", "x" * 2001):
         with pytest.raises(ValueError, match="2000 characters"):
             approval_request(request(), bad, expires_at=AT, requester=None, approvers=APPROVERS)
+
+
+def test_a_request_for_a_call_the_thread_ran_or_refused_before_says_so_with_who_when_and_the_outcome_escaped():
+    approved = ApprovalRecord(decision="approved", by="U0BOB42", at=AT)
+    ran = Step(index=3, turn=2, call=ROLLBACK, observation=f"rolled back {HOSTILE}", approval=approved)
+    denied = ApprovalRecord(decision="denied", by="U0CAROL", at=AT, reason=HOSTILE)
+    refused = Step(index=4, turn=3, call=ROLLBACK, observation="not run", error=ErrorKind.DENIED, approval=denied)
+    same = actions_of([ran, refused], StopReason.FINISH)
+    message = approval_request(
+        request(), "a1", expires_at=AT, requester="U0ALICE1", approvers=APPROVERS, same_call=same
+    )
+    shown = "\n".join(texts_of(message))
+    assert (
+        f"⚠️ *The same call ran at <!date^{UNIX}^{{time}}|20:25 UTC> in this thread, approved by <@U0BOB42>* "
+        "(step 3 of an earlier run): rolled back &lt;!channel&gt; &lt;!here&gt;"
+    ) in shown
+    assert (
+        "ℹ️ *The same call was proposed in this thread before* (step 4 of an earlier run): denied by <@U0CAROL>" in shown
+    )
+    assert_no_hostile_tokens(message)
+    assert_within_limits(message)
+    plain = approval_request(request(), "a1", expires_at=AT, requester="U0ALICE1", approvers=APPROVERS)
+    assert "same call" not in "\n".join(texts_of(plain)), "a call new to the thread says nothing of it"

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from bot.approvals.broker import RUN_STOPPED_REASON
 from bot.slack.action_ids import FEEDBACK, FEEDBACK_REASON, STOP
 from bot.slack.blocks import no_step_urls
 from bot.slack.feedback import feedback_block, feedback_click, reason_modal, submitted_reason
@@ -26,6 +25,7 @@ from bot.slack.summary import (
     live_summary,
 )
 from bot.verdict import step_line, verdict_of
+from bot.words import RUN_STOPPED_REASON
 from kernel import (
     ApprovalRecord,
     Confidence,
@@ -173,8 +173,8 @@ def test_the_verdict_leads_with_the_cause_and_links_every_claim_to_its_steps_and
         "*Ruled out*\n• the TLS certificate · step <https://ops.example/runs/r1#step-1|1> · "
         "<https://prom.example/graph?g0.expr=a&amp;g0.range_input=30m|graph>",
         "*Next steps*\n• restore the timeout",
-        "*Actions taken*\n✅ *2* `rollback_deployment checkout v3.7.2` · approved by <@U0BOB42> at "
-        "<!date^1796070300^{time}|20:25 UTC> · webhook 200: rolled back · <https://ops.example/runs/r1#step-2|step>",
+        "*Actions*\n✅ *2* `rollback_deployment checkout v3.7.2` · done, approved by <@U0BOB42> at "
+        "<!date^1796070300^{time}|20:25 UTC>: webhook 200: rolled back · <https://ops.example/runs/r1#step-2|step>",
         "2 steps · 12.7k tokens · 41.0 s · run `r1` · <https://ops.example/runs/r1|View trace>",
     ]
     assert STOP not in json.dumps(message.blocks), "no live Stop button once it ended"

@@ -19,6 +19,7 @@ import pytest
 import bot
 import bot.store
 from bot.store.factory import open_store
+from bot.store.ports import RunLookup
 from bot.store.protocol import RunStore
 
 MAX_PUBLIC_METHODS = 12
@@ -53,7 +54,9 @@ def store_classes() -> list[type]:
 
 def test_the_rule_counts_what_it_should():
     assert public_methods(RunStore) == {"migrate", "close"}
-    assert len(public_methods(PORTS["runs"])) == 8  # its reads come from `RunLookup`, its base
+    runs = public_methods(PORTS["runs"])
+    assert public_methods(RunLookup) < runs, "the methods of a port's base count as its own"
+    assert {"create_run", "checkpoint"} <= runs
 
 
 @pytest.mark.parametrize("cls", store_classes(), ids=lambda cls: f"{cls.__module__}.{cls.__name__}")

@@ -92,7 +92,7 @@ async def test_a_rollback_whose_metric_recovers_is_reported_held_with_both_value
         assert "verified <!date^" in line
         summary = harness.verdict(ts)
         await reported(harness, summary.ts, "error_ratio 12.0% → 0.20%", clicked, AFTER_S + FEW_S)
-        assert "*Actions taken*" in shown(harness, summary.ts)
+        assert "*Actions*" in shown(harness, summary.ts)
         assert not any("did not hold" in m.text for m in harness.thread(ts)), "no one is notified of a success"
     [checked] = await checks_in_audit(run_store)
     assert (checked["step"], checked["check"], checked["outcome"]) == (2, 1, "held")

@@ -113,7 +113,7 @@ async def test_people_are_shown_by_the_names_they_had_when_they_acted(tools):
     assert "<td>Alice &lt;Ops&gt;</td>" in approvals[1], "a name is outside text: escaped"
     assert "U0ALICE" not in approvals[1]
     assert "Approval approved by Alice &lt;Ops&gt; at <time" in page
-    assert "approved by Alice &lt;Ops&gt; · " in page, "in the verdict's actions too"
+    assert "done, approved by Alice &lt;Ops&gt; at <time" in page, "in the verdict's actions too"
     stopped = result.model_copy(update={"stop_reason": StopReason.CANCELLED, "detail": "stopped by U0BOB"})
     shown = run_page(stopped, names={"U0BOB": "bob"}, stopped_by="U0BOB")
     assert '<p class="label">Stopped by bob <code>(cancelled)</code></p>' in shown

@@ -52,6 +52,17 @@ async def test_the_runs_one_requester_asked_for_come_newest_first_up_to_the_limi
     assert await store.runs.runs_requested_by("api:ci") == []
 
 
+async def test_a_threads_runs_come_newest_first_up_to_the_limit(store: RunStore) -> None:
+    for number in range(3):
+        record = a_run(f"r{number}", at=T0 + timedelta(minutes=number))
+        await store.runs.create_run(record.model_copy(update={"status": RunStatus.FINISHED}))
+    await store.runs.create_run(a_run("elsewhere", thread_ts="1700000999.000100", at=T0))
+    thread = a_run("r0").thread_ts
+    assert [r.run_id for r in await store.runs.runs_in_thread("C1", thread)] == ["r2", "r1", "r0"]
+    assert [r.run_id for r in await store.runs.runs_in_thread("C1", thread, limit=2)] == ["r2", "r1"]
+    assert await store.runs.runs_in_thread("C2", thread) == []
+
+
 async def test_a_stop_request_is_kept_on_the_run_and_read_back_by_its_checkpoints(store: RunStore) -> None:
     await store.runs.create_run(a_run("r1"))
     assert await store.leases.acquire_lease("r1", "replica-a", 30)
