@@ -292,7 +292,7 @@ class ApprovalBroker:
     async def _settle(
         self, approval: PendingApproval, state: ApprovalState, *, by: str, reason: str
     ) -> PendingApproval | None:
-        """The one transition out of `pending`: store it, wake the waiting hook, update the message.
+        """The one transition out of `pending`: store it, wake the waiting hook, audit it, update the message.
 
         None if the approval was no longer pending (another click, the expiry or a stop got there first).
         """
@@ -303,7 +303,6 @@ class ApprovalBroker:
             return None
         if state in (ApprovalState.EXPIRED, ApprovalState.VOIDED):
             log.info(f"approval_{state}", **_audit(settled), user=by, reason=reason)
-        await self._record(AuditKind.APPROVAL_DECIDED, settled, by, decision=str(state), reason=reason)
         for listener in self._settled_listeners:
             try:
                 listener(settled)
@@ -317,6 +316,9 @@ class ApprovalBroker:
                 await self._announce(settled.approval_id)
             except Exception as exc:  # the run's own process re-reads the store when its wait ends
                 log.warning("approval_announce_failed", **_audit(settled), error=repr(exc))
+        # The audit line after the run is woken: the decision is stored already, and the approver waits for the
+        # action, not for the audit log's turn behind every run's checkpoints. Its time is taken before this yields.
+        await self._record(AuditKind.APPROVAL_DECIDED, settled, by, decision=str(state), reason=reason)
         if settled.message_ts:  # else not posted (yet): there is no message to update
             await self._show(settled)
         return settled

@@ -94,7 +94,7 @@ class DurableRun:
             decisions = {approval_id: await self.broker.decision(approval_id) for approval_id in ids}
             await self._stop_if_voided(ids)
             # A fenced write before acting on the decisions: a replica that lost the run must not act for it.
-            await self._save(RunStatus.RUNNING, result)
+            await self._save(RunStatus.RUNNING, result, urgent=True)  # the approver waits for the action
             result = await self._stretch(self.agent.events_from(result, decisions=decisions, control=control))
         await self._save(RunStatus.FINISHED, result)
         return result
@@ -166,15 +166,16 @@ class DurableRun:
             return ""
         return approval.message_ts if approval is not None else ""
 
-    async def _save(self, status: RunStatus, trace: RunResult) -> None:
-        """Checkpoint the run. A store that is down costs a step's checkpoint, not the run (the next one
-        retries); a pause or the end is retried until the store takes it, since a run the store still
-        thinks is running would be resumed and end a second time, and a thread would read as running."""
+    async def _save(self, status: RunStatus, trace: RunResult, *, urgent: bool = False) -> None:
+        """Checkpoint the run (`urgent`: ahead of routine writes, when a person waits on what the run does next). A
+        store that is down costs a step's checkpoint, not the run (the next one retries); a pause or the end is
+        retried until the store takes it, since a run the store still thinks is running would be resumed and end a
+        second time, and a thread would read as running."""
         wait, trace_json = 0.5, trace.to_json(indent=None)
         while True:
             try:
                 stopper = await self.runs.checkpoint(
-                    self.run.run_id, status=status, trace_json=trace_json, owner=self.replica
+                    self.run.run_id, status=status, trace_json=trace_json, owner=self.replica, urgent=urgent
                 )
                 if stopper:  # a Stop that landed on another replica, or whose relay was lost, ends the run here
                     self.run.stop(stopper)

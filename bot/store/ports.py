@@ -69,11 +69,14 @@ class RunRecords(RunLookup, Protocol):
         """
         ...
 
-    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> str:
+    async def checkpoint(
+        self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "", urgent: bool = False
+    ) -> str:
         """Save the run's status and trace in one write, and return who asked it to stop ("" if nobody has).
 
         With `owner` the write is fenced: it lands only while that replica holds the run's lease, else
-        `LeaseLostError` and nothing is saved. `StoreConflictError` for an unknown run. Idempotent.
+        `LeaseLostError` and nothing is saved. `StoreConflictError` for an unknown run. Idempotent. `urgent`: a
+        person waits on it (the run acts on their decision next), so it goes before routine writes queued with it.
         """
         ...
 

@@ -98,7 +98,9 @@ class SqlRunRecords:
         )
         return [RunRecord.model_validate(row) for row in rows]
 
-    async def checkpoint(self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "") -> str:
+    async def checkpoint(
+        self, run_id: str, *, status: RunStatus, trace_json: str, owner: str = "", urgent: bool = False
+    ) -> str:
         """Save the run's status and trace, fenced by `owner` when given; who asked the run to stop, or ""
         (see `RunRecords.checkpoint`)."""
         sql = "UPDATE runs SET status = $2, trace_json = $3, updated_at = $4 WHERE run_id = $1"
@@ -106,7 +108,7 @@ class SqlRunRecords:
         if owner:
             sql += " AND owner = $5"
             args.append(owner)
-        rows = await self._db.fetch(sql + " RETURNING stop_requested_by", *args)
+        rows = await self._db.fetch(sql + " RETURNING stop_requested_by", *args, urgent=urgent)
         if rows:
             return str(rows[0]["stop_requested_by"])
         current = await self.get_run(run_id)

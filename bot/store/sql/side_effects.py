@@ -22,13 +22,16 @@ class SqlSideEffects:
         values = [getattr(record, name.strip()) for name in _COLUMNS.split(",")]
         values[6], values[7], values[9] = SideEffectState.EXECUTING, "", None
         sql = f"INSERT INTO side_effects ({_COLUMNS}) VALUES ({placeholders(len(values))}) ON CONFLICT DO NOTHING"
-        if await self._db.execute(sql, *values, durable=True) == 1:  # on disk before the action is sent
+        # On disk before the action is sent, and ahead of routine statements: the approver who clicked waits on it.
+        if await self._db.execute(sql, *values, durable=True, urgent=True) == 1:
             return None
         earlier = await self.get_side_effect(record.key)
         assert earlier is not None, "side effects are never deleted"
         if earlier.state is SideEffectState.FAILED:
             retry = "UPDATE side_effects SET state = $2, outcome = '', finished_at = NULL WHERE key = $1 AND state = $3"
-            await self._db.execute(retry, record.key, SideEffectState.EXECUTING, SideEffectState.FAILED, durable=True)
+            await self._db.execute(
+                retry, record.key, SideEffectState.EXECUTING, SideEffectState.FAILED, durable=True, urgent=True
+            )
         return earlier
 
     async def finish_side_effect(self, key: str, state: SideEffectState, outcome: str) -> None:

@@ -156,7 +156,9 @@ class SqliteDatabase(Database):
         params = [_param(arg) for arg in args]
         if not durable:
             return await self._call(lambda db: db.execute(_qmark(sql), params).rowcount, urgent=urgent)
-        changed, write = await self._call(lambda db: (db.execute(_qmark(sql), params).rowcount, self._count_durable()))
+        changed, write = await self._call(
+            lambda db: (db.execute(_qmark(sql), params).rowcount, self._count_durable()), urgent=urgent
+        )
         await self._synced(write)
         return changed
 
@@ -168,8 +170,8 @@ class SqliteDatabase(Database):
         """Wait until a sync that began after durable write number `write` committed has ended: every durable write
         waiting at once shares one sync."""
         while self._synced_through < write:
-            if self._sync is None or self._sync.done():
-                self._sync = asyncio.ensure_future(self._call(self._sync_wal))
+            if self._sync is None or self._sync.done():  # few writes are durable, and an action waits on each
+                self._sync = asyncio.ensure_future(self._call(self._sync_wal, urgent=True))
             await asyncio.shield(self._sync)
 
     def _sync_wal(self, db: sqlite3.Connection) -> None:
