@@ -123,9 +123,9 @@ def _option_table(actions: Sequence[argparse.Action]) -> list[str]:
 
 
 def _spelled(action: argparse.Action) -> str:
-    """An argument as a person types it: `--keep DIR`, `--json`, `TASK`, `--format {text,json}`."""
+    """An argument as `--help` spells it: `--keep DIR`, `--json`, `trace`, `[task]`, `--provider {openai,anthropic}`."""
     if not action.option_strings:
-        shown = action.metavar or action.dest.upper()
+        shown = action.metavar or action.dest
         return f"[{shown}]" if action.nargs == "?" else str(shown)
     names = ", ".join(action.option_strings)
     if action.nargs == 0:

@@ -111,7 +111,9 @@ def _section_lines(section: Section) -> list[str]:
     about = _about(section)
     if about:
         lines += [inline(about), ""]
-    if section.optional and section.path[-1] != NAME:
+    if section.path[-1] == NAME:
+        lines += ["One such section per name you choose (`<name>` stands for it), as many as you need.", ""]
+    elif section.optional:
         lines += [f"Optional: `{table}` is unset unless the file (or an environment variable) sets it.", ""]
     keys = [(name, field) for name, field in section.model.model_fields.items() if not _is_section(field)]
     if not keys:
@@ -135,14 +137,20 @@ def _section_lines(section: Section) -> list[str]:
 def _section_link(section: Section, name: str) -> str:
     field = section.model.model_fields[name]
     path = (*section.path, name, NAME) if _named_sections_model(field.annotation) else (*section.path, name)
-    return f"[`{_table(path)}`](#{anchor(_table(path))})"
+    required = " (required)" if field.is_required() else ""
+    return f"[`{_table(path)}`](#{anchor(_table(path))}){required}"
 
 
 def _about(section: Section) -> str:
     """What the section is: its model's docstring, then what its parent's field says of it, if that adds."""
-    own = _clean(section.model.__doc__ or "").removeprefix(f"`{_table(section.path)}`: ")
+    own = _sentence(_clean(section.model.__doc__ or "").removeprefix(f"`{_table(section.path)}`: "))
     said = _clean(section.said)
     return f"{own} {said}".strip() if said != own else own
+
+
+def _sentence(text: str) -> str:
+    """A docstring that named its section first (`[slack]`: who may…), as a sentence once the name is gone."""
+    return text[:1].upper() + text[1:]
 
 
 def _is_section(field: FieldInfo) -> bool:
