@@ -92,7 +92,7 @@ def test_the_reader_has_no_model_or_slack_account_and_the_clone_s_venv_and_examp
     workdir = tmp_path / "fresh"
     workdir.mkdir()
 
-    assert run_shell_block(block, workdir, root=Path(__file__).resolve().parents[2]) == ""
+    assert run_shell_block(block, workdir) == ""
 
 
 def test_a_block_that_needs_an_account_is_checked_as_shell_and_listed_not_run(tmp_path):
