@@ -106,19 +106,22 @@ def test_the_configuration_page_says_what_each_model_says_of_its_keys():
 
     # a docstring under the field, and a Field(description=…), each in its key's row with type, bounds and default
     assert (
-        "| `approvers` | list of strings | `[]` | `OPSAGENT_SLACK__APPROVERS` "
-        "| Slack user ids allowed to approve side effects. |" in _section(page, "[slack]")
+        "| `approvers` | list of strings; default `[]` "
+        "| Slack user ids allowed to approve side effects.<br>Environment: `OPSAGENT_SLACK__APPROVERS` |"
+        in _section(page, "[slack]")
     )
     assert (
-        "| `after_s` | number, &gt; 0 | `120.0` | `OPSAGENT_VERIFICATION__AFTER_S` "
-        "| Seconds after the action of the first check. |" in _section(page, "[verification]")
+        "| `after_s` | number, &gt; 0; default `120.0` "
+        "| Seconds after the action of the first check.<br>Environment: `OPSAGENT_VERIFICATION__AFTER_S` |"
+        in _section(page, "[verification]")
     )
     # what each value of a closed set means, from the enum's own docstrings
     assert '`"dry_run"`: Side-effect tools return what they would do, and do nothing.' in _section(page, "[policy]")
     # a key with no default, and a secret named rather than written
-    assert "| `url` | string | required | `OPSAGENT_TOOLS__METRICS__URL` |" in _section(page, "[tools.metrics]")
+    assert "| `url` | string; required | " in _section(page, "[tools.metrics]")
+    assert "Environment: `OPSAGENT_TOOLS__METRICS__URL` |" in _section(page, "[tools.metrics]")
     webhook = _section(page, "[tools.actions.webhook]")
-    assert '| `secret_env` | string | `"OPSAGENT_ACTION_SECRET"` |' in webhook
+    assert '| `secret_env` | string; default `"OPSAGENT_ACTION_SECRET"` |' in webhook
     assert "A variable's name, not the secret" in webhook
     # a table of named sections, and a section that must be there when its parent is
     assert "`OPSAGENT_TOOLS__MCP__SERVERS__<NAME>__COMMAND`" in _section(page, "[tools.mcp.servers.<name>]")

@@ -119,14 +119,16 @@ def _section_lines(section: Section) -> list[str]:
     if not keys:
         return lines
     lines += [
-        "| Key | Type | Default | Environment variable | What it is |",
-        "| --- | --- | --- | --- | --- |",
+        "| Key | Type and default | What it is |",
+        "| --- | --- | --- |",
     ]
     for name, field in keys:
-        variable = _variable((*section.path, name))
+        doc = inline(_key_doc(section.model, name, field)).strip()
+        # the variable on a line of its own in the widest column: a column of its own wraps it mid-name
+        variable = f"Environment: `{_variable((*section.path, name))}`"
         lines.append(
-            f"| `{name}` | {inline(_type_words(field))} | {inline(_default_words(field))} | `{variable}` "
-            f"| {inline(_key_doc(section.model, name, field))} |"
+            f"| `{name}` | {inline(_type_words(field))}; {inline(_default_words(field))} "
+            f"| {f'{doc}<br>{variable}' if doc else variable} |"
         )
     subsections = [name for name, field in section.model.model_fields.items() if _is_section(field)]
     if subsections:
@@ -231,10 +233,10 @@ def _default_words(field: FieldInfo) -> str:
         return "required"
     value = field.get_default(call_default_factory=True)
     if value is None:
-        return "unset"
+        return "unset by default"
     if isinstance(value, Mapping) and value and all(isinstance(v, BaseModel) for v in value.values()):
         return "built in: " + ", ".join(f"`{name}`" for name in value)
-    return f"`{_toml(value)}`"
+    return f"default `{_toml(value)}`"
 
 
 def _toml(value: Any) -> str:
