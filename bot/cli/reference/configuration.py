@@ -86,6 +86,9 @@ def configuration_reference() -> str:
         ),
         "",
     ]
+    top = _key_table(Settings, ())
+    if top:  # keys outside any section, written before the first one
+        lines += ["## Top-level keys", "", *top, ""]
     for section in sections:
         lines += _section_lines(section)
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -115,25 +118,27 @@ def _section_lines(section: Section) -> list[str]:
         lines += ["One such section per name you choose (`<name>` stands for it), as many as you need.", ""]
     elif section.optional:
         lines += [f"Optional: `{table}` is unset unless the file (or an environment variable) sets it.", ""]
-    keys = [(name, field) for name, field in section.model.model_fields.items() if not _is_section(field)]
-    if not keys:
-        return lines
-    lines += [
-        "| Key | Type and default | What it is |",
-        "| --- | --- | --- |",
-    ]
+    table_of_keys = _key_table(section.model, section.path)
+    lines += [*table_of_keys, ""] if table_of_keys else []
+    subsections = [name for name, field in section.model.model_fields.items() if _is_section(field)]
+    if subsections:
+        lines += ["Its sections: " + ", ".join(_section_link(section, name) for name in subsections) + ".", ""]
+    return lines
+
+
+def _key_table(model: type[BaseModel], path: tuple[str, ...]) -> list[str]:
+    """The keys of a section that are not sections themselves, a row each (no table when there are none)."""
+    keys = [(name, field) for name, field in model.model_fields.items() if not _is_section(field)]
+    rows = []
     for name, field in keys:
-        doc = inline(_key_doc(section.model, name, field)).strip()
+        doc = inline(_key_doc(model, name, field)).strip()
         # the variable on a line of its own in the widest column: a column of its own wraps it mid-name
-        variable = f"Environment: `{_variable((*section.path, name))}`"
-        lines.append(
+        variable = f"Environment: `{_variable((*path, name))}`"
+        rows.append(
             f"| `{name}` | {inline(_type_words(field))}; {inline(_default_words(field))} "
             f"| {f'{doc}<br>{variable}' if doc else variable} |"
         )
-    subsections = [name for name, field in section.model.model_fields.items() if _is_section(field)]
-    if subsections:
-        lines += ["", "Its sections: " + ", ".join(_section_link(section, name) for name in subsections) + "."]
-    return [*lines, ""]
+    return ["| Key | Type and default | What it is |", "| --- | --- | --- |", *rows] if rows else []
 
 
 def _section_link(section: Section, name: str) -> str:
