@@ -8,12 +8,12 @@ RUNTIME_LIMIT_MB := 150
 # opsagent is installed into .venv-demo as a wheel, as a person gets it: a change to the code installs it again.
 SOURCES := $(shell find kernel opsagent_tools bot -name '*.py')
 
-.PHONY: demo test lint bench system-deps install-size
+.PHONY: demo test lint docs bench system-deps install-size
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,docs]'
 	touch $@
 
 $(DEMO_VENV)/.installed: pyproject.toml $(SOURCES)
@@ -34,10 +34,14 @@ lint: $(BIN)/.installed
 	$(BIN)/lint-imports
 	$(BIN)/vulture
 
+# The guide (docs/, mkdocs.yml), built as CI builds it: strict, so a broken link or a missing page fails.
+docs: $(BIN)/.installed
+	$(BIN)/mkdocs build --strict --site-dir site
+
 system-deps:
 	./scripts/install-system-deps
 
-test: lint system-deps
+test: lint docs system-deps
 	$(BIN)/pytest
 	$(BIN)/opsagent eval evals/scenarios --scripted
 
