@@ -13,8 +13,8 @@ The conventions the tests hold the guide to:
   command must exit 0, unless its line ends with a comment that starts `# exits N` (`opsagent verify x  # exits 1:
   …`). Commands share the shell: `cd` and `export` carry to the next line.
 - A block whose title starts with "Needs" (`Needs a Slack app`, `Needs a model API key`, `Needs a Kubernetes
-  cluster`, `Needs Docker`, `Needs a fresh clone`) is not run: it must still be valid shell (`bash -n`), and the
-  test that skips it says which block and why.
+  cluster`, `Needs Docker`, `Needs a fresh clone`) is not run: a test of its own checks that it says what it needs
+  and is valid shell (`bash -n`).
 """
 
 from __future__ import annotations
