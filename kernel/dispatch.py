@@ -182,7 +182,7 @@ class Dispatcher:
                 call=call,
                 args_hash=call.args_hash(),
                 thought=ctx.thought,
-                description=tool.description,
+                summary=tool.summary,
             )
             try:
                 async with self._control.paused():
