@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import io
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from bot.cli.terminal import Terminal
+from bot.drafts.facts import trace_facts
+from bot.drafts.postmortem import draft_postmortem
 from bot.slack.blocks import no_step_urls
 from bot.slack.summary import final_summary
 from bot.verdict import step_line, verdict_of
@@ -39,6 +42,7 @@ from samples.trace_runs import TASK, rollback_run
 from testkit.fakes.slack_api import SlackFake
 from testkit.model_words import model_directed, slack_leaks
 
+AT = datetime(2026, 11, 30, 19, 16, tzinfo=UTC)
 FAILING_EVERY_WAY = [
     text_turn("no_such_tool", "A tool that is not there."),
     text_turn("query_metrics", "No service named.", window="30m"),
@@ -85,7 +89,7 @@ async def failing_run(registry: ToolRegistry) -> RunResult:
     return result
 
 
-def person_facing(result: RunResult) -> dict[str, str]:
+async def person_facing(result: RunResult) -> dict[str, str]:
     """What each surface shows a person of `result`."""
     shown = io.StringIO()
     terminal = Terminal(Console(file=shown, width=300, color_system=None))
@@ -98,6 +102,7 @@ def person_facing(result: RunResult) -> dict[str, str]:
         "step lines": "\n".join(step_line(step).outcome for step in result.steps),
         "terminal": shown.getvalue(),
         "viewer": run_page(result),
+        "postmortem draft": (await draft_postmortem(trace_facts(result, "trace.json"), None, now=AT)).markdown,
     }
 
 
@@ -113,9 +118,9 @@ async def test_each_failure_tells_the_model_what_to_do_and_people_only_what_happ
         assert hint not in step.said
     assert any(step.prose for step in result.steps), "the run answered in prose and was asked to confirm"
 
-    for surface, text in person_facing(result).items():
+    for surface, text in (await person_facing(result)).items():
         assert model_directed(text) == [], f"the {surface} shows words for the model"
-    surfaces = person_facing(result)
+    surfaces = await person_facing(result)
     assert "'no_such_tool'" in surfaces["step lines"], "the person reads what failed instead"
     assert "does not exist or is not a directory" in surfaces["terminal"]
     assert "denied by" in surfaces["viewer"]
@@ -125,7 +130,7 @@ async def test_a_rollback_the_policy_refused_says_so_without_the_models_hint(too
     result = await rollback_run(tools, SideEffectMode.READ_ONLY)
     (refused,) = [step for step in result.steps if step.error is ErrorKind.DENIED]
     assert refused.observation.endswith(HINTS[ErrorKind.DENIED])
-    surfaces = person_facing(result)
+    surfaces = await person_facing(result)
     for surface, text in surfaces.items():
         assert model_directed(text) == [], f"the {surface} shows words for the model"
     assert "read_only" in surfaces["slack"]
