@@ -248,12 +248,16 @@ def usage_facts(verdict: Verdict, *, priced: bool = False) -> list[str]:
     return facts
 
 
+PROSE_SAID = "answered in prose; asked to confirm"
+"""A prose reply's step, for people: its observation is the kernel's reminder to the model, not theirs to read."""
+
+
 def step_line(step: Step) -> StepLine:
     """One step of a trace as a line for people."""
     thought = one_line(_without_hypothesis(step.thought), THOUGHT_CHARS)
     if step.call is None:
         status = StepStatus.PROSE if step.prose else StepStatus.UNUSABLE
-        what = "answered in prose; asked to confirm" if step.prose else "replied without a usable action"
+        what = PROSE_SAID if step.prose else "replied without a usable action"
         return StepLine(step.index, status, "", what, "", thought, (), None, None, step.ms)
     status = _status(step)
     outcome = step.headline if step.headline and status is StepStatus.OK else _excerpt(step)
@@ -280,14 +284,16 @@ def _status(step: Step) -> StepStatus:
 
 
 def _excerpt(step: Step) -> str:
-    """The first line of the observation that says something (a step without a headline shows this)."""
+    """The first line of the observation that says something, or of a failure's words for people (a step without
+    a headline shows this)."""
     if step.pending:
         return "waiting for approval"
     if (refusal := refusal_of(step.approval)) is not None:
         return refusal.said()
     if step.error is ErrorKind.CANCELLED:  # the kernel's words for the model name the stop's detail, not a person
         return CUT_SHORT
-    lines = (line.strip(" \t`#>-*") for line in step.observation.splitlines())
+    shown = step.said_for_people if step.error is not None else step.observation  # never the model's hint
+    lines = (line.strip(" \t`#>-*") for line in shown.splitlines())
     return next((line for line in lines if line), "(no output)")
 
 

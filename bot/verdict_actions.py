@@ -237,7 +237,7 @@ def _state(step: Step, stop: StopReason) -> tuple[ActionState | None, str]:
     approval, name = step.approval, step.call.name if step.call else ""
     if approval is None:
         if step.error is ErrorKind.DENIED:
-            return ActionState.REFUSED, denial_reason(name, step.observation) or _first_line(step.observation)
+            return ActionState.REFUSED, _refusal(name, step)
         if step.error is None and step.observation.startswith(DRY_RUN_PREFIX):
             would = step.headline or _first_line(step.observation.removeprefix(DRY_RUN_PREFIX))
             return ActionState.DRY_RUN, one_line(f"would do {would}", OUTCOME_CHARS)
@@ -270,13 +270,19 @@ def _ran(step: Step) -> tuple[ActionState, str]:
             return ActionState.DONE, one_line(step.headline or _first_line(step.observation), OUTCOME_CHARS)
         case ErrorKind.DENIED:  # approved for other arguments than these
             name = step.call.name if step.call else ""
-            return ActionState.REFUSED, denial_reason(name, step.observation) or _first_line(step.observation)
+            return ActionState.REFUSED, _refusal(name, step)
         case ErrorKind.NOT_RUN:
             return ActionState.NOT_RUN, "the run ended before it ran"
         case ErrorKind.CANCELLED:
             return ActionState.FAILED, CUT_SHORT
         case _:
-            return ActionState.FAILED, one_line(_first_line(step.observation), OUTCOME_CHARS)
+            return ActionState.FAILED, one_line(_first_line(step.said_for_people), OUTCOME_CHARS)
+
+
+def _refusal(name: str, step: Step) -> str:
+    """Why the gate refused a side effect, in the words for people."""
+    said = step.said_for_people
+    return denial_reason(name, said) or _first_line(said)
 
 
 def _first_line(text: str) -> str:

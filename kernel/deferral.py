@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Protocol
 
 from pydantic import Field
@@ -65,7 +65,9 @@ async def _load_tools(
     raise NotImplementedError("the per-run tool binds its offering")
 
 
-_LOAD_TOOLS = tool_from_function(_load_tools, name=LOAD_TOOLS_TOOL, timeout=5.0)
+_LOAD_TOOLS = tool_from_function(
+    _load_tools, name=LOAD_TOOLS_TOOL, timeout=5.0, summary="Make more of the configured tools available to the model"
+)
 """Built once: a run's `load_tools` reuses its argument model and schema, binding only its offering."""
 
 
@@ -138,7 +140,7 @@ class Offering:
 
         built = _LOAD_TOOLS
         description = self.offers.index_spec(self.deferred).description
-        return Tool(built.name, description, built.args_model, load_tools, built.timeout)
+        return replace(built, description=description, handler=load_tools)
 
 
 def _unknown(names: Sequence[str]) -> str:

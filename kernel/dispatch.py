@@ -34,19 +34,21 @@ from kernel.policy import (
 from kernel.redaction import Redactor
 from kernel.text_protocol import render_signature
 from kernel.tool_errors import (
-    BAD_ARGS_TEMPLATE,
-    DEADLINE_TEMPLATE,
-    DENIED_TEMPLATE,
-    EXCEPTION_TEMPLATE,
-    FAILURE_TEMPLATE,
+    BAD_ARGS,
+    CANCELLED,
+    DEADLINE,
+    DENIED,
+    EXCEPTION,
+    FAILURE,
     NO_CONFIRM_REASON,
-    RATE_LIMITED_TEMPLATE,
-    TIMEOUT_TEMPLATE,
-    UNKNOWN_TOOL_TEMPLATE,
-    UNSEEN_ARGS_TEMPLATE,
+    RATE_LIMITED,
+    TIMEOUT,
+    UNKNOWN_TOOL,
+    UNSEEN_ARGS,
     ErrorKind,
     StepError,
     ToolFailure,
+    Words,
 )
 from kernel.tool_output import SourceLink, ToolOutput
 from kernel.tools import Tool, ToolRegistry
@@ -54,7 +56,6 @@ from kernel.wellformed import wellformed
 
 log = structlog.get_logger("opsagent.dispatch")
 
-CANCELLED_MESSAGE = "'{name}' was stopped because the run was cancelled ({reason})."
 DRY_RUN_PREFIX = "[DryRun] Not executed (policy: dry_run). Would do: "
 """How the observation of a side effect the `dry_run` policy did not run begins (what it would do follows)."""
 
@@ -106,19 +107,19 @@ class Dispatcher:
         tool = self._registry.get(call.name)
         if tool is None:
             available = ", ".join(f"'{n}'" for n in self._registry.names()) or "none"
-            return self._fail(ErrorKind.UNKNOWN_TOOL, UNKNOWN_TOOL_TEMPLATE.format(name=call.name, available=available))
+            return self._fail(UNKNOWN_TOOL.error(ErrorKind.UNKNOWN_TOOL, name=call.name, available=available))
         try:
             args = tool.args_model.model_validate(call.args)
         except ValidationError as exc:
             problems = "\n".join(f"- {'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors())
-            message = BAD_ARGS_TEMPLATE.format(name=call.name, problems=problems, schema=render_signature(tool.spec))
-            return self._fail(ErrorKind.BAD_ARGS, message)
+            schema = render_signature(tool.spec)
+            return self._fail(BAD_ARGS.error(ErrorKind.BAD_ARGS, name=call.name, problems=problems, schema=schema))
         if tool.side_effect and (unseen := list(unseen_characters(call.args))):
             found = "; ".join(unseen[:5]) + (f"; and {len(unseen) - 5} more" if len(unseen) > 5 else "")
-            return self._fail(ErrorKind.BAD_ARGS, UNSEEN_ARGS_TEMPLATE.format(name=call.name, found=found))
+            return self._fail(UNSEEN_ARGS.error(ErrorKind.BAD_ARGS, name=call.name, found=found))
         limit = tool.max_calls_per_run
         if limit is not None and self._calls[tool.name] >= limit:
-            return self._fail(ErrorKind.RATE_LIMITED, RATE_LIMITED_TEMPLATE.format(name=tool.name, limit=limit))
+            return self._fail(RATE_LIMITED.error(ErrorKind.RATE_LIMITED, name=tool.name, limit=limit))
         self._calls[tool.name] += 1
         kwargs = vars(args)  # the validated fields, without pydantic's slow __iter__
         if tool.context_param is not None:
@@ -182,7 +183,7 @@ class Dispatcher:
                 call=call,
                 args_hash=call.args_hash(),
                 thought=ctx.thought,
-                description=tool.description,
+                summary=tool.summary,
             )
             try:
                 async with self._control.paused():
@@ -233,11 +234,9 @@ class Dispatcher:
             if not scope.expired:  # the tool's own TimeoutError, not ours: an exception like any other
                 return self._exception(tool, exc)
             seconds = round(time.perf_counter() - started, 2)
-            template = DEADLINE_TEMPLATE if self._control.left() <= 0 else TIMEOUT_TEMPLATE
-            return self._fail(
-                ErrorKind.TIMEOUT,
-                template.format(name=tool.name, seconds=seconds if template is DEADLINE_TEMPLATE else tool.timeout),
-            )
+            words: Words = DEADLINE if self._control.left() <= 0 else TIMEOUT
+            shown = seconds if words is DEADLINE else tool.timeout
+            return self._fail(words.error(ErrorKind.TIMEOUT, name=tool.name, seconds=shown))
         except Exception as exc:
             return self._exception(tool, exc)
         # Well-formed first: a log line's lone surrogate must not make the trace unwritable.
@@ -257,10 +256,9 @@ class Dispatcher:
     def _exception(self, tool: Tool, exc: Exception) -> DispatchResult:
         detail = self._redactor.redact(wellformed(str(exc))) or "(no message)"
         if isinstance(exc, ToolFailure):
-            message = FAILURE_TEMPLATE.format(name=tool.name, detail=detail)
-        else:
-            message = EXCEPTION_TEMPLATE.format(name=tool.name, type=type(exc).__name__, detail=detail)
-        return self._fail(ErrorKind.EXCEPTION, message)
+            hint = self._redactor.redact(wellformed(exc.hint))
+            return self._fail(FAILURE.error(ErrorKind.EXCEPTION, name=tool.name, detail=detail, hint=hint))
+        return self._fail(EXCEPTION.error(ErrorKind.EXCEPTION, name=tool.name, type=type(exc).__name__, detail=detail))
 
     def _deny(
         self, tool: Tool, call: ToolCall, ctx: CallContext, reason: str, decision: Denied | Approved | None
@@ -273,15 +271,14 @@ class Dispatcher:
             args_hash=call.args_hash(),
             reason=reason,
         )
-        error = StepError(kind=ErrorKind.DENIED, message=DENIED_TEMPLATE.format(name=tool.name, reason=reason))
+        error = DENIED.error(ErrorKind.DENIED, name=tool.name, reason=reason)
         return DispatchResult(text=error.render(), error=error, decision=decision)
 
     def _cancelled(self, name: str) -> DispatchResult:
-        return self._fail(ErrorKind.CANCELLED, CANCELLED_MESSAGE.format(name=name, reason=self._control.cancel_reason))
+        return self._fail(CANCELLED.error(ErrorKind.CANCELLED, name=name, reason=self._control.cancel_reason))
 
     @staticmethod
-    def _fail(kind: ErrorKind, message: str) -> DispatchResult:
-        error = StepError(kind=kind, message=message)
+    def _fail(error: StepError) -> DispatchResult:
         return DispatchResult(text=error.render(), error=error)
 
 

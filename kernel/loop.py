@@ -29,7 +29,7 @@ from kernel.redaction import DEFAULT_REDACTOR, Redactor
 from kernel.state import AwaitingApproval, LoopConfirmed, RunState, StreakExhausted, Verdict, elided_stub
 from kernel.stop import Stop, StopReason
 from kernel.tokens import estimate_tokens
-from kernel.tool_errors import LOOP_GUARD_TEMPLATE, ErrorKind, StepError
+from kernel.tool_errors import LOOP_GUARD, ErrorKind, StepError
 from kernel.tools import ToolRegistry
 from kernel.trace import RunResult, Step
 from kernel.turns import PlannedStep, plan_turn
@@ -391,12 +391,10 @@ def _stop_for(verdict: Verdict | None) -> Stop | None:
                 f"step {index} repeated a call the loop guard had warned about, with the same result",
             )
         case StreakExhausted(reason=reason, step=index, error=error):
-            return Stop(reason, f"stuck after step {index}: {error.render()}")
+            return Stop(reason, f"stuck after step {index}: {error.said}")
         case _:
             assert_never(verdict)
 
 
 def _loop_warning(earlier: int) -> StepError:
-    return StepError(
-        kind=ErrorKind.LOOP_GUARD, message=LOOP_GUARD_TEMPLATE.format(step=earlier, handle=handle_for(earlier))
-    )
+    return LOOP_GUARD.error(ErrorKind.LOOP_GUARD, step=earlier, handle=handle_for(earlier))

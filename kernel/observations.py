@@ -5,6 +5,7 @@ The full text always stays reachable through `read_output`, so nothing cut is lo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from pydantic import Field
@@ -123,7 +124,9 @@ async def _read_output(
     raise NotImplementedError("the per-run tool binds a store")
 
 
-_READ_OUTPUT = tool_from_function(_read_output, name=READ_OUTPUT_TOOL, timeout=5.0)
+_READ_OUTPUT = tool_from_function(
+    _read_output, name=READ_OUTPUT_TOOL, timeout=5.0, summary="Read the rest of an earlier step's output"
+)
 """Built once: a run's `read_output` reuses its argument model and schema, binding only its store."""
 READ_OUTPUT_SPEC = _READ_OUTPUT.spec
 
@@ -135,4 +138,4 @@ def read_output_tool(store: ObservationStore) -> Tool:
         return store.page(handle, offset, match)
 
     built = _READ_OUTPUT
-    return Tool(built.name, built.description, built.args_model, read_output, built.timeout, returns=built.returns)
+    return replace(built, handler=read_output)

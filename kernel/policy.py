@@ -59,8 +59,9 @@ class ApprovalRequest(BaseModel):
     args_hash: str
     thought: str
     """The model's reasoning for the action, shown to the approver."""
-    description: str
-    """The tool's description, so the approver knows what it does."""
+    summary: str = ""
+    """The tool's summary for people (`Tool.summary`), so the approver knows what it does; never the model's
+    description, which tells the model when to use it."""
 
 
 def _now() -> datetime:

@@ -143,7 +143,12 @@ class RunState:
                 counted = self._count(index, planned.call, outcome.error)
                 verdict = seen or counted
             case StepError():
-                fields = {"observation": outcome.render(), "error": outcome.kind}
+                fields = {
+                    "observation": outcome.render(),
+                    "error": outcome.kind,
+                    "said": outcome.said,
+                    "hint": outcome.hint,
+                }
                 verdict = self._count(index, planned.call, outcome)
             case None:
                 fields, verdict = {}, None
@@ -213,6 +218,8 @@ class RunState:
         fields = {
             "observation": view,
             "error": outcome.error.kind if outcome.error else None,
+            "said": outcome.error.said if outcome.error else "",
+            "hint": outcome.error.hint if outcome.error else "",
             "ms": outcome.ms,
             "approval": approval,
             "headline": outcome.headline,

@@ -55,6 +55,9 @@ class Tool:
     task matches before a second of any one, so a task about errors gets metrics and logs, not two metric tools."""
     always: bool = False
     """Pinned by the operator (`[tools] always`): its schema is offered on every turn of every run."""
+    summary: str = ""
+    """For people: what it does, in one line ("Roll a service back to an earlier version"); an approval card shows
+    it, never the model's `description`. Every tool we ship has one; a tool without shows no such line."""
     group: str = ""
     """Tools of one group (an MCP server's) share one line of the tool index, by name only: their descriptions
     are a server's text, not ours to summarise."""
@@ -97,6 +100,7 @@ class ToolRegistry:
         returns: str = "",
         max_calls_per_run: int | None = None,
         preview: Handler | None = None,
+        summary: str = "",
     ) -> Callable[[Handler], Tool]: ...
     def register(self, fn: Handler | None = None, /, **options: Any) -> Tool | Callable[[Handler], Tool]:
         """Decorator: turn an async function into a tool. The docstring is the description and
@@ -142,8 +146,10 @@ def tool_from_function(
     returns: str = "",
     max_calls_per_run: int | None = None,
     preview: Handler | None = None,
+    summary: str = "",
 ) -> Tool:
-    """Build a `Tool` from a function's signature and docstring; sync functions run in a thread."""
+    """Build a `Tool` from a function's signature and docstring (the model's description) and `summary` (the
+    person's line); sync functions run in a thread."""
     description = inspect.cleandoc(fn.__doc__ or "").strip()
     if not description:
         raise ValueError(f"tool function '{fn.__name__}' needs a docstring: it is the model's description")
@@ -158,6 +164,7 @@ def tool_from_function(
         max_calls_per_run=max_calls_per_run,
         preview=preview,
         context_param=context_param_of(fn),
+        summary=summary,
     )
 
 

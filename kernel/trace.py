@@ -68,6 +68,12 @@ class Step:
     observation: str = ""
     """Exactly what the model was shown (truncated, redacted), before fencing."""
     error: ErrorKind | None = None
+    said: str = ""
+    """For a failed step: what went wrong, in words for people (`StepError.said`); every surface shows this, never
+    the observation's hint. Empty in traces written before it was kept (version 3 without it)."""
+    hint: str = ""
+    """For a failed step: what the model was told to do next (`StepError.hint`), kept for the record; the
+    observation holds it too, and no surface shows it."""
     ms: float = 0.0
     prompt_tokens: int = 0
     """Prompt tokens of the model turn that produced this step."""
@@ -84,6 +90,12 @@ class Step:
     def ok(self) -> bool:
         """Whether the step succeeded."""
         return self.error is None
+
+    @property
+    def said_for_people(self) -> str:
+        """What a person reads of a failed step: its `said`; the observation only for a trace written before
+        `said` was kept."""
+        return self.said or self.observation
 
     @property
     def prose(self) -> bool:

@@ -18,12 +18,12 @@ from kernel.parsing import ReplyKind, classify_reply, parse_output
 from kernel.prompt import finish_spec
 from kernel.text_protocol import render_signature
 from kernel.tool_errors import (
-    BAD_ARGS_JSON_TEMPLATE,
-    BAD_ARGS_TEMPLATE,
-    DEEP_ARGS_TEMPLATE,
+    BAD_ARGS,
+    BAD_ARGS_JSON,
+    DEEP_ARGS,
     FINISH_NEEDS_ANSWER,
     FINISH_NOT_ALONE,
-    NOT_RUN_TEMPLATE,
+    NOT_RUN,
     ErrorKind,
     StepError,
     format_error,
@@ -52,7 +52,7 @@ class PlannedStep:
         return PlannedStep(
             self.thought,
             self.call,
-            StepError(kind=ErrorKind.NOT_RUN, message=NOT_RUN_TEMPLATE.format(name=name, why=why)),
+            NOT_RUN.error(ErrorKind.NOT_RUN, name=name, why=why),
         )
 
 
@@ -64,18 +64,18 @@ def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[li
     if response.tool_calls:
         planned = []
         for native in response.tool_calls:
-            template = BAD_ARGS_JSON_TEMPLATE
+            words = BAD_ARGS_JSON
             try:
                 args = json.loads(native.arguments, parse_constant=_reject_constant) if native.arguments.strip() else {}
                 problem = "" if isinstance(args, dict) else f"got {type(args).__name__}, not an object"
                 args = wellformed_args(args)
             except ArgsTooDeepError as exc:
-                template, problem = DEEP_ARGS_TEMPLATE, str(exc)
+                words, problem = DEEP_ARGS, str(exc)
             except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
                 problem = str(exc) or type(exc).__name__
             if problem:
                 call = ToolCall(name=native.name, args={"_raw": native.arguments}, id=native.id)
-                error = StepError(kind=ErrorKind.BAD_ARGS, message=template.format(name=native.name, problem=problem))
+                error = words.error(ErrorKind.BAD_ARGS, name=native.name, problem=problem)
                 planned.append(PlannedStep(response.text, call, error))
             else:
                 planned.append(PlannedStep(response.text, ToolCall(name=native.name, args=args, id=native.id)))
@@ -101,7 +101,7 @@ def _wellformed_step(thought: str, call: ToolCall) -> PlannedStep:
         same = name is call.name and args is call.args  # the usual case: nothing to change, nothing to rebuild
         return PlannedStep(thought, call if same else ToolCall(name=name, args=args, id=call.id))
     except ArgsTooDeepError as exc:
-        error = StepError(kind=ErrorKind.BAD_ARGS, message=DEEP_ARGS_TEMPLATE.format(name=name, problem=exc))
+        error = DEEP_ARGS.error(ErrorKind.BAD_ARGS, name=name, problem=exc)
         return PlannedStep(thought, ToolCall(name=name, args={"_raw": DEEP_ARGS_RAW}, id=call.id), error)
 
 
@@ -121,23 +121,19 @@ def _check_finish(planned: list[PlannedStep]) -> list[PlannedStep]:
         if p.call is None or p.call.name != FINISH_TOOL or p.error is not None:
             continue
         if len(planned) > 1:
-            planned[i] = PlannedStep(p.thought, p.call, _bad_finish(FINISH_NOT_ALONE))
+            planned[i] = PlannedStep(p.thought, p.call, FINISH_NOT_ALONE.error(ErrorKind.BAD_ARGS))
             continue
         match conclude(p.call.args):
             case Conclusion() as conclusion:
                 planned[i] = PlannedStep(p.thought, p.call, conclusion=conclusion)
             case InvalidFinish(problems=()):
-                planned[i] = PlannedStep(p.thought, p.call, _bad_finish(FINISH_NEEDS_ANSWER))
+                planned[i] = PlannedStep(p.thought, p.call, FINISH_NEEDS_ANSWER.error(ErrorKind.BAD_ARGS))
             case InvalidFinish(problems=problems):
-                message = BAD_ARGS_TEMPLATE.format(
-                    name=FINISH_TOOL, problems="\n".join(problems), schema=_finish_signature()
+                error = BAD_ARGS.error(
+                    ErrorKind.BAD_ARGS, name=FINISH_TOOL, problems="\n".join(problems), schema=_finish_signature()
                 )
-                planned[i] = PlannedStep(p.thought, p.call, _bad_finish(message))
+                planned[i] = PlannedStep(p.thought, p.call, error)
     return planned
-
-
-def _bad_finish(message: str) -> StepError:
-    return StepError(kind=ErrorKind.BAD_ARGS, message=message)
 
 
 @cache

@@ -123,9 +123,9 @@ class IncidentBot:
             await released.wait()
             return "signalled"
 
-        @self.tools.register(side_effect=True)
+        @self.tools.register(side_effect=True, summary="Roll a service back to an earlier version")
         async def rollback_deployment(service: str, to_version: str) -> str:
-            """Roll back."""
+            """Roll back. Use it only when the evidence points at a deploy; ask the user before anything else."""
             executed.append((service, to_version))
             return f"rolled back {service} to {to_version}"
 

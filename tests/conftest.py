@@ -12,6 +12,8 @@ from pydantic import Field
 
 from kernel import ToolFailure, ToolRegistry
 from testkit.fakes.model_server import FakeModelServer
+from testkit.fakes.slack_api import SlackFake
+from testkit.model_words import slack_leaks
 from testkit.servers.postgres import PostgresServer, running_postgres
 from testkit.servers.prometheus import PrometheusServer, incident_prometheus
 
@@ -23,6 +25,17 @@ class Backend:
         self.rollbacks: list[tuple[str, str]] = []
         self.metric_queries: list[tuple[str, str]] = []
         self.flaky_failures_left = 0
+
+
+@pytest.fixture(autouse=True)
+def no_words_for_the_model_reach_slack() -> Iterator[None]:
+    """After every test: nothing any fake Slack was sent speaks to the model (a hint such as "tell the user" or
+    "call `finish`"); people read Slack, and a failure's words for them are its `said`, never its `hint`."""
+    before = {id(fake): len(fake.calls) for fake in SlackFake.made}  # a fake shared by tests: only this test's calls
+    yield
+    for fake in list(SlackFake.made):
+        if leaks := slack_leaks(fake, before.get(id(fake), 0)):
+            pytest.fail("words for the model reached Slack:\n" + "\n".join(leaks))
 
 
 @pytest.fixture
@@ -57,7 +70,7 @@ def tools(backend: Backend) -> ToolRegistry:
         if query == "secret":
             return "connecting with password=hunter2hunter2 to db"
         if query == "bad":
-            raise ToolFailure("LogQL parse error at char 7. Quote label values.")
+            raise ToolFailure("LogQL parse error at char 7.", hint="Quote label values.")
         if query == "dict":
             return {"count": 3, "messages": ["a", "b"]}  # type: ignore[return-value]
         return f"3 errors in {service}: upstream connect error -> payment-service"
@@ -65,7 +78,7 @@ def tools(backend: Backend) -> ToolRegistry:
     async def preview_rollback(service: str, to_version: str) -> dict[str, str]:
         return {"POST": "https://deploy.example/rollback", "service": service, "to_version": to_version}
 
-    @registry.register(side_effect=True, preview=preview_rollback)
+    @registry.register(side_effect=True, preview=preview_rollback, summary="Roll a service back to an earlier version")
     async def rollback_deployment(service: str, to_version: str) -> str:
         """Roll a service back to an earlier version. Side effect: needs approval."""
         backend.rollbacks.append((service, to_version))

@@ -158,7 +158,7 @@ class ApprovalBroker:
             args=request.call.args,
             args_hash=request.args_hash,
             thought=request.thought,
-            description=request.description,
+            summary=request.summary,
             channel=channel,
             thread_ts=thread_ts,
             requested_by=by,

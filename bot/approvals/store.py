@@ -37,7 +37,8 @@ class PendingApproval(BaseModel):
     args: dict[str, Any]
     args_hash: str
     thought: str
-    description: str = ""
+    summary: str = ""
+    """What the tool does, for the approver (`ApprovalRequest.summary`)."""
     channel: str
     thread_ts: str
     message_ts: str = ""

@@ -24,7 +24,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from bot.cli.report import Heading, Mark, Report, StatusLine, Table
-from bot.verdict import Claim, Verdict, refusal_of, usage_facts, verdict_of
+from bot.verdict import PROSE_SAID, Claim, Verdict, refusal_of, usage_facts, verdict_of
 from bot.words import parallel_group
 from kernel import (
     FINISH_TOOL,
@@ -94,7 +94,7 @@ def activity(event: Event) -> str:
 
 def render_step(step: Step) -> RenderableType:
     """A completed step: status, call and time, then the thought, the approval, the outcome in one line and its
-    source links, and an excerpt of the observation."""
+    source links, and an excerpt of the observation (or of a failure, its words for people)."""
     mark = Text("✗ ", style="bold red") if step.error else Text("✓ ", style="bold green")
     call = printable(step.call.render()) if step.call else "(no usable action)"
     head = Text.assemble(mark, (f"step {step.index} ", "bold"), call, (f" · {step.ms:.0f} ms", "dim"))
@@ -111,6 +111,12 @@ def render_step(step: Step) -> RenderableType:
         lines.append(labelled("outcome", step.headline, "bold"))
     if step.links:
         lines.append(labelled("see", "  ".join(f"{link.label}: {link.url}" for link in step.links), "cyan"))
+    if step.error is not None:  # the person's words; the model's hint stays in the observation
+        lines.append(labelled("error", step.said_for_people, "red"))
+        return Group(*lines)
+    if step.prose:  # its observation is the kernel's reminder to the model
+        lines.append(labelled("observation", PROSE_SAID, "dim"))
+        return Group(*lines)
     observation = step.observation
     if len(observation) > EXCERPT_CHARS:
         observation = (

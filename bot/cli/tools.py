@@ -66,7 +66,8 @@ async def list_tools(settings: Settings, terminal: Terminal, *, as_json: bool) -
 
 
 async def call_tool(settings: Settings, terminal: Terminal, name: str, arguments_json: str) -> int:
-    """Run tool `name` with `arguments_json` and show the observation the model would see; 1 when it failed."""
+    """Run tool `name` with `arguments_json` and show the observation the model would see; 1 when it failed, shown
+    in the words for people (the model's hint is not theirs)."""
     try:
         arguments = json.loads(arguments_json)
     except json.JSONDecodeError as exc:
@@ -88,7 +89,7 @@ async def call_tool(settings: Settings, terminal: Terminal, name: str, arguments
             outcome = await dispatcher.dispatch(
                 call, CallContext(run_id=f"cli-{uuid.uuid4().hex[:8]}", step=1, call=call)
             )
-    terminal.data(outcome.text)
+    terminal.data(outcome.error.said if outcome.error else outcome.text)
     return 1 if outcome.error else 0
 
 

@@ -235,7 +235,8 @@ def _said(
 def _step_said(step: Step | None, tool: str, error: str) -> str:
     if step is None or step.call is None:
         return f"{tool or 'a model turn'}{f' failed: {error}' if error else ''}"
-    outcome = step.headline or (step.observation.strip().split("\n", 1)[0] if step.observation else "")
+    shown = step.said_for_people if step.error is not None else step.observation  # never the model's hint
+    outcome = step.headline or (shown.strip().split("\n", 1)[0] if shown else "")
     failed = f" failed ({error})" if error else ""
     return f"step {step.index}: {_flat(step.call.render())}{failed} → {_flat(outcome)}"
 

@@ -74,8 +74,8 @@ def approval_request(
     if request.thought.strip():
         thought, more = excerpt(request.thought.strip(), _WHY_CHARS, _WHY_CHARS * 2, quoted)
         why.append(f"*Why:*\n{quoted(thought)}{more_marker(more)}")
-    if request.description.strip():
-        why.append(f"*What it does:* {clip_literal(' '.join(request.description.split()), 600)}")
+    if request.summary.strip():
+        why.append(f"*What it does:* {clip_literal(' '.join(request.summary.split()), 600)}")
     if why:
         blocks += section_blocks("\n".join(why))
     if same_call:

@@ -64,7 +64,7 @@ class SlackApprovalUI:
             call=ToolCall(name=approval.tool, args=approval.args),
             args_hash=approval.args_hash,
             thought=approval.thought,
-            description=approval.description,
+            summary=approval.summary,
         )
         message = approval_request(
             request,

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from bot.verdict import Claim, Verdict, refusal_of, tool_steps, verdict_of
+from bot.verdict import PROSE_SAID, Claim, Verdict, refusal_of, tool_steps, verdict_of
 from bot.words import duration
 from kernel import DEFAULT_REDACTOR, FINISH_TOOL, Redactor, RunResult, SourceLink, Step
 
@@ -252,6 +252,9 @@ def _step(result: RunResult, step: Step, text: _Text) -> str:
         parts.append(f'<p class="label">{label}</p><pre class="arguments">{text(shown)}</pre>')
     if step.approval is not None:
         parts.append(f'<p class="note approval">{_approval_line(step, text)}</p>')
+    if step.error is not None or step.prose:  # the person's words: the model's hint stays in the trace
+        said = step.said_for_people if step.error is not None else PROSE_SAID
+        return "".join(parts) + f'<p class="label">What happened</p><pre class="observation">{text(said)}</pre></li>'
     full = result.full_output(step)
     if full != step.observation:
         parts.append(

@@ -49,6 +49,7 @@ def action_tools(webhook: ActionWebhook) -> list[Tool]:
     return [
         tool_from_function(
             rollback_deployment,
+            summary="Roll a service back to an earlier version, through the deployment system's webhook",
             side_effect=True,
             preview=preview_rollback,
             timeout=30.0,
@@ -56,6 +57,7 @@ def action_tools(webhook: ActionWebhook) -> list[Tool]:
         ),
         tool_from_function(
             restart_service,
+            summary="Restart a service's instances one by one, through the deployment system's webhook",
             side_effect=True,
             preview=preview_restart,
             timeout=30.0,

@@ -27,6 +27,8 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 SIGNATURE_SHOWN_IN_DRY_RUN = "<sha256 HMAC, computed when sent>"
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 """Failures before the request left: the action surely did not run."""
+NO_BLIND_RETRY = "Do not retry blindly: ask the user to check the receiver."
+"""The model's hint when the webhook may or may not have acted: a person must look before anyone retries."""
 
 
 @dataclass(frozen=True)
@@ -159,19 +161,20 @@ class ActionWebhook:
         except NOT_SENT as exc:
             raise ToolFailure(
                 f"cannot reach the action webhook at {signed.url} ({type(exc).__name__}): the action did not run. "
-                "Tell the user; check tools.actions.webhook.url and that the receiver is up."
+                "Check tools.actions.webhook.url and that the receiver is up.",
+                hint="Tell the user.",
             ) from exc
         except httpx.TimeoutException as exc:
             raise ToolFailure(
                 f"the action webhook did not answer within {self._settings.timeout_s:g} s, so the action may or may "
-                f"not have run. Do not retry blindly: ask the user to check the receiver; a retry reuses "
-                f"Idempotency-Key {key}, so the receiver can de-duplicate it."
+                f"not have run: check the receiver (a retry reuses Idempotency-Key {key}, so it can de-duplicate it).",
+                hint=NO_BLIND_RETRY,
             ) from exc
         except httpx.HTTPError as exc:  # the request may have reached the receiver before the connection broke
             raise ToolFailure(
                 f"the connection to the action webhook broke ({type(exc).__name__}), so the action may or may not "
-                f"have run. Do not retry blindly: ask the user to check the receiver; a retry reuses "
-                f"Idempotency-Key {key}, so the receiver can de-duplicate it."
+                f"have run: check the receiver (a retry reuses Idempotency-Key {key}, so it can de-duplicate it).",
+                hint=NO_BLIND_RETRY,
             ) from exc
         finally:
             if self._client is None:
@@ -183,7 +186,8 @@ class ActionWebhook:
             )
         raise ToolFailure(
             f"the action webhook refused the action (HTTP {response.status_code}): {text or '(empty body)'}. "
-            "It did not run; tell the user what the receiver said."
+            "It did not run.",
+            hint="Tell the user what the receiver said.",
         )
 
 

@@ -65,6 +65,7 @@ def recent_changes_tool(
 
     return tool_from_function(
         recent_changes,
+        summary="List what changed around a service lately: deploys, config, merges, alerts",
         timeout=settings.timeout_s + TOOL_MARGIN_S,
         returns="a head line with the counts, sources that could not be read, one line per change "
         "('t-12m kubernetes: deployment/x in shop: revision 7 … rolled out: app image a → b'), then what was checked",

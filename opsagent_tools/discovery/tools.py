@@ -86,4 +86,9 @@ def discover_tool(sources: Sequence[DiscoverySource], settings: DiscoverySetting
     workloads. Call it when a name is
     uncertain, or when a query found nothing (a wrong label or service name is the usual cause). Kinds:
 {listed}"""
-    return tool_from_function(discover, timeout=30.0, returns="the names that exist, counted and capped")
+    return tool_from_function(
+        discover,
+        summary="List the services, namespaces and other names that exist",
+        timeout=30.0,
+        returns="the names that exist, counted and capped",
+    )

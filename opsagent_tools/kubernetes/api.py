@@ -77,11 +77,15 @@ def refuse_secrets(kind: str) -> None:
         raise ToolFailure(SECRETS_REFUSED)
 
 
+TELL_AND_MOVE_ON = "Tell the user, and use other evidence (metrics, logs) meanwhile."
+"""The model's hint when the cluster cannot be read: a person must fix it, and the investigation goes on."""
+
+
 class KubeApiError(ToolFailure):
     """The API server refused or failed a request; `code` is its HTTP status (0: no answer)."""
 
-    def __init__(self, message: str, *, code: int, reason: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, said: str, *, code: int, reason: str = "", hint: str = "") -> None:
+        super().__init__(said, hint=hint)
         self.code, self.reason = code, reason
 
 
@@ -189,8 +193,8 @@ class KubeApi:
             )
         if not self.settings.allows(namespace):
             raise ToolFailure(
-                f"namespace '{namespace}' is not allowed; allowed: {self.settings.scope_text()}. "
-                "Use one of those; if the user needs this one, they can add it to tools.kubernetes.namespaces."
+                f"namespace '{namespace}' is not allowed; allowed: {self.settings.scope_text()}.",
+                hint="Use one of those; if the user needs this one, they can add it to tools.kubernetes.namespaces.",
             )
         return namespace
 
@@ -299,16 +303,16 @@ class KubeSession:
         if isinstance(exc, httpx2.TimeoutException):
             seconds = self._api.settings.request_timeout_s
             return KubeApiError(
-                f"The Kubernetes API server did not answer within {seconds:g} s (trying to {what}). Narrow the "
-                "request (one namespace, a workload or selector, fewer log lines) and try again; if it keeps "
-                "timing out, the API server is overloaded: use other evidence meanwhile.",
+                f"The Kubernetes API server did not answer within {seconds:g} s (trying to {what}).",
+                hint="Narrow the request (one namespace, a workload or selector, fewer log lines) and try again; if "
+                "it keeps timing out, the API server is overloaded: use other evidence meanwhile.",
                 code=0,
                 reason="Timeout",
             )
         return KubeApiError(
             f"Cannot reach the Kubernetes API server at {self._api.server} ({type(exc).__name__}: {exc}) to {what}. "
-            "The cluster or the network may be down, or tools.kubernetes points at the wrong cluster: "
-            "tell the user, and use other evidence (metrics, logs) meanwhile.",
+            "The cluster or the network may be down, or tools.kubernetes points at the wrong cluster.",
+            hint=TELL_AND_MOVE_ON,
             code=0,
             reason="Unreachable",
         )
@@ -330,30 +334,31 @@ def _refusal(response: httpx2.Response, what: str, namespace: str | None) -> Kub
     code = response.status_code
     reason, message = _status(response)
     detail = f"HTTP {code}{' ' + reason if reason else ''}: {message}" if message else f"HTTP {code}"
+    hint = ""
     match code:
         case 401:
             text = (
                 f"Kubernetes rejected OpsAgent's credentials ({detail}): the token or kubeconfig user is invalid or "
-                "expired. Credentials are configuration (tools.kubernetes): tell the user, and use other evidence."
+                "expired. Credentials are configuration (tools.kubernetes)."
             )
+            hint = "Tell the user, and use other evidence."
         case 403:
             where = f" in namespace '{namespace}'" if namespace else ""
             text = (
                 f"Kubernetes does not allow OpsAgent to {what} ({detail}). Its service account lacks the read-only "
-                f"RBAC role{where} (the opsagent-read ClusterRole, deploy/k8s/clusterrole.yaml): tell the user; other namespaces or tools may still work."
+                f"RBAC role{where} (the opsagent-read ClusterRole, deploy/k8s/clusterrole.yaml)."
             )
+            hint = "Tell the user; other namespaces or tools may still work."
         case 404:
             text = f"Not found: {message or 'the server could not find the requested resource'} (trying to {what})."
         case 400:
             text = f"Kubernetes rejected the request to {what}: {message or detail}."
         case 429 | 500 | 502 | 503 | 504:
-            text = (
-                f"The Kubernetes API server failed to {what} ({detail}). It may be overloaded or restarting: "
-                "try again once; if it keeps failing, use other evidence."
-            )
+            text = f"The Kubernetes API server failed to {what} ({detail}). It may be overloaded or restarting."
+            hint = "Try again once; if it keeps failing, use other evidence."
         case _:
             text = f"The Kubernetes API server answered {detail} when asked to {what}."
-    return KubeApiError(text, code=code, reason=reason)
+    return KubeApiError(text, code=code, reason=reason, hint=hint)
 
 
 def _garbled(server: str, what: str, exc: Exception) -> KubeApiError:
@@ -361,13 +366,15 @@ def _garbled(server: str, what: str, exc: Exception) -> KubeApiError:
         return KubeApiError(
             f"The Kubernetes API at {server} answered the request to {what} with {exc}, deeper than any "
             "Kubernetes object, so OpsAgent did not read it. Something between OpsAgent and the API server may be "
-            "broken or hostile: tell the user, and use other evidence (metrics, logs) meanwhile.",
+            "broken or hostile.",
+            hint=TELL_AND_MOVE_ON,
             code=200,
             reason="TooDeep",
         )
     return KubeApiError(
         f"The server at {server} answered the request to {what} with something that is not a Kubernetes object "
-        f"({exc}). tools.kubernetes may point at something other than an API server: tell the user.",
+        f"({exc}). tools.kubernetes may point at something other than an API server.",
+        hint="Tell the user.",
         code=200,
         reason="Garbled",
     )
@@ -375,8 +382,9 @@ def _garbled(server: str, what: str, exc: Exception) -> KubeApiError:
 
 def _credentials_failed(exc: ConfigError) -> KubeApiError:
     return KubeApiError(
-        f"Could not obtain Kubernetes credentials ({exc}): the kubeconfig's token file or exec plugin failed. "
-        "This is configuration: tell the user, and use other evidence meanwhile.",
+        f"Could not obtain Kubernetes credentials ({exc}): the kubeconfig's token file or exec plugin failed, "
+        "which is configuration.",
+        hint="Tell the user, and use other evidence meanwhile.",
         code=0,
         reason="Credentials",
     )

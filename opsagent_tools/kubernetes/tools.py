@@ -213,4 +213,15 @@ def kubernetes_tools(
         k8s_rollout_history: "the deployment's state, then each revision: created, pods, images, change-cause, changes",
         k8s_resource_usage: "one line per container or node: cpu and memory against limits, worst first",
     }
-    return [tool_from_function(fn, timeout=settings.timeout_s, returns=text) for fn, text in returns.items()]
+    said = {  # for people: what each does (its docstring is the model's)
+        k8s_pods: "List a workload's pods with their status and restarts",
+        k8s_describe: "Describe one Kubernetes object: its state, containers and events",
+        k8s_events: "List recent Kubernetes events, grouped",
+        k8s_logs: "Read a pod's container logs, messages grouped",
+        k8s_rollout_history: "List a deployment's revisions and what changed in each",
+        k8s_resource_usage: "Show live CPU and memory per pod or node, against limits",
+    }
+    return [
+        tool_from_function(fn, summary=said[fn], timeout=settings.timeout_s, returns=text)
+        for fn, text in returns.items()
+    ]

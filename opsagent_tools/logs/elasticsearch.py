@@ -17,7 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernel import Redactor, ToolFailure
 from opsagent_tools.bounded_json import load_json
 from opsagent_tools.logs.records import FieldNames, parse_timestamp, record_from_document
-from opsagent_tools.logs.search import LEVELS, LogQuery, LogRecord, LogSearchResult, MessageGroup, level_words
+from opsagent_tools.logs.search import (
+    LEVELS,
+    LOGS_DOWN_HINT,
+    LogQuery,
+    LogRecord,
+    LogSearchResult,
+    MessageGroup,
+    level_words,
+)
 from opsagent_tools.logs.source_redaction import redact_in_order
 
 QUERY_SYNTAX = (
@@ -200,7 +208,8 @@ class ElasticsearchBackend:
         except httpx.HTTPError as exc:
             raise ToolFailure(
                 f"Cannot reach Elasticsearch at {self._settings.url} ({type(exc).__name__}: {exc}). It may be down or "
-                "tools.logs.elasticsearch.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
+                "tools.logs.elasticsearch.url wrong.",
+                hint=LOGS_DOWN_HINT,
             ) from None
         try:
             answer = load_json(response.content)
@@ -218,12 +227,14 @@ class ElasticsearchBackend:
         if status == 404:
             raise ToolFailure(
                 f"Elasticsearch has no such index ({reason}; searched {where}). tools.logs.elasticsearch.index may be "
-                "wrong: tell the user."
+                "wrong.",
+                hint="Tell the user.",
             )
         if status in (401, 403):
             raise ToolFailure(
                 f"Elasticsearch refused the credentials (HTTP {status}: {reason}). Credentials are configuration "
-                "(tools.logs.elasticsearch: username, password_env, api_key_env): tell the user, and use other evidence."
+                "(tools.logs.elasticsearch: username, password_env, api_key_env).",
+                hint=LOGS_DOWN_HINT,
             )
         raise ToolFailure(
             f"Elasticsearch failed with HTTP {status}: {reason}. Try a shorter window or a narrower query; "

@@ -18,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernel import ToolFailure
 from opsagent_tools.logs.records import guess_level, parse_timestamp, record_from_document, structured_fields
-from opsagent_tools.logs.search import LogQuery, LogRecord, LogSearchResult, MessageGrouper, canonical_level
+from opsagent_tools.logs.search import (
+    LOGS_DOWN_HINT,
+    LogQuery,
+    LogRecord,
+    LogSearchResult,
+    MessageGrouper,
+    canonical_level,
+)
 from opsagent_tools.logs.source_redaction import RecordRedaction
 from opsagent_tools.model_regex import SYNTAX, compile_model_regex
 
@@ -73,7 +80,8 @@ class FileLogBackend:
         if not root.is_dir():
             raise ToolFailure(
                 f"The log directory {root} does not exist or is not a directory. "
-                "This is a configuration problem (tools.logs.files.directory): tell the user, and use other evidence."
+                "This is a configuration problem (tools.logs.files.directory).",
+                hint=LOGS_DOWN_HINT,
             )
         scan = _Scan(q, text_matcher(q.query))
         files = 0

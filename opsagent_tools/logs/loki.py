@@ -20,6 +20,7 @@ from opsagent_tools.bounded_json import load_json
 from opsagent_tools.logs.records import record_from_line
 from opsagent_tools.logs.search import (
     LEVELS,
+    LOGS_DOWN_HINT,
     LogQuery,
     LogRecord,
     LogSearchResult,
@@ -167,8 +168,9 @@ class LokiBackend:
             ) from None
         except httpx.HTTPError as exc:
             raise ToolFailure(
-                f"Cannot reach Loki at {url} ({type(exc).__name__}: {exc}). Loki may be down or tools.logs.loki.url wrong: "
-                "tell the user, and use other evidence (metrics, deploys) meanwhile."
+                f"Cannot reach Loki at {url} ({type(exc).__name__}: {exc}). Loki may be down or tools.logs.loki.url "
+                "wrong.",
+                hint=LOGS_DOWN_HINT,
             ) from None
         body = response.text.strip()[:300]
         if response.status_code == 400:
@@ -180,7 +182,8 @@ class LokiBackend:
         if response.status_code in (401, 403):
             raise ToolFailure(
                 f"Loki refused the credentials (HTTP {response.status_code}: {body}). Credentials are configuration "
-                "(tools.logs.loki: username, password_env, token_env, tenant_id): tell the user, and use other evidence."
+                "(tools.logs.loki: username, password_env, token_env, tenant_id).",
+                hint=LOGS_DOWN_HINT,
             )
         if response.status_code != 200:
             raise ToolFailure(

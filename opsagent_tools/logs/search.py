@@ -14,7 +14,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from kernel import DEFAULT_REDACTOR, Redactor
+from opsagent_tools.hints import tell_the_user
 from opsagent_tools.names import capped, unknown_name
+
+LOGS_DOWN_HINT = tell_the_user("metrics, deploys")
+"""The model's hint when the logs cannot be read until a person fixes the backend or its settings."""
 
 LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
 """Canonical severities, lowest first; a query's level is a minimum."""

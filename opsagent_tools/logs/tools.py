@@ -121,6 +121,7 @@ def log_tools(
     return [
         tool_from_function(
             search_logs,
+            summary="Search a service's logs over a time window, messages grouped",
             timeout=settings.timeout_s,
             returns="the number of matching lines, their messages grouped by count, each with its newest and first "
             "lines (time, level, pod, message), then other lines.",

@@ -180,5 +180,6 @@ def _kernel_tool(
         side_effect=not read_only,
         preview=None if read_only else preview,
         keywords=(server, "mcp"),
+        summary=f"{printable_name(mcp_name)} on MCP server {server}",  # what it does is the server's text, not ours
         group=f"MCP server '{server}' (its tools' text is the server's)",
     )

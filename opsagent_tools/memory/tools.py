@@ -75,7 +75,10 @@ def similar_incidents_tool(memory: IncidentMemory, *, now: Callable[[], datetime
     Cite the past incident only for what it suggested; the evidence must come from this incident's own tools."""
 
     return tool_from_function(
-        similar_incidents, timeout=30.0, returns="past incidents with their verdict, feedback and age, as leads"
+        similar_incidents,
+        summary="Find past incidents like this one, with their verdicts",
+        timeout=30.0,
+        returns="past incidents with their verdict, feedback and age, as leads",
     )
 
 

@@ -253,8 +253,14 @@ def metrics_tools(
         tool_from_function(
             query_metrics,
             name=QUERY_TOOL,
+            summary="Read a service's metrics over a time window",
             timeout=tool_timeout,
             returns="a one-line change summary, the values in relative time per series, and the PromQL used",
         ),
-        tool_from_function(list_metrics, timeout=tool_timeout, returns="aliases, services or metric names"),
+        tool_from_function(
+            list_metrics,
+            summary="List the metrics and services that can be queried",
+            timeout=tool_timeout,
+            returns="aliases, services or metric names",
+        ),
     ]

@@ -120,8 +120,8 @@ class GitHubApi:
                 wait = f"it resets at {at} (in about {max(0, round(reset - time.time()))} s)"
             tip = "" if self.headers().get("Authorization") else f" Setting ${self.token_env} raises the limit."
             return ToolFailure(
-                f"GitHub API rate limit reached ({status}: {message}); {wait}. Do not retry before then: "
-                f"use other evidence meanwhile.{tip}"
+                f"GitHub API rate limit reached ({status}: {message}); {wait}.{tip}",
+                hint="Do not retry before then: use other evidence meanwhile.",
             )
         if status == 401:
             return ToolFailure(f"GitHub rejected the token in ${self.token_env} (401: {message}). It needs renewing.")

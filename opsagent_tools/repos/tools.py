@@ -147,11 +147,13 @@ def repo_tools(
     return [
         tool_from_function(
             read_repo_file,
+            summary="Read a file or directory of a repository at a given version",
             timeout=settings.tool_timeout_s,
             returns="a line '<repo>:<path> at <ref>, <size> bytes', then the file's text (or the directory's entries).",
         ),
         tool_from_function(
             compare_refs,
+            summary="Compare two versions of a repository: its commits and changed files",
             timeout=settings.tool_timeout_s,
             returns=(
                 "a first line like 'v2.13.2..v2.14.0 in order-service: 3 files changed, +14 -5', the commits, "

@@ -80,8 +80,18 @@ def runbook_tools(library: RunbookLibrary) -> list[Tool]:
     then its text (long ones are truncated with a handle for read_output). {ADVICE}"""
 
     return [
-        tool_from_function(search_runbooks, timeout=90.0, returns="ranked runbook ids, titles and when to use each"),
-        tool_from_function(read_runbook, timeout=90.0, returns="the runbook's front matter, then its Markdown text"),
+        tool_from_function(
+            search_runbooks,
+            summary="Search the runbooks for ones that fit the incident",
+            timeout=90.0,
+            returns="ranked runbook ids, titles and when to use each",
+        ),
+        tool_from_function(
+            read_runbook,
+            summary="Read one runbook",
+            timeout=90.0,
+            returns="the runbook's front matter, then its Markdown text",
+        ),
     ]
 
 

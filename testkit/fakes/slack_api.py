@@ -10,9 +10,10 @@ import itertools
 import json
 import secrets
 import time
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl
 
 from aiohttp import web
@@ -95,8 +96,13 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
     fake lacks gets `unknown_method`, as on Slack. Delays end at once when the server closes.
     """
 
+    made: ClassVar[weakref.WeakSet[SlackFake]] = weakref.WeakSet()
+    """Every fake alive, so a suite-wide check can read what each was sent (tests/conftest.py: no hint for the
+    model reaches Slack)."""
+
     def __init__(self, *, token: str = BOT_TOKEN, **workspace: Any) -> None:
         """`token` is the bot token the fake accepts; `workspace` are `SlackWorkspace`'s identities and seeds."""
+        SlackFake.made.add(self)
         LocalServer.__init__(self)
         SlackWorkspace.__init__(self, **workspace)
         InjectedFaults.__init__(self)
@@ -152,6 +158,12 @@ class SlackFake(SlackWorkspace, InjectedFaults, LocalServer):
         key = secrets.token_hex(8)
         self._response_urls[key] = {"channel": channel, "message_ts": message_ts, "user": user, "uses": 0}
         return f"{self.url}/actions/{key}"
+
+    def sent(self, since: int = 0) -> Iterator[tuple[str, str]]:
+        """What each request (from the `since`-th on) carried, as (method, its parameters as JSON): every text,
+        block and modal people see."""
+        for call in self.calls[since:]:
+            yield call.method, json.dumps(call.params, ensure_ascii=False)
 
     def calls_to(self, method: str) -> list[ApiCall]:
         return [call for call in self.calls if call.method == method]

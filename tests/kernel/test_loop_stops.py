@@ -115,7 +115,7 @@ async def test_varied_replies_without_an_action_exhaust_as_unparsable(tools):
     )
     assert trail(result) == [(None, ErrorKind.FORMAT)] * 4
     assert result.stop_reason is StopReason.UNPARSABLE_EXHAUSTED
-    assert result.detail == f"stuck after step 4: {result.steps[3].observation}"
+    assert result.detail == f"stuck after step 4: {result.steps[3].said}", "the words for people, not the hint"
 
 
 async def test_calls_after_the_stopping_step_in_its_turn_are_not_run(tools, backend):
@@ -125,7 +125,7 @@ async def test_calls_after_the_stopping_step_in_its_turn_are_not_run(tools, back
     result = await run(tools, [native_turn(stuck, stuck, stuck, ROLLBACK)], policy=FULL, salvage=False)
     assert trail(result) == [("query_metrics", ErrorKind.BAD_ARGS)] * 3 + [("rollback_deployment", ErrorKind.NOT_RUN)]
     assert result.stop_reason is StopReason.TOOL_ERROR_EXHAUSTED
-    assert result.detail == f"stuck after step 3: {result.steps[2].observation}"
+    assert result.detail == f"stuck after step 3: {result.steps[2].said}"
     assert result.steps[3].observation == (
         "[ToolError] not_run: 'rollback_deployment' was not run: the run is stopping (tool_error_exhausted)."
     )

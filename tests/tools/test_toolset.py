@@ -11,6 +11,8 @@ import pytest
 
 import opsagent_tools
 from bot.eval.memory import NoIncidents
+from kernel.catalogue import catalogue_of
+from kernel.observations import ObservationStore, read_output_tool
 from opsagent_tools.changes import ChangesSettings
 from opsagent_tools.demo_incident import DEMO_SECRET_ENV, write_demo_incident
 from opsagent_tools.discovery import DiscoveryFamily, DiscoverySettings
@@ -54,6 +56,25 @@ def test_the_catalogue_keeps_the_order_the_model_has_always_read(demo):
     kinds = discover.spec.parameters["properties"]["kind"]["enum"]
     assert kinds[:3] == ["prometheus_metrics", "prometheus_labels", "prometheus_series"]
     assert kinds[3:] == ["kubernetes_namespaces", "kubernetes_workloads"], "the listings follow the families' order"
+
+
+def test_every_tool_has_a_summary_for_people_of_one_line_that_is_not_the_models_description(demo):
+    settings = demo.model_copy(update={"kubernetes": CLUSTER})
+    cluster = KubeApi.from_server(CLUSTER, NEVER_CALLED, "never sent")
+    registry = build_tools(
+        settings, runbooks=runbooks(), memory=NoIncidents(), kube=cluster, environ={DEMO_SECRET_ENV: "s"}
+    )
+    built_in = [read_output_tool(ObservationStore(page_tokens=500)), catalogue_of(registry).offering("x", 2).tool()]
+    tools = [*registry, *built_in]
+    assert len(tools) == 20
+    for tool in tools:
+        assert tool.summary.strip(), f"{tool.name} has no summary for people"
+        assert "\n" not in tool.summary, tool.name
+        assert len(tool.summary) <= 100, tool.name
+        assert tool.summary != tool.description, f"{tool.name}'s summary is the model's description"
+    rollback = registry.get("rollback_deployment")
+    assert rollback is not None
+    assert rollback.summary == "Roll a service back to an earlier version, through the deployment system's webhook"
 
 
 def test_tools_always_pins_by_name_and_each_tool_carries_its_family_and_its_keywords(demo):
@@ -119,7 +140,7 @@ NOT_FAMILIES = {"demo_cluster"}
 def test_every_family_has_its_settings_tools_and_check():
     root = Path(opsagent_tools.__file__).parent
     rooms = {module.name for module in pkgutil.iter_modules([str(root)]) if module.ispkg}
-    assert NOT_FAMILIES <= rooms, "a room named here as no family is gone: drop it from the list"
+    assert rooms >= NOT_FAMILIES, "a room named here as no family is gone: drop it from the list"
     families = sorted(rooms - NOT_FAMILIES)
     assert len(families) == 10, families
     for family in families:

@@ -103,7 +103,7 @@ class Harness:
             call=call,
             args_hash=call.args_hash(),
             thought="v2.14.0 broke checkout",
-            description="Roll a service back.",
+            summary="Roll a service back.",
         )
         hook = self.broker.confirm_hook(run_id, "C_INCIDENT", "1796007000.000100", requested_by)
         deferred = await hook(request)

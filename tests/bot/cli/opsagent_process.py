@@ -17,6 +17,9 @@ OPSAGENT = Path(sys.executable).with_name("opsagent")
 UNSET_PREFIXES = ("OPSAGENT_", "OPENAI_", "ANTHROPIC_", "SLACK_")
 UNSET = ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS")
 RUN_TIMEOUT_S = 90
+PRINTED: list[tuple[tuple[str, ...], str]] = []
+"""Each run's arguments and all it printed, for the check that no words for the model reach the terminal
+(tests/bot/cli/conftest.py)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ async def opsagent(*args: object, cwd: Path, env: dict[str, str] | None = None, 
     async with asyncio.timeout(RUN_TIMEOUT_S):
         out, err = await proc.communicate(stdin)
     assert proc.returncode is not None
+    PRINTED.append((tuple(map(str, args)), out.decode() + err.decode()))
     return Ran(proc.returncode, out.decode(), err.decode())
 
 
@@ -97,4 +101,5 @@ async def on_a_terminal(
     async with asyncio.timeout(30):
         await proc.wait()
     assert proc.returncode is not None
+    PRINTED.append((tuple(map(str, args)), shown.decode(errors="replace")))
     return proc.returncode, shown.decode(errors="replace")

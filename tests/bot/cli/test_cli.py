@@ -13,6 +13,7 @@ from opsagent_process import environment, opsagent
 from bot.cli.main import main
 from samples.demo_config import write_demo_config
 from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
+from testkit.model_words import model_directed
 from testkit.servers.local_server import free_port
 
 
@@ -58,7 +59,8 @@ def test_tools_call_against_a_real_prometheus(capsys, tmp_path, prometheus):
 def test_tools_call_unknown_tool_lists_the_available_ones(capsys, demo_config):
     code, out, _ = cli(capsys, "--config", demo_config, "tools", "call", "get_metrics")
     assert code == 1
-    assert out.startswith("[ToolError] unknown_tool: Unknown tool 'get_metrics'. Available tools: 'query_metrics',")
+    assert out.startswith("Unknown tool 'get_metrics'. Available tools: 'query_metrics',"), "a person's words"
+    assert model_directed(out) == [], "not the model's hint (call one of these, or finish)"
 
 
 def test_tools_call_with_bad_json_says_how_to_fix_it(capsys, demo_config):
@@ -76,6 +78,7 @@ def test_side_effects_are_refused_under_the_default_policy(capsys, tmp_path, mon
     code, out, _ = cli(capsys, "--config", config, "tools", "call", "rollback_deployment", "--args", args)
     assert code == 1
     assert "side effects are disabled by policy (read_only)" in out
+    assert model_directed(out) == [], "not the model's hint (use a read-only tool, or ask the user)"
 
 
 def test_check_reaches_every_backend(capsys, demo_config):

@@ -39,7 +39,7 @@ def request(thought: str = "Why: v3.8.0 broke checkout.", call: ToolCall = ROLLB
         call=call,
         args_hash=call.args_hash(),
         thought=thought,
-        description="Roll a service back to an earlier version.",
+        summary="Roll a service back to an earlier version.",
     )
 
 

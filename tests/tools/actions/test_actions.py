@@ -138,7 +138,7 @@ async def test_receiver_refusal_is_reported_as_not_run(receiver):
     result = await run(tools_for(receiver.url), SideEffectPolicy(mode=SideEffectMode.FULL), confirm)
     assert result.steps[0].observation == (
         "[ToolError] exception: 'rollback_deployment' failed: the action webhook refused the action (HTTP 409): "
-        '{"status": "queued", "code": 409}. It did not run; tell the user what the receiver said.'
+        '{"status": "queued", "code": 409}. It did not run. Tell the user what the receiver said.'
     )
     assert result.steps[0].headline == "", "the step's error shows instead"
 

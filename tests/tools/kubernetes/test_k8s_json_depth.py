@@ -29,7 +29,10 @@ async def test_a_body_nested_200k_deep_is_a_clear_tool_error(tools, cluster, pat
     assert outcome.error.kind is ErrorKind.EXCEPTION
     assert f"answered the request to {'list pods' if tool == 'k8s_pods' else 'get deployment'}" in outcome.text
     assert f"with JSON nested deeper than {MAX_JSON_DEPTH} levels, deeper than any Kubernetes object" in outcome.text
-    assert "tell the user, and use other evidence" in outcome.text
+    assert "Tell the user, and use other evidence" in outcome.text, "the model is told what to do"
+    assert outcome.error is not None
+    assert "Tell the user" not in outcome.error.said, "a person is told what is wrong, not what the model should do"
+    assert outcome.error.said.endswith("may be broken or hostile.")
     assert "Recursion" not in outcome.text
     assert "Traceback" not in outcome.text
 

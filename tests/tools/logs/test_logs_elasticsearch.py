@@ -194,7 +194,7 @@ async def test_api_key_and_basic_auth_come_from_named_environment_variables(monk
     assert refused.text == PREFIX + (
         "Elasticsearch refused the credentials (HTTP 401: security_exception: missing authentication credentials for "
         "REST request [/logs-*/_search]). Credentials are configuration (tools.logs.elasticsearch: "
-        "username, password_env, api_key_env): tell the user, and use other evidence."
+        "username, password_env, api_key_env). Tell the user, and use other evidence (metrics, deploys) meanwhile."
     )
 
 
@@ -245,7 +245,7 @@ async def test_missing_index_server_errors_and_partial_failures():
         half = await search(tools_with(es), service="order-service")
     assert missing.text == PREFIX + (
         f"Elasticsearch has no such index (index_not_found_exception: no such index [logs-prod]; searched {es.url} "
-        "index logs-prod). tools.logs.elasticsearch.index may be wrong: tell the user."
+        "index logs-prod). tools.logs.elasticsearch.index may be wrong. Tell the user."
     )
     assert unavailable.text == PREFIX + (
         "Elasticsearch failed with HTTP 503: cluster_block_exception: blocked by: [SERVICE_UNAVAILABLE/1/state not "
@@ -270,5 +270,5 @@ async def test_a_hanging_cluster_times_out_and_a_closed_port_is_unreachable():
     down = await search_logs(log_tools(settings, now=lambda: NOW), service="order-service")
     assert down.text == PREFIX + (
         f"Cannot reach Elasticsearch at {url} (ConnectError: All connection attempts failed). It may be down or "
-        "tools.logs.elasticsearch.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
+        "tools.logs.elasticsearch.url wrong. Tell the user, and use other evidence (metrics, deploys) meanwhile."
     )

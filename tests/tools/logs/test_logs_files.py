@@ -196,7 +196,7 @@ async def test_missing_directory_and_lines_without_timestamps_are_explained(tmp_
     outcome = await search_logs(tools_for(tmp_path / "nope"), service="x")
     assert outcome.text == (
         f"[ToolError] exception: 'search_logs' failed: The log directory {tmp_path / 'nope'} does not exist or is not "
-        "a directory. This is a configuration problem (tools.logs.files.directory): tell the user, and use other evidence."
+        "a directory. This is a configuration problem (tools.logs.files.directory). Tell the user, and use other evidence (metrics, deploys) meanwhile."
     )
     write(tmp_path / "odd.log", ["no timestamp here", "nor here", f"{stamp(1)} ERROR real"])
     text = await search(tools_for(tmp_path), service="odd")

@@ -244,7 +244,7 @@ async def test_server_errors_and_bad_credentials_say_what_to_do():
     )
     assert refused.text == PREFIX + (
         "Loki refused the credentials (HTTP 401: no org id). Credentials are configuration (tools.logs.loki: "
-        "username, password_env, token_env, tenant_id): tell the user, and use other evidence."
+        "username, password_env, token_env, tenant_id). Tell the user, and use other evidence (metrics, deploys) meanwhile."
     )
 
 
@@ -264,7 +264,7 @@ async def test_connection_refused_names_the_url():
     outcome = await search_logs(log_tools(settings, now=lambda: NOW), service="order-service")
     assert outcome.text == PREFIX + (
         f"Cannot reach Loki at {url} (ConnectError: All connection attempts failed). Loki may be down or "
-        "tools.logs.loki.url wrong: tell the user, and use other evidence (metrics, deploys) meanwhile."
+        "tools.logs.loki.url wrong. Tell the user, and use other evidence (metrics, deploys) meanwhile."
     )
 
 

@@ -140,7 +140,8 @@ async def test_the_approval_card_shows_the_name_the_server_receives(hostile):
     )
     shown = json.dumps(card.blocks, ensure_ascii=False)
     assert "hostile__incident_note" in shown, "the call, as the model made it"
-    assert "[MCP server 'hostile', tool 'incident.note'; side effect" in shown, "and what the server receives"
+    assert "*What it does:* 'incident.note' on MCP server hostile" in shown, "and what the server receives"
+    assert "text in" not in shown, "the words of the model's description are not the approver's"
 
 
 async def _approve(request):

@@ -32,7 +32,7 @@ SPIKE_QUERY = (
 async def call(tools: list[Tool], name: str, **args: Any) -> str:
     """One call through the kernel's Dispatcher, as a run makes it: the output, or the error the model would see."""
     result = await dispatch_call(tools, name, **args)
-    return result.error.message if result.error else result.text
+    return result.error.said if result.error else result.text
 
 
 @pytest.fixture

@@ -144,7 +144,8 @@ async def test_rate_limit_says_when_it_resets(server: FakeModelServer, github: G
     message = str(caught.value)
     assert message.startswith("GitHub API rate limit reached (403: API rate limit exceeded for user ID 1.)")
     assert f"it resets at {datetime.fromtimestamp(reset, UTC):%H:%M:%S} UTC" in message
-    assert "Do not retry before then" in message
+    assert caught.value.hint == "Do not retry before then: use other evidence meanwhile.", "the model's words apart"
+    assert "retry" not in message
     assert TOKEN not in message
 
 
