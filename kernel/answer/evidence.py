@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from kernel.answer.claims import ClaimRole, key, statements
 from kernel.answer.findings import Confidence, Findings
 from kernel.answer.grounding import Observations
+from kernel.answer.grounding import Step as ObservedStep
 from kernel.calls import FINISH_TOOL, ToolCall
 from kernel.tool_errors import ErrorKind
 
@@ -31,23 +32,12 @@ class _Approval(Protocol):
     def at(self) -> datetime | None: ...
 
 
-class Step(Protocol):
-    """What the gate reads of a step: `kernel.trace.Step` (which imports this module, hence a protocol)."""
+class Step(ObservedStep, Protocol):
+    """What the gate reads of a step: what grounding reads, and its approval (`kernel.trace.Step`, which imports this
+    module, hence a protocol)."""
 
     @property
-    def index(self) -> int: ...
-    @property
-    def call(self) -> ToolCall | None: ...
-    @property
-    def error(self) -> ErrorKind | None: ...
-    @property
-    def observation(self) -> str: ...
-    @property
-    def headline(self) -> str: ...
-    @property
     def approval(self) -> _Approval | None: ...
-    @property
-    def pending(self) -> bool: ...
 
 
 _ORDER = (Confidence.INCONCLUSIVE, Confidence.LIKELY, Confidence.CONFIRMED)
