@@ -87,7 +87,8 @@ class DurableRun:
         else:
             result = await self._stretch(self.agent.events_from(checkpoint, control=control), first=True)
         while result.pending_steps():
-            await self._save(RunStatus.AWAITING_APPROVAL, result)
+            # Its approval message is posted: a person may click at once, and the click waits for this save.
+            await self._save(RunStatus.AWAITING_APPROVAL, result, urgent=True)
             waiting = {step.index: step.approval.approval_id for step in result.pending_steps() if step.approval}
             self._approvals.update(waiting)
             ids = list(waiting.values())
