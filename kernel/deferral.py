@@ -23,6 +23,7 @@ from pydantic import Field
 from kernel.llm import ToolSpec
 from kernel.tool_errors import ToolFailure
 from kernel.tool_index import purpose
+from kernel.tool_output import ToolOutput
 from kernel.tools import Tool, tool_from_function
 
 LOAD_TOOLS_TOOL = "load_tools"
@@ -60,7 +61,7 @@ def index_lines(tools: Sequence[Tool]) -> list[str]:
 async def _load_tools(
     names: Annotated[list[str], Field(description="Tool names from the list.")] = [],  # noqa: B006 - never mutated
     query: Annotated[str, Field(description="Or words for what you need: the best matches load.")] = "",
-) -> str:
+) -> ToolOutput:
     """(the index is the description; see `load_tools_spec`)"""
     raise NotImplementedError("the per-run tool binds its offering")
 
@@ -108,16 +109,19 @@ class Offering:
         if not self.paging:
             self.paging, self._current = True, None
 
-    def load(self, names: Sequence[str], query: str) -> str:
-        """Load tools by name or by query, and say which (with their signatures) or why none; a `ToolFailure`
-        when nothing could be loaded. Pure but for the run's offer: a resumed run replays it from the trace."""
+    def load(self, names: Sequence[str], query: str) -> ToolOutput:
+        """Load tools by name or by query, and say which (with their signatures) or why none, to the model and, in
+        a headline, to people; a `ToolFailure` when nothing could be loaded. Pure but for the run's offer: a
+        resumed run replays it from the trace."""
         unknown = [name for name in names if name not in self.tools]
         chosen = [name for name in dict.fromkeys(names) if name in self.tools]
         if query.strip():
             chosen += [n for n in self.offers.search(query, tuple(self.tools), QUERY_LOADS) if n not in chosen]
         if not chosen:
             asked = f"no tool matches {query!r}" if query.strip() and not names else "no tool has that name"
-            raise ToolFailure(f"{asked}{_unknown(unknown)}. Give names from load_tools' list, or other words in query.")
+            raise ToolFailure(
+                f"{asked}{_unknown(unknown)}.", hint="Give names from load_tools' list, or other words in query."
+            )
         offered = set(self.current().names)
         new = [name for name in chosen if name not in offered]
         self.loaded = self.loaded.union(new)
@@ -125,7 +129,9 @@ class Offering:
         said = f"Loaded {', '.join(new)}: offered in full from your next turn on." if new else ""
         already = [name for name in chosen if name in offered]
         also = f"Already offered: {', '.join(already)}." if already else ""
-        return " ".join(part for part in (said, also, _unknown(unknown).strip("; ").capitalize()) if part)
+        text = " ".join(part for part in (said, also, _unknown(unknown).strip("; ").capitalize()) if part)
+        shown = f"loaded the schemas of {', '.join(new)}" if new else f"already offered: {', '.join(already)}"
+        return ToolOutput(text, headline=shown)
 
     def replay(self, args: Mapping[str, Any]) -> None:
         """Load again what a recorded `load_tools` call loaded (it succeeded, so its arguments were valid)."""
@@ -135,7 +141,7 @@ class Offering:
     def tool(self) -> Tool:
         """The run's `load_tools`, bound to this offering."""
 
-        async def load_tools(names: list[str] = [], query: str = "") -> str:  # noqa: B006 - never mutated
+        async def load_tools(names: list[str] = [], query: str = "") -> ToolOutput:  # noqa: B006 - never mutated
             return self.load(names, query)
 
         built = _LOAD_TOOLS

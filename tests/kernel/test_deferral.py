@@ -101,6 +101,9 @@ async def test_loaded_schemas_are_offered_natively_from_the_next_turn_and_the_tr
     result = await Agent(llm=model, tools=registry(), context=CORE3).run(TASK)
     assert result.ok
     assert result.steps[0].observation == "Loaded search_logs, compare_refs: offered in full from your next turn on."
+    assert result.steps[0].headline == "loaded the schemas of search_logs, compare_refs", (
+        "people's words, not the model's"
+    )
     first, second, third = offered(model)
     assert "search_logs" not in first
     assert second == ["query_metrics", "search_logs", "k8s_pods", "k8s_events", "compare_refs", *first[-2:]]
@@ -156,6 +159,7 @@ async def test_load_tools_says_what_it_could_not_load_and_fails_clearly_when_not
         "Give names from load_tools' list, or other words in query."
     )
     assert some == "Loaded search_logs: offered in full from your next turn on. Not tools here: 'nope'"
+    assert result.steps[0].said == "'load_tools' failed: no tool has that name; not tools here: 'no_such_tool'."
     assert "no tool matches 'zzz qqq'" in no_match
 
 
