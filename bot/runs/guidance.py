@@ -119,8 +119,10 @@ class RunGuidance:
                 run.control.guide(Guidance(by=kept.name or kept.user, text=kept.text, at=kept.at, ref=ref))
 
     async def resumed(self, run: ActiveRun, checkpoint: RunResult | None) -> None:
-        """A run starts or resumes here: what its checkpoint took is given; what came meanwhile goes to it now."""
-        run.guided = {taken.guidance.ref for taken in checkpoint.guidance} if checkpoint is not None else set()
+        """A run starts or resumes here: what its checkpoint took is given; what came meanwhile goes to it now. Added
+        to what this process gave it already: a message kept as the run started may have been given it before this."""
+        if checkpoint is not None:
+            run.guided.update(taken.guidance.ref for taken in checkpoint.guidance)
         await self.deliver(run.run_id)
 
     async def ended(self, record: RunRecord, result: RunResult) -> None:
