@@ -1,10 +1,16 @@
-"""The embedded run store's database: one SQLite file, its statements run on one worker thread per store.
+"""The embedded run store's database: one SQLite file, the default for a single replica.
+
+A statement runs on the event loop's own thread, on a connection that never waits for a lock: it takes tens of
+microseconds, where a hop to a thread and back took tens of milliseconds once the loop was busy (bench suite r: a
+click waited ~0.4 s for its run to take the decision, behind every run's checkpoints on the one thread they shared).
+What may wait goes to the store's worker thread, whose connection waits up to `busy_timeout_s` for the lock: a
+statement that met the file locked (another process writes to it, or the worker holds it), the migrations, the WAL's
+syncs and checkpoints. There what a person waits on (`urgent`) goes before routine statements.
 
 SQLite's own locking (WAL, a busy timeout) keeps two stores on one file atomic; notify reaches this process only.
 Every commit survives a crash of the process (WAL, `synchronous = NORMAL`); a `durable` write (the side-effect
 journal) also waits for the WAL to be synced to disk, one sync for every durable write committed before it (a group
-commit). An fsync per commit, on the one worker every run's checkpoint queues on, made a click wait ~0.6 s behind
-150 runs' writes (bench suite r).
+commit).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, TypeVar
 
+import structlog
+
 from bot.store.ports import Subscription
 from bot.store.protocol import SchemaVersionError, StoreUnavailableError
 from bot.store.records import utc_now
@@ -30,6 +38,7 @@ from bot.store.sql.database import Database, Row, as_utc
 from bot.store.sql.schema import NOT_MIGRATED, Dialect, bootstrap_sql, next_migration
 
 T = TypeVar("T")
+log = structlog.get_logger("opsagent.store")
 
 _LOCAL_TOPICS: dict[tuple[str, str], set[Subscription]] = {}
 """Subscriptions by (database file, topic): stores on one file in one process hear each other."""
@@ -87,6 +96,20 @@ class _Worker:
                 future.set_exception(error)
 
 
+def _checkpoint_wal(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
+class _Locked(Exception):
+    """The file was locked when a statement on the loop's connection asked for it: nothing was done, and the worker's
+    connection, which waits for the lock, runs it instead."""
+
+
+CHECKPOINT_EVERY = 200
+"""Statements between two WAL checkpoints on the worker's connection (a checkpoint copies the WAL into the database
+file and syncs it: disk work the event loop must not wait on)."""
+
+
 class SqliteDatabase(Database):
     """The `Database` of a run store in one SQLite file: the default, for a single replica."""
 
@@ -97,87 +120,121 @@ class SqliteDatabase(Database):
         self.path = path
         self._busy_timeout_s = busy_timeout_s
         self._worker = _Worker(f"sqlite-run-store:{os.path.basename(path)}")
-        self._connection: sqlite3.Connection | None = None
-        """Opened and used only on the worker thread."""
+        self._here: sqlite3.Connection | None = None
+        """The event loop thread's connection: never waits for a lock (`_Locked` instead)."""
+        self._patient: sqlite3.Connection | None = None
+        """The worker thread's connection: waits up to `busy_timeout_s` for a lock."""
         self._closed = False
         self._subscriptions: dict[Subscription, tuple[str, str]] = {}
+        self._counting = threading.Lock()
+        """Guards the durable-write counts: a durable write commits on either thread."""
         self._durable_writes = 0
-        """Durable writes committed (counted on the worker thread)."""
+        """Durable writes committed."""
         self._synced_through = 0
         """The durable writes a sync has put on disk (the count when the last sync began)."""
         self._sync: asyncio.Future[None] | None = None
+        self._writes_since_checkpoint = 0
+        self._checkpoint: asyncio.Future[None] | None = None
 
     async def _call(self, work: Callable[[sqlite3.Connection], T], *, urgent: bool = False) -> T:
-        """Run `work` on the worker thread with the connection (`urgent`: before the queued routine statements);
-        SQLite's errors made clear."""
+        """Run `work` with a connection: on this thread if the file's lock is free, else on the worker thread once it
+        is (`urgent`: before the routine statements queued there); SQLite's errors made clear."""
         if self._closed:
             raise RuntimeError(f"the run store on {self.path} is closed")
-        return await asyncio.wrap_future(self._worker.submit(functools.partial(self._on_worker, work), urgent=urgent))
-
-    def _on_worker(self, work: Callable[[sqlite3.Connection], T]) -> T:
         try:
-            return work(self._open())
+            return self._explained(work, self._connection_here)
+        except _Locked:
+            return await self._on_worker(work, urgent=urgent)
+
+    async def _on_worker(self, work: Callable[[sqlite3.Connection], T], *, urgent: bool) -> T:
+        """Run `work` on the worker thread with its connection, which waits for the file's lock."""
+        if self._closed:
+            raise RuntimeError(f"the run store on {self.path} is closed")
+        future = self._worker.submit(functools.partial(self._explained, work, self._connection_patient), urgent=urgent)
+        return await asyncio.wrap_future(future)
+
+    def _explained(self, work: Callable[[sqlite3.Connection], T], connect: Callable[[], sqlite3.Connection]) -> T:
+        connection = connect()
+        try:
+            return work(connection)
         except sqlite3.OperationalError as error:
             if "no such table" in str(error):
                 raise SchemaVersionError(f"{NOT_MIGRATED} ({self.path}: {error})") from error
             if "locked" in str(error) or "busy" in str(error):
+                if connection is self._here:
+                    raise _Locked() from error
                 raise StoreUnavailableError(
                     f"SQLite database {self.path} stayed locked for {self._busy_timeout_s:g} s: another process "
                     "holds it; nothing was written, retry later"
                 ) from error
             raise
 
-    def _open(self) -> sqlite3.Connection:
-        if self._connection is None:
-            try:
-                connection = sqlite3.connect(
-                    self.path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False
-                )
-                connection.execute("PRAGMA journal_mode = WAL")
-                connection.execute("PRAGMA synchronous = NORMAL")  # durable through a process crash
-            except sqlite3.OperationalError as error:
-                raise StoreUnavailableError(
-                    f"cannot open SQLite database {self.path} ({error}): check that its directory exists and "
-                    "is writable"
-                ) from error
-            connection.row_factory = sqlite3.Row
-            self._connection = connection
-        return self._connection
+    def _connection_here(self) -> sqlite3.Connection:
+        if self._here is None:
+            self._here = self._connect(busy_timeout_s=0.0)
+        return self._here
+
+    def _connection_patient(self) -> sqlite3.Connection:
+        if self._patient is None:
+            self._patient = self._connect(busy_timeout_s=self._busy_timeout_s, check_same_thread=False)
+        return self._patient
+
+    def _connect(self, *, busy_timeout_s: float, check_same_thread: bool = True) -> sqlite3.Connection:
+        try:
+            connection = sqlite3.connect(
+                self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=check_same_thread
+            )
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")  # durable through a process crash
+            connection.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints are the worker's (`_checkpointed`)
+        except sqlite3.OperationalError as error:
+            raise StoreUnavailableError(
+                f"cannot open SQLite database {self.path} ({error}): check that its directory exists and is writable"
+            ) from error
+        connection.row_factory = sqlite3.Row
+        return connection
 
     async def fetch(self, sql: str, *args: Any, idempotent: bool = True, urgent: bool = False) -> list[Row]:
         params = [_param(arg) for arg in args]
-        return await self._call(
+        rows = await self._call(
             lambda db: [dict(row) for row in db.execute(_qmark(sql), params).fetchall()], urgent=urgent
         )
+        self._wrote()  # a fetch may write too (`UPDATE … RETURNING`)
+        return rows
 
     async def execute(
         self, sql: str, *args: Any, idempotent: bool = True, durable: bool = False, urgent: bool = False
     ) -> int:
         params = [_param(arg) for arg in args]
         if not durable:
-            return await self._call(lambda db: db.execute(_qmark(sql), params).rowcount, urgent=urgent)
+            changed = await self._call(lambda db: db.execute(_qmark(sql), params).rowcount, urgent=urgent)
+            self._wrote()
+            return changed
         changed, write = await self._call(
             lambda db: (db.execute(_qmark(sql), params).rowcount, self._count_durable()), urgent=urgent
         )
+        self._wrote()
         await self._synced(write)
         return changed
 
     def _count_durable(self) -> int:
-        self._durable_writes += 1
-        return self._durable_writes
+        with self._counting:
+            self._durable_writes += 1
+            return self._durable_writes
 
     async def _synced(self, write: int) -> None:
         """Wait until a sync that began after durable write number `write` committed has ended: every durable write
         waiting at once shares one sync."""
         while self._synced_through < write:
             if self._sync is None or self._sync.done():  # few writes are durable, and an action waits on each
-                self._sync = asyncio.ensure_future(self._call(self._sync_wal, urgent=True))
+                self._sync = asyncio.ensure_future(self._on_worker(self._sync_wal, urgent=True))
             await asyncio.shield(self._sync)
 
     def _sync_wal(self, db: sqlite3.Connection) -> None:
-        """Sync the WAL, and with it every commit before: a one-page commit with `synchronous = FULL` (the schema's
-        `user_version`, which nothing reads, is the page)."""
-        covered = self._durable_writes
+        """Sync the WAL, and with it every commit before, of either connection: a one-page commit with
+        `synchronous = FULL` (the schema's `user_version`, which nothing reads, is the page)."""
+        with self._counting:
+            covered = self._durable_writes
         db.execute("PRAGMA synchronous = FULL")
         try:
             db.execute(f"PRAGMA user_version = {covered % 2**31}")
@@ -185,9 +242,25 @@ class SqliteDatabase(Database):
             db.execute("PRAGMA synchronous = NORMAL")
         self._synced_through = covered
 
+    def _wrote(self) -> None:
+        """Count a statement; every `CHECKPOINT_EVERY`, copy the WAL into the database on the worker thread (a
+        passive checkpoint: writers and readers go on meanwhile). Its failure is logged; the next one retries."""
+        self._writes_since_checkpoint += 1
+        if self._writes_since_checkpoint < CHECKPOINT_EVERY or not (
+            self._checkpoint is None or self._checkpoint.done()
+        ):
+            return
+        self._writes_since_checkpoint = 0
+        self._checkpoint = asyncio.ensure_future(self._on_worker(_checkpoint_wal, urgent=False))
+        self._checkpoint.add_done_callback(self._checkpoint_failed)
+
+    def _checkpoint_failed(self, checkpoint: asyncio.Future[None]) -> None:
+        if not checkpoint.cancelled() and (error := checkpoint.exception()) is not None:
+            log.warning("sqlite_checkpoint_failed", path=self.path, error=repr(error)[:300])
+
     async def migrate(self) -> None:
         """Apply the missing migrations, each in its own `BEGIN IMMEDIATE` transaction; a no-op when current."""
-        await self._call(self._migrate)
+        await self._on_worker(self._migrate, urgent=False)
 
     def _migrate(self, db: sqlite3.Connection) -> None:
         while True:
@@ -210,15 +283,21 @@ class SqliteDatabase(Database):
                 return
 
     async def close(self) -> None:
-        """Close subscriptions, then the connection, then the worker thread."""
+        """Close subscriptions, then the loop's connection, then the worker's once what is queued there has run (the
+        last connection to close checkpoints the WAL), then the worker thread."""
         for subscription in list(self._subscriptions):
             await subscription.aclose()
         if self._closed:
             return
-        if self._connection is not None:
-            await self._call(lambda db: db.close())
+        if self._here is not None:
+            self._here.close()
+        await asyncio.wrap_future(self._worker.submit(self._close_patient, urgent=False))
         self._closed = True
         self._worker.shutdown()
+
+    def _close_patient(self) -> None:
+        if self._patient is not None:
+            self._patient.close()
 
     async def notify(self, topic: str, payload: str) -> None:
         """Deliver to this process's subscribers of the topic on this database file."""

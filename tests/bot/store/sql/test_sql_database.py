@@ -1,5 +1,5 @@
 """What both databases (`bot.store.sql.database`) share: aware UTC times, topics between two stores, a clear
-error for a SQLite file that cannot be opened.
+error for a SQLite file that cannot be opened; and how SQLite waits for a lock, syncs and checkpoints.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 from bot.store.factory import open_store
 from bot.store.protocol import RunStore, StoreUnavailableError
+from bot.store.sql import sqlite as sqlite_module
 from bot.store.sql.sqlite import SqliteDatabase
 from samples.store_records import a_run, an_approval
 
@@ -71,6 +72,52 @@ async def test_sqlite_runs_a_statement_a_person_waits_on_before_the_queued_routi
         await database.close()
     assert order[:2] == ["checkpoint 0", "click"], "the click goes before every statement still queued"
     assert order[2:] == [f"checkpoint {n}" for n in range(1, 20)], "each lane keeps its order"
+
+
+async def test_sqlite_waits_for_a_lock_off_the_event_loop_and_says_so_when_it_stays_held(tmp_path) -> None:
+    """A statement that meets the file locked waits on the worker thread: the loop goes on meanwhile; a lock held
+    past the busy timeout is a clear error, and nothing was written."""
+    path = str(tmp_path / "locked.db")
+    database = SqliteDatabase(path, busy_timeout_s=0.5)
+    other = sqlite3.connect(path, isolation_level=None)  # another process's write holds the file
+    try:
+        await database.execute("CREATE TABLE t (n INTEGER)")
+        other.execute("BEGIN IMMEDIATE")
+        write = asyncio.ensure_future(database.execute("INSERT INTO t VALUES (1)"))
+        turns = 0
+        while not write.done():
+            turns += 1
+            await asyncio.sleep(0.01)
+        assert turns > 10, "the loop ran on while the write waited for the lock"
+        with pytest.raises(StoreUnavailableError, match=r"stayed locked for 0.5 s: another process holds it"):
+            await write
+        other.execute("ROLLBACK")
+        assert await database.fetch("SELECT count(*) AS n FROM t") == [{"n": 0}]
+        await database.execute("INSERT INTO t VALUES (2)")  # the lock is free: written at once
+        assert await database.fetch("SELECT n FROM t") == [{"n": 2}]
+    finally:
+        other.close()
+        await database.close()
+
+
+async def test_sqlite_checkpoints_the_wal_into_the_database_file_as_it_goes(tmp_path, monkeypatch) -> None:
+    """The connections never checkpoint as they commit (that is disk work on the event loop): the worker copies
+    the WAL into the database file every `CHECKPOINT_EVERY` statements."""
+    monkeypatch.setattr(sqlite_module, "CHECKPOINT_EVERY", 10)
+    path = tmp_path / "wal.db"
+    database = SqliteDatabase(str(path))
+    try:
+        await database.execute("CREATE TABLE t (blob TEXT)")
+        empty = path.stat().st_size
+        for _ in range(20):
+            await database.execute("INSERT INTO t VALUES ($1)", "x" * 20_000)
+        for _ in range(500):
+            if path.stat().st_size > empty + 200_000:
+                break
+            await asyncio.sleep(0.01)
+        assert path.stat().st_size > empty + 200_000, "the rows reached the database file before the store closed"
+    finally:
+        await database.close()
 
 
 async def test_sqlite_durable_writes_return_once_a_sync_covers_them(tmp_path) -> None:
