@@ -7,6 +7,7 @@ the broker decides whether the click may settle this approval: its own message, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -57,7 +58,8 @@ class ApprovalUI(Protocol):
 DEFAULT_DENIAL_REASON = "denied in Slack"
 FAILED_REASON = "the approval request failed ({error})"
 POSTING_RECHECKS, POSTING_RECHECK_S = 20, 0.05
-"""How long a click waits for its approval message's ts to be recorded (1 s) before it is refused."""
+"""How long a click waits for its approval message's ts to be recorded (1 s) before it is refused: woken at once when
+this process records it, else re-reading the store at each recheck (posted by another process)."""
 RECHECK_S = 5.0
 """How often a waiting run re-reads its approval from the store (a safety net under `announce`/`wake`)."""
 MISSING_REASON = "the approval record is missing (lost with an in-memory store); ask again"
@@ -95,6 +97,8 @@ class ApprovalBroker:
         self._audit = audit
         """Where decisions, expiries, voids and refused clicks are recorded (the run store's audit log)."""
         self._waiters: dict[str, asyncio.Future[PendingApproval]] = {}
+        self._posting: dict[str, asyncio.Event] = {}
+        """Approvals this process is posting: each event is set once the message's ts is recorded (or it failed)."""
         self._settled_listeners: list[Callable[[PendingApproval], None]] = []
 
     def on_settled(self, listener: Callable[[PendingApproval], None]) -> None:
@@ -165,6 +169,7 @@ class ApprovalBroker:
             created_at=now,
             expires_at=now + timedelta(seconds=self._policy.ttl_s),
         )
+        recorded = self._posting[approval.approval_id] = asyncio.Event()
         try:
             await self._store.add(approval)
             log.info("approval_requested", **_audit(approval), kernel_run_id=request.run_id, user=by)
@@ -181,6 +186,9 @@ class ApprovalBroker:
             reason = RUN_STOPPED_REASON if stopped else FAILED_REASON.format(error=f"{type(exc).__name__}: {exc}")
             await self._settle(approval, ApprovalState.VOIDED, by=BROKER_USER, reason=reason)
             raise
+        finally:  # a click that beat the ts's write reads the approval again now
+            recorded.set()
+            self._posting.pop(approval.approval_id, None)
 
     async def _wait(self, approval: PendingApproval, waiter: asyncio.Future[PendingApproval]) -> PendingApproval:
         """The settled approval, once decided or voided, or expired at `expires_at`.
@@ -243,7 +251,12 @@ class ApprovalBroker:
         for _ in range(POSTING_RECHECKS):
             if approval is None or approval.message_ts or approval.state is not ApprovalState.PENDING:
                 break
-            await asyncio.sleep(POSTING_RECHECK_S)
+            recording = self._posting.get(approval.approval_id)
+            if recording is None:  # posted by another process: its write shows in the store
+                await asyncio.sleep(POSTING_RECHECK_S)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(recording.wait(), POSTING_RECHECK_S)
             approval = await self._store.get(approval.approval_id)
         return approval
 

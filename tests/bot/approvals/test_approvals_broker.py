@@ -11,6 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from bot.access.identity import Approvers
+from bot.approvals import broker as broker_module
 from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.approvals.outcomes import ApprovalRefusal, ApprovalRefused, Decided
 from bot.approvals.store import ApprovalState, InMemoryApprovalStore, PendingApproval
@@ -302,6 +303,27 @@ async def test_a_stop_while_the_request_is_being_posted_still_updates_the_messag
     task, approval = await h.ask()
     assert await task == Denied(by="U_BOB", reason="stopped by <@U_BOB>", at=T0)
     assert [(a.state, a.message_ts) for a in h.ui.shown] == [(ApprovalState.VOIDED, approval.message_ts)]
+
+
+async def test_a_click_that_beats_the_write_of_its_message_ts_is_decided_as_soon_as_it_is_written(h, monkeypatch):
+    """Slack shows the buttons before the broker records the message's ts: the click waits for that write, woken by
+    it in this process, not by the next re-read of the store (a minute here: the test would time out)."""
+    monkeypatch.setattr(broker_module, "POSTING_RECHECK_S", 60.0)
+    clicked: list[asyncio.Task] = []
+
+    async def click_while_posting() -> None:  # the message is in Slack; its ts is not stored yet
+        ts = f"1796007600.{len(h.ui.requests):06d}"
+        approval_id = h.ui.requests[-1].approval_id
+        decide = h.broker.decide(approval_id, user_id="U_BOB", channel="C_INCIDENT", message_ts=ts, approve=True)
+        clicked.append(asyncio.create_task(decide))
+        await asyncio.sleep(0)  # the click reads the approval before the post returns
+
+    h.ui.while_posting = click_while_posting
+    task, approval = await h.ask()
+    outcome = await asyncio.wait_for(clicked[0], 5)
+    assert isinstance(outcome, Decided)
+    assert outcome.approval.decided_by == "U_BOB"
+    assert await asyncio.wait_for(task, 5) == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
 
 
 # --- who may click, and which click counts ----------------------------------------------------------------
