@@ -5,7 +5,9 @@ microseconds, where a hop to a thread and back took tens of milliseconds once th
 click waited ~0.4 s for its run to take the decision, behind every run's checkpoints on the one thread they shared).
 What may wait goes to the store's worker thread, whose connection waits up to `busy_timeout_s` for the lock: a
 statement that met the file locked (another process writes to it, or the worker holds it), the migrations, the WAL's
-syncs and checkpoints. There what a person waits on (`urgent`) goes before routine statements.
+syncs and checkpoints. There what a person waits on (`urgent`) goes before routine statements. A large read (a
+long trace, a page of the audit log) holds the loop while SQLite answers it, about as long as decoding the same rows
+from PostgreSQL would.
 
 SQLite's own locking (WAL, a busy timeout) keeps two stores on one file atomic; notify reaches this process only.
 Every commit survives a crash of the process (WAL, `synchronous = NORMAL`); a `durable` write (the side-effect
@@ -60,8 +62,8 @@ def _param(value: Any) -> Any:
 
 
 class _Worker:
-    """The one thread a store's statements run on, with two lanes: what a person waits on (a click's approval)
-    goes before the routine statements queued (every run's checkpoints), each lane in order."""
+    """The thread where a store's statements wait (for the file's lock, for the disk), with two lanes: what a person
+    waits on (a click's approval) goes before the routine statements queued, each lane in order."""
 
     _STOP = 2
 
