@@ -61,7 +61,7 @@ async def describe_output(
             api.check_namespace(namespace)
             obj = await _get(kube, model, name, namespace)
             event_namespace = namespace
-        lines = await _event_lines(api, kube, model, name, event_namespace, now)
+        lines = await _event_lines(api, kube, model, name, event_namespace, now, redactor)
     match obj:
         case Pod():
             lines = pod_lines(obj, now, redactor) + lines
@@ -118,13 +118,19 @@ async def _get(
 
 
 async def _event_lines(
-    api: KubeApi, kube: KubeSession, model: type[Pod | Deployment | Node], name: str, namespace: str, now: datetime
+    api: KubeApi,
+    kube: KubeSession,
+    model: type[Pod | Deployment | Node],
+    name: str,
+    namespace: str,
+    now: datetime,
+    redactor: Redactor,
 ) -> list[str]:
     if not api.settings.allows(namespace):
         return [f"events: not read (node events are kept in namespace '{namespace}', which is not allowed)"]
     wanted = ObjectFilter(kind=model.__name__, name=name)
     events, _, failures = await fetch_events(kube, [namespace], wanted)
-    groups = group_events(events, wanted)
+    groups = group_events(events, wanted, redactor=redactor)
     if not groups:
         return ["events: none (they expire an hour after they last happen)", *[f"note: {f}" for f in failures]]
     return [f"events ({sum(g.count for g in groups)}):", *group_lines(groups[:EVENT_GROUPS], now)]

@@ -1,6 +1,8 @@
 """Kubernetes events, filtered by object, reason and type, grouped with counts and first/last seen.
 
-Both event shapes are read: core/v1's count and first/last timestamps, and the newer eventTime with a series.
+Both event shapes are read: core/v1's count and first/last timestamps, and the newer eventTime with a series. A
+message is redacted as it is read, before it is folded, grouped or cut: a secret cut in two would slip past the
+redactor that reads the whole observation later.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from datetime import datetime
 
 from lightkube.resources.core_v1 import Event
 
-from kernel import ToolFailure, ToolOutput
+from kernel import Redactor, ToolFailure, ToolOutput
 from opsagent_tools.kubernetes.api import KubeApi, KubeApiError, KubeSession, refuse_secrets
 from opsagent_tools.kubernetes.objects import age, ago
 from opsagent_tools.names import capped
@@ -112,11 +114,13 @@ def group_events(
     events: Iterable[Event],
     wanted: ObjectFilter,
     *,
+    redactor: Redactor,
     reasons: Sequence[str] = (),
     event_type: str = "",
     since: datetime | None = None,
 ) -> list[EventGroup]:
-    """Matching events grouped, Warnings first, then the most recent first."""
+    """Matching events grouped (their messages redacted by `redactor`, dispatch's), Warnings first, then the most
+    recent first."""
     groups: dict[tuple[str, str, str, str], EventGroup] = {}
     for event in events:
         involved = event.involvedObject
@@ -131,7 +135,7 @@ def group_events(
         if since is not None and last is not None and last < since:
             continue
         obj = f"{(involved.kind or '?').lower()}/{name}"
-        message = " ".join((event.message or "").split())
+        message = " ".join(redactor.redact(event.message or "").split())
         key = (event.type or "", event.reason or "", obj, message)
         group = groups.get(key)
         if group is None:
@@ -159,7 +163,15 @@ def group_lines(groups: Sequence[EventGroup], now: datetime, *, indent: str = " 
 
 
 async def events_output(
-    api: KubeApi, namespace: str, obj: str, reason: str, event_type: str, since: datetime, window: str, now: datetime
+    api: KubeApi,
+    namespace: str,
+    obj: str,
+    reason: str,
+    event_type: str,
+    since: datetime,
+    window: str,
+    now: datetime,
+    redactor: Redactor,
 ) -> ToolOutput:
     """What k8s_events answers: the groups, and the commonest reason in one line."""
     wanted = ObjectFilter.parse(obj) if obj.strip() else ObjectFilter()
@@ -167,7 +179,7 @@ async def events_output(
     namespaces = api.namespaces(namespace)
     async with api.session() as kube:
         events, more, failures = await fetch_events(kube, namespaces, wanted)
-    groups = group_events(events, wanted, reasons=reasons, event_type=event_type, since=since)
+    groups = group_events(events, wanted, redactor=redactor, reasons=reasons, event_type=event_type, since=since)
     where = namespace or ("all namespaces" if namespaces == [None] else ", ".join(n for n in namespaces if n))
     filters = wanted.describe() + (f", reason ~ {'|'.join(reasons)}" if reasons else "")
     filters += f", type {event_type}" if event_type else ""

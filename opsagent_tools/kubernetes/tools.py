@@ -105,12 +105,13 @@ def kubernetes_tools(
             Literal["", "Warning", "Normal"], Field(description="Warning, Normal, or empty for both.")
         ] = "",
         since: Annotated[str, Field(description="How far back: '30m', '1h' (default), '3h', or ISO-8601.")] = "1h",
+        *,
+        ctx: CallContext,
     ) -> ToolOutput:
         current = now()
         start = parse_time(since, current)
-        return await events_output(
-            kube, namespace.strip(), object, reason, type, start, f"since {describe_time(since, start)}", current
-        )
+        window = f"since {describe_time(since, start)}"
+        return await events_output(kube, namespace.strip(), object, reason, type, start, window, current, ctx.redactor)
 
     k8s_events.__doc__ = """List Kubernetes events, grouped by object, reason and message with counts and first/
     last seen, Warnings first: BackOff (crash loops), Unhealthy (failing probes), FailedScheduling (no room or a
