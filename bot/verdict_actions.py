@@ -6,7 +6,8 @@ context and an approval card that says the same call already ran in its thread.
 How the trace tells a side effect: a step with an approval record asked a person; a DENIED error comes only from
 the side-effect gate (policy, or no approver); a dry run's observation begins with `DRY_RUN_PREFIX`, written only
 by the dispatcher's stand-in. A side-effect call the run never dispatched (past the step budget, or in the turn the
-run stopped) reached no gate and nobody: the trace cannot tell it from a read, so it is not listed.
+run stopped) reached no gate and nobody: the kernel marks its step (`Step.side_effect`), and it did not run. A trace
+written before that mark cannot tell such a call from a read: there it is not listed.
 
 Plain facts and words, never mrkdwn nor HTML: each surface escapes them and names people its way (`Action.said`).
 """
@@ -42,6 +43,9 @@ OUTCOME_CHARS = 120
 CUT_SHORT = "cut short: the run was stopped"
 """The outcome of a call the run's stop cut short (the kernel's observation is for the model)."""
 _VALUE_CHARS = 40
+NEVER_SENT = "the run ended before it ran"
+"""The outcome of a side effect the run never dispatched: approved as the run stopped, or asked for past its step
+budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +102,7 @@ class ActionState(StrEnum):
     WAITING = "waiting"
     """The run is paused, waiting for its approval."""
     NOT_RUN = "not_run"
-    """The run stopped or failed while it waited for its approval."""
+    """The run stopped or failed while it waited for its approval, or before it sent the call."""
 
 
 DID_NOT_RUN = frozenset(
@@ -241,6 +245,8 @@ def _state(step: Step, stop: StopReason) -> tuple[ActionState | None, str]:
         if step.error is None and step.observation.startswith(DRY_RUN_PREFIX):
             would = step.headline or _first_line(step.observation.removeprefix(DRY_RUN_PREFIX))
             return ActionState.DRY_RUN, one_line(f"would do {would}", OUTCOME_CHARS)
+        if step.side_effect and step.error is ErrorKind.NOT_RUN:
+            return ActionState.NOT_RUN, NEVER_SENT
         return None, ""
     match approval.decision:
         case "pending" if stop is StopReason.AWAITING_APPROVAL:
@@ -272,7 +278,7 @@ def _ran(step: Step) -> tuple[ActionState, str]:
             name = step.call.name if step.call else ""
             return ActionState.REFUSED, _refusal(name, step)
         case ErrorKind.NOT_RUN:
-            return ActionState.NOT_RUN, "the run ended before it ran"
+            return ActionState.NOT_RUN, NEVER_SENT
         case ErrorKind.CANCELLED:
             return ActionState.FAILED, CUT_SHORT
         case _:

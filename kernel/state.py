@@ -185,6 +185,7 @@ class RunState:
 
     def _append(self, planned: PlannedStep, **fields: Any) -> Step:
         prompt, completion = self._turn_tokens
+        tool = self.tools.get(planned.call.name) if planned.call is not None else None
         step = Step(
             index=self.next_index,
             turn=len(self.turns) - 1,
@@ -193,6 +194,7 @@ class RunState:
             prompt_tokens=prompt,
             completion_tokens=completion,
             hypothesis=hypothesis_in(planned.thought),
+            side_effect=tool is not None and tool.side_effect,
             **fields,
         )
         self.steps.append(step)

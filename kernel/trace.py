@@ -85,6 +85,10 @@ class Step:
     """The outcome in one line for people, when the tool gave one (`ToolOutput.headline`)."""
     links: tuple[SourceLink, ...] = ()
     """Where a person sees this observation at its source (`ToolOutput.links`)."""
+    side_effect: bool = False
+    """The call named a tool with side effects, run or not (one asked for past the step budget reached no gate and
+    nobody). False in traces written before it was kept: there a side effect shows only by its approval, a policy
+    refusal or a dry run."""
 
     @property
     def ok(self) -> bool:

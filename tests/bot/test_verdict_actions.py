@@ -4,22 +4,28 @@ was stopped while it waited. One that did not happen is a next step for a person
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from bot.verdict import verdict_of
 from bot.verdict_actions import ActionState, actions_of, by_hand
 from bot.words import BROKER_USER, RUN_STOPPED_REASON, expiry_reason
 from kernel import (
+    Agent,
     ApprovalRecord,
     ApprovalRequest,
     Approved,
+    Budget,
     Deferred,
     Denied,
     ErrorKind,
+    ScriptedModel,
     SideEffectMode,
+    SideEffectPolicy,
     Step,
     StopReason,
     ToolCall,
+    native_turn,
 )
 from samples.trace_runs import rollback_run
 
@@ -115,6 +121,32 @@ async def test_a_rollback_the_stop_voided_did_not_run_and_names_who_stopped_the_
     [action] = verdict_of(await rollback_run(tools, SideEffectMode.FULL, deciding(stopped))).actions
     assert action.state is ActionState.NOT_RUN
     assert action.said() == "not run: the run was stopped while it waited for approval (stopped by U0BOB at 19:16 UTC)"
+
+
+async def test_a_rollback_asked_for_past_the_step_budget_did_not_run_and_is_a_next_step_by_hand(tools, backend):
+    """The model asks for a check and the rollback in its last turn: only the check fits the budget. The rollback
+    reached no gate and nobody, and still it was proposed: the verdict lists it as not run, to be done by hand."""
+    rollback = {"service": "order-service", "to_version": "v2.13.2"}
+    model = ScriptedModel(
+        [
+            native_turn(("query_metrics", {"service": "order-service"}), ("rollback_deployment", rollback)),
+            "5xx jumped at the deploy; rolling back v2.14.0 is the next step.",  # the partial answer it is asked for
+        ]
+    )
+    policy = SideEffectPolicy(mode=SideEffectMode.FULL)
+    result = await Agent(llm=model, tools=tools, budget=Budget(max_steps=1), policy=policy).run("order-service 5xx")
+    assert [(s.call.name, s.error, s.side_effect) for s in result.steps] == [
+        ("query_metrics", None, False),
+        ("rollback_deployment", ErrorKind.NOT_RUN, True),
+    ]
+    verdict = verdict_of(result)
+    [action] = verdict.actions
+    assert (action.step, action.call, action.state) == (2, CALL, ActionState.NOT_RUN)
+    assert action.said() == "not run: the run ended before it ran"
+    assert [a.by_hand() for a in verdict.by_hand] == [f"{CALL} by hand, if you agree (step 2 did not run)"]
+    assert backend.rollbacks == []
+    older = result.model_copy(update={"steps": [replace(s, side_effect=False) for s in result.steps]})
+    assert verdict_of(older).actions == (), "a trace from before the mark cannot tell it from a read"
 
 
 def test_a_call_denied_then_approved_in_another_step_is_not_a_next_step_and_each_call_is_listed_once():
