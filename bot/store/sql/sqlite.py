@@ -98,6 +98,10 @@ class _Worker:
                 future.set_exception(error)
 
 
+def _is_locked(error: sqlite3.OperationalError) -> bool:
+    return "locked" in str(error) or "busy" in str(error)
+
+
 def _checkpoint_wal(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
@@ -144,7 +148,7 @@ class SqliteDatabase(Database):
         if self._closed:
             raise RuntimeError(f"the run store on {self.path} is closed")
         try:
-            return self._explained(work, self._connection_here)
+            return self._explained(work, here=True)
         except _Locked:
             return await self._on_worker(work, urgent=urgent)
 
@@ -152,24 +156,24 @@ class SqliteDatabase(Database):
         """Run `work` on the worker thread with its connection, which waits for the file's lock."""
         if self._closed:
             raise RuntimeError(f"the run store on {self.path} is closed")
-        future = self._worker.submit(functools.partial(self._explained, work, self._connection_patient), urgent=urgent)
+        future = self._worker.submit(functools.partial(self._explained, work, here=False), urgent=urgent)
         return await asyncio.wrap_future(future)
 
-    def _explained(self, work: Callable[[sqlite3.Connection], T], connect: Callable[[], sqlite3.Connection]) -> T:
-        connection = connect()
+    def _explained(self, work: Callable[[sqlite3.Connection], T], *, here: bool) -> T:
+        """`work` on the loop's connection (`here`: `_Locked` if the file is locked) or the worker's."""
         try:
-            return work(connection)
+            return work(self._connection_here() if here else self._connection_patient())
         except sqlite3.OperationalError as error:
             if "no such table" in str(error):
                 raise SchemaVersionError(f"{NOT_MIGRATED} ({self.path}: {error})") from error
-            if "locked" in str(error) or "busy" in str(error):
-                if connection is self._here:
-                    raise _Locked() from error
-                raise StoreUnavailableError(
-                    f"SQLite database {self.path} stayed locked for {self._busy_timeout_s:g} s: another process "
-                    "holds it; nothing was written, retry later"
-                ) from error
-            raise
+            if not _is_locked(error):
+                raise
+            if here:
+                raise _Locked() from error
+            raise StoreUnavailableError(
+                f"SQLite database {self.path} stayed locked for {self._busy_timeout_s:g} s: another process "
+                "holds it; nothing was written, retry later"
+            ) from error
 
     def _connection_here(self) -> sqlite3.Connection:
         if self._here is None:
@@ -182,14 +186,20 @@ class SqliteDatabase(Database):
         return self._patient
 
     def _connect(self, *, busy_timeout_s: float, check_same_thread: bool = True) -> sqlite3.Connection:
+        """A connection in WAL mode; a file locked while it is set up raises as a statement would."""
+        connection: sqlite3.Connection | None = None
         try:
             connection = sqlite3.connect(
                 self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=check_same_thread
             )
-            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA journal_mode = WAL")  # a new file takes the lock once, to become WAL
             connection.execute("PRAGMA synchronous = NORMAL")  # durable through a process crash
-            connection.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints are the worker's (`_checkpointed`)
+            connection.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints are the worker's (`_wrote`)
         except sqlite3.OperationalError as error:
+            if connection is not None:
+                connection.close()
+            if _is_locked(error):
+                raise
             raise StoreUnavailableError(
                 f"cannot open SQLite database {self.path} ({error}): check that its directory exists and is writable"
             ) from error

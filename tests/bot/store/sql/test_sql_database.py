@@ -100,6 +100,26 @@ async def test_sqlite_waits_for_a_lock_off_the_event_loop_and_says_so_when_it_st
         await database.close()
 
 
+async def test_a_sqlite_file_locked_while_the_store_first_opens_it_is_waited_for(tmp_path) -> None:
+    """Another process made the file and holds it exclusively (not yet in WAL mode): the store's first statement
+    waits for it on the worker rather than calling the file unopenable."""
+    path = str(tmp_path / "theirs.db")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE t (n INTEGER)")
+    other.execute("BEGIN EXCLUSIVE")
+    database = SqliteDatabase(path)
+    try:
+        count = asyncio.ensure_future(database.fetch("SELECT count(*) AS n FROM t"))
+        await asyncio.sleep(0.1)
+        assert not count.done(), "it waits for the lock"
+        other.execute("INSERT INTO t VALUES (1)")
+        other.execute("COMMIT")
+        assert await count == [{"n": 1}]
+    finally:
+        other.close()
+        await database.close()
+
+
 async def test_sqlite_checkpoints_the_wal_into_the_database_file_as_it_goes(tmp_path, monkeypatch) -> None:
     """The connections never checkpoint as they commit (that is disk work on the event loop): the worker copies
     the WAL into the database file every `CHECKPOINT_EVERY` statements."""
