@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 import logging
 import os
+import select
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from enum import StrEnum
-from typing import Any, BinaryIO, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import httpx2
 import structlog
@@ -42,6 +43,8 @@ MAX_TOOLS_PER_SERVER = 1000
 """A server listing more (or paging forever) is cut here: nobody reviews a thousand tools."""
 CLOSE_TIMEOUT_S = 6.0
 STDERR_LINES = 20
+SETTLE_S = 0.5
+"""How long a crash's message waits for the server's last stderr lines to be read."""
 T = TypeVar("T")
 
 
@@ -59,23 +62,60 @@ class ServerState(StrEnum):
 
 class StderrTail:
     """The last lines a stdio server wrote to its stderr, kept in memory for start-up and crash messages
-    (instead of mixing an unredacted server log into ours)."""
+    (instead of mixing an unredacted server log into ours).
+
+    A thread reads the pipe; each read and the lines it completes are taken under one lock, so `settled` can tell
+    when everything written so far has been read: a crashing server's last words reach the pipe just before the
+    connection closes, and the thread may not have run since."""
+
+    PARTIAL_BYTES = 4096
+    """A line still without its newline keeps at most its last this many bytes."""
 
     def __init__(self) -> None:
         read_fd, write_fd = os.pipe()
         self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
-        self._reader: BinaryIO = os.fdopen(read_fd, "rb")
+        self._fd = read_fd
+        self._lock = threading.Lock()
+        self._ended = False
+        self._partial = b""
         self._lines: deque[str] = deque(maxlen=STDERR_LINES)
         threading.Thread(target=self._drain, name="mcp-stderr", daemon=True).start()
 
     def _drain(self) -> None:
-        with self._reader:
-            for raw in self._reader:
-                self._lines.append(raw.decode("utf-8", errors="replace").rstrip())
+        try:
+            while True:
+                select.select([self._fd], [], [])
+                with self._lock:
+                    chunk = os.read(self._fd, 65536)
+                    if not chunk:
+                        self._ended = True
+                        return
+                    *lines, partial = (self._partial + chunk).split(b"\n")
+                    self._lines.extend(line.decode("utf-8", errors="replace").rstrip() for line in lines)
+                    self._partial = partial[-self.PARTIAL_BYTES :]
+        finally:
+            with self._lock:
+                self._ended = True
+                os.close(self._fd)
+
+    def _pending(self) -> bool:
+        """Whether the pipe holds bytes not read yet (under the lock: none is being read either)."""
+        return not self._ended and bool(select.select([self._fd], [], [], 0)[0])
+
+    async def settled(self, *, within_s: float = SETTLE_S) -> None:
+        """Wait until what the server wrote so far has been read, or `within_s` (a server that never stops writing)."""
+        deadline = asyncio.get_running_loop().time() + within_s
+        while asyncio.get_running_loop().time() < deadline:
+            with self._lock:
+                if not self._pending():
+                    return
+            await asyncio.sleep(0.005)
 
     def last(self) -> str:
-        """The last non-empty line, or ""."""
-        return next((line for line in reversed(self._lines) if line), "")
+        """The last non-empty line (one still without its newline counts), or ""."""
+        with self._lock:
+            partial = self._partial.decode("utf-8", errors="replace").rstrip()
+            return partial or next((line for line in reversed(self._lines) if line), "")
 
     def close(self) -> None:
         """Close our end of the pipe; the reader ends once no server holds it either."""
@@ -149,6 +189,8 @@ class McpServer:
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._mark_broken(client)
+                if self._stderr is not None:
+                    await self._stderr.settled()
                 raise ToolFailure(
                     f"the MCP server '{self.name}' closed the connection during the call ({self._why_closed()}); "
                     "it is being restarted. Whether the call took effect is unknown: check before calling it again."

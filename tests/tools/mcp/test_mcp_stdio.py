@@ -10,6 +10,7 @@ import pytest
 
 from kernel import Approved, Denied, ErrorKind, RunControl, SideEffectMode, SideEffectPolicy, ToolRegistry
 from opsagent_tools.mcp import McpConnections, McpServerSettings, McpSettings
+from opsagent_tools.mcp.server import StderrTail
 from testkit.servers.mcp_harness import TOKEN, stdio_settings
 from worlds.dispatch import dispatch_call
 
@@ -225,3 +226,22 @@ async def _approve_all(request):
 
 async def _deny_all(request):
     return Denied(by="U0ALICE", reason="not now")
+
+
+async def test_the_stderr_tail_has_read_everything_written_once_settled():
+    """A crash's message names the server's last stderr line: it was written a moment before the connection closed,
+    and the thread that reads the pipe may not have run since. Once settled, every line written so far is read."""
+    tail = StderrTail()
+    try:
+        for n in range(2000):
+            tail.writer.write(f"line {n}\n")
+        tail.writer.write("fatal: out of file descriptors")  # the last words, without a newline
+        tail.writer.flush()
+        await tail.settled(within_s=10)
+        assert tail.last() == "fatal: out of file descriptors"
+        tail.writer.write("\n\n")
+        tail.writer.flush()
+        await tail.settled(within_s=10)
+        assert tail.last() == "fatal: out of file descriptors", "empty lines are not last words"
+    finally:
+        tail.close()
