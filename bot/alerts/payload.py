@@ -1,4 +1,5 @@
-"""The Alertmanager webhook payload (version 4) as pydantic models, and the task and data an alert group asks for.
+"""The Alertmanager webhook payload (version 4) as pydantic models, the task and data an alert group asks for,
+and the facts its thread's messages say (built into Block Kit by `bot.slack.alert_blocks`).
 
 Parsing is strict where the bot relies on a field (group key, status, fingerprints) and lenient about fields
 Alertmanager may add later, so a newer Alertmanager keeps working and a malformed body gets a precise 400.
@@ -12,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from bot.slack.alert_blocks import AlertFacts, AlertGroupFacts
 from kernel import Redactor
 
 MAX_TASK_ALERTS = 10
@@ -90,6 +92,12 @@ class AlertGroup(BaseModel):
         """The alerts of the group that are firing now."""
         return [alert for alert in self.alerts if alert.status is AlertStatus.FIRING]
 
+    @property
+    def ended_at(self) -> datetime | None:
+        """When its last alert ended, as Alertmanager says; None while firing (its `endsAt` is year 1) or unsaid."""
+        ended = [alert.ends_at for alert in self.alerts if alert.ends_at is not None and alert.ends_at.year > 1]
+        return max(ended) if ended else None
+
     def redacted(self, redactor: Redactor) -> AlertGroup:
         """The same group with secrets masked in every text it carries (labels, annotations, the generator and
         external URLs, the group key, the receiver): all of it reaches Slack, the model, the trace or the store."""
@@ -129,3 +137,30 @@ def alert_data(group: AlertGroup, alerts: list[Alert]) -> str:
     if hidden > 0:
         lines.append(f"And {hidden} more alerts in the group.")
     return "\n".join(lines)
+
+
+def thread_facts(group: AlertGroup, alerts: list[Alert]) -> AlertGroupFacts:
+    """What the thread's message about `alerts` of `group` says: each alert told apart from the group by its own
+    labels and summary, and the group's annotations (its common ones, or its only alert's)."""
+    annotations = group.common_annotations or (alerts[0].annotations if len(alerts) == 1 else {})
+    return AlertGroupFacts(
+        name=group.name,
+        alerts=tuple(_alert_facts(alert, group) for alert in alerts),
+        left_out=group.truncated_alerts,
+        common_labels=group.common_labels,
+        summary=annotations.get("summary", ""),
+        description=annotations.get("description", ""),
+        receiver=group.receiver,
+        alertmanager_url=group.external_url,
+    )
+
+
+def _alert_facts(alert: Alert, group: AlertGroup) -> AlertFacts:
+    summary = alert.annotations.get("summary", "").strip()
+    return AlertFacts(
+        name=alert.name,
+        own_labels={key: value for key, value in alert.labels.items() if group.common_labels.get(key) != value},
+        starts_at=alert.starts_at,
+        summary=summary if summary != group.common_annotations.get("summary") else "",
+        source_url=alert.generator_url,
+    )

@@ -20,8 +20,7 @@ from aiohttp import web
 from bot.access.askers import Service
 from bot.access.identity import Approvers
 from bot.access.refusals import AccessRefused
-from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
-from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, InvalidAlertPayload, alert_data
+from bot.alerts.payload import ALERT_TASK, Alert, AlertGroup, AlertStatus, InvalidAlertPayload, alert_data, thread_facts
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.app import SlackServices
 from bot.audit.trail import AuditKind, AuditTrail
@@ -29,6 +28,7 @@ from bot.gate.gate import Admitted, Gate
 from bot.gate.requests import Investigate, Place, StopRun
 from bot.runs.active import ActiveRun
 from bot.runs.service import InvestigationService
+from bot.slack.alert_blocks import alert_opened, alert_resolved, alerts_joined
 from bot.slack.blocks import Message
 from bot.slack.outbox import Outbox
 from bot.slack.refusals import refusal_text
@@ -147,7 +147,7 @@ class AlertReceiver:
         if not joined:
             log.info("alert_resend_ignored", thread_ts=known.thread_ts)
             return
-        self._post(alerts_joined(group, joined), known.thread_ts, known.channel)
+        self._post(alerts_joined(thread_facts(group, joined)), known.thread_ts, known.channel)
         fingerprints = known.fingerprints | {alert.fingerprint for alert in joined}
         await self._threads.save_alert_thread(group.group_key, replace(known, fingerprints=fingerprints))
         log.info("alerts_joined", thread_ts=known.thread_ts, joined=len(joined))
@@ -162,7 +162,7 @@ class AlertReceiver:
             labels=tuple(alert.labels for alert in firing),
         )
         admission = await self._gate.admit(request)  # before the thread: a refused run still shows its alert
-        opening = alert_opened(group, firing)
+        opening = alert_opened(thread_facts(group, firing))
         answer = await self._outbox.send("chat_postMessage", self._channel, **opening.as_kwargs())
         thread_ts = (answer or {}).get("ts")
         if not thread_ts:  # not remembered: Alertmanager's next re-send tries again
@@ -200,10 +200,10 @@ class AlertReceiver:
         if known is None:
             log.info("resolved_group_unknown")
             return
-        self._post(alert_resolved(group, offer_postmortem=known.run_id is not None), known.thread_ts, known.channel)
+        resolved = alert_resolved(group.name, group.ended_at, offer_postmortem=known.run_id is not None)
+        self._post(resolved, known.thread_ts, known.channel)
         if self._audit is not None and known.run_id is not None:
-            ended = [alert.ends_at for alert in group.alerts if alert.ends_at is not None and alert.ends_at.year > 1]
-            ends = {"ends_at": max(ended).isoformat()} if ended else {}
+            ends = {"ends_at": group.ended_at.isoformat()} if group.ended_at is not None else {}
             await self._audit.record(
                 AuditKind.ALERT_RESOLVED, run_id=known.run_id, actor=ACTOR, alert=group.name, **ends
             )

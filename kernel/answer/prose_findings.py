@@ -172,14 +172,13 @@ def _logical_lines(text: str) -> Iterator[tuple[str, bool, bool, bool]]:
         if line[:1] in _MARKS:
             heading, bullet = bool(_HEADING.match(line)), bool(_BULLET.match(line))
             line = _BULLET.sub("", _HEADING.sub("", line)).strip()
-        head, *rest = sentences(line)
-        for sentence in rest:
-            if (label := _LABEL.match(sentence)) and label.group("rest"):
-                yield head, heading, bullet, False
-                head, heading, bullet = sentence, False, False
-            else:
-                head = f"{head} {sentence}"
-        yield head, heading, bullet, False
+        parts: list[str] = []  # joined once: adding each sentence to a string recopied the line per sentence
+        for sentence in sentences(line):
+            if parts and (label := _LABEL.match(sentence)) and label.group("rest"):
+                yield " ".join(parts), heading, bullet, False
+                parts, heading, bullet = [], False, False
+            parts.append(sentence)
+        yield " ".join(parts), heading, bullet, False
 
 
 def _top_level_parts(text: str) -> list[str]:
@@ -202,11 +201,13 @@ def _assemble(found: dict[Section, str], items: dict[Section, list[str]], body: 
     summary = found.get(Section.SUMMARY) or first
     evidence = [Evidence.model_validate(item) for item in items[Section.EVIDENCE]]
     ruled_out = [RuledOut.model_validate(item) for item in items[Section.RULED_OUT]]
+    claimed = {e.claim for e in evidence}  # a set: comparing each sentence with every claim was quadratic
     for sentence in [root_cause, *said] if root_cause else said:
         if _rules_out(sentence):
             ruled_out.append(RuledOut.model_validate(sentence))
-        elif cited_steps(sentence) and all(e.claim != without_trailing_citation(sentence) for e in evidence):
+        elif cited_steps(sentence) and without_trailing_citation(sentence) not in claimed:
             evidence.append(Evidence.model_validate(sentence))
+            claimed.add(evidence[-1].claim)
     return Findings(
         summary=without_trailing_citation(_first_sentence(summary)),
         root_cause=without_trailing_citation(root_cause),

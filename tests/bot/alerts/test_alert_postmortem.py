@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.alerts.blocks import POSTMORTEM_OFFER
 from bot.drafts.facts import gather_facts
 from bot.drafts.narrative import Narrative
 from bot.drafts.postmortem import render_postmortem
+from bot.slack.alert_blocks import POSTMORTEM_OFFER
 from bot.slack.thread_history import ThreadHistory
 from testkit.slack_bot import CHANNEL, FINISH
 from worlds.alert_bot import ALERTNAME, alert, notification, running_alert_bot

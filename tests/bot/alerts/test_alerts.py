@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from bot.alerts.blocks import alert_opened, alert_resolved, alerts_joined
-from bot.alerts.payload import AlertGroup
+from bot.alerts.payload import AlertGroup, thread_facts
 from bot.alerts.settings import TOKEN_ENV, AlertmanagerSettings, alertmanager_token
 from bot.settings import Settings
+from bot.slack.alert_blocks import alert_opened, alert_resolved, alerts_joined
 from bot.slack.blocks import FALLBACK_CHARS
 from kernel import text_turn
 from testkit.fakes.block_kit import check_blocks
@@ -234,8 +234,9 @@ def test_a_huge_hostile_alert_group_still_fits_one_valid_message_each() -> None:
     body = notification(*alerts)
     body["commonAnnotations"] = {"summary": "<!here> " * 1000, "description": "`" * 9000}
     group = AlertGroup.model_validate(body)
-    for message in (alert_opened(group, group.firing), alerts_joined(group, group.firing), alert_resolved(group)):
+    facts = thread_facts(group, group.firing)
+    for message in (alert_opened(facts), alerts_joined(facts), alert_resolved(group.name, group.ended_at)):
         assert check_blocks(message.blocks) is None
         assert "<!here>" not in str(message.blocks)
         assert len(message.text) <= FALLBACK_CHARS
-    assert "… and 290 more" in str(alert_opened(group, group.firing).blocks)
+    assert "… and 290 more" in str(alert_opened(facts).blocks)

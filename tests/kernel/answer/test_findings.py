@@ -213,6 +213,30 @@ def test_a_plain_sentence_is_a_summary_without_evidence():
     assert findings_from_prose("The pool is exhausted.") == Findings(summary="The pool is exhausted.")
 
 
+def cited_answer(claims: int, *, one_paragraph: bool) -> str:
+    """A prose answer with `claims` sentences that cite a step, one per line or all in one paragraph, then its first
+    claim again, and a confidence label: on the paragraph's own line, or opening its last sentence."""
+    cited = [f"The pool of db-{i} was full at 10:{i % 60:02d} (step {i % 9 + 1})." for i in range(claims)]
+    if one_paragraph:
+        return "\n".join(["Summary: the database pool ran out.", " ".join([*cited, cited[0], "Confidence: likely."])])
+    return "\n".join(["Summary: the database pool ran out.", *cited, cited[0], "Confidence: likely"])
+
+
+@pytest.mark.parametrize("one_paragraph", [False, True], ids=["5000 lines", "a 5000-sentence paragraph"])
+def test_a_long_prose_answer_maps_as_its_short_equivalent_claim_for_claim(one_paragraph):
+    short = findings_from_prose(cited_answer(3, one_paragraph=one_paragraph))
+    long = findings_from_prose(cited_answer(5000, one_paragraph=one_paragraph))
+    assert short == Findings(
+        summary="the database pool ran out.",
+        confidence=Confidence.LIKELY,
+        evidence=tuple(Evidence(claim=f"The pool of db-{i} was full at 10:0{i}.", steps=(i + 1,)) for i in range(3)),
+    )
+    assert len(long.evidence) == 5000, "every claim once: the repeated first one is not a second claim"
+    assert long.model_copy(update={"evidence": long.evidence[:3]}) == short
+    assert long.evidence[4321] == Evidence(claim="The pool of db-4321 was full at 10:01.", steps=(2,))
+    assert long.evidence[-1] == Evidence(claim="The pool of db-4999 was full at 10:19.", steps=(5,))
+
+
 WORDS = (
     st.text(alphabet=st.sampled_from("abcdefghij klmno"), min_size=1, max_size=40)
     .map(lambda s: " ".join(s.split()))
