@@ -21,6 +21,8 @@ LONG_QUERY_CHARS = 2000
 """PromQL longer than this goes in a POST form: proxies in front of Prometheus often cap URL length."""
 URL_SETTING = "tools.metrics.url"
 """The configuration key named in "cannot reach Prometheus" errors."""
+NARROWER = "Narrow the window or raise the step."
+"""The model's hint when Prometheus ran out of time or patience on a query."""
 HEADERS_SETTING = "tools.metrics.headers"
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
@@ -70,7 +72,7 @@ class PrometheusClient:
         """The values of `label`, optionally only on series matching a selector such as '{service="x"}'
         (several selectors are OR-ed), optionally only between `start` and `end`."""
         if not _LABEL_NAME.fullmatch(label):
-            raise ToolFailure(f'"{label}" is not a label name: use letters, digits and _, e.g. service')
+            raise ToolFailure(f'"{label}" is not a label name.', hint="Use letters, digits and _, e.g. service.")
         params: dict[str, Any] = _window(start, end)
         if match:
             params["match[]"] = [match] if isinstance(match, str) else list(match)
@@ -111,9 +113,7 @@ class PrometheusClient:
                 async with httpx.AsyncClient() as client:
                     response = await self._send(client, url, params, use_post)
         except httpx.TimeoutException as exc:
-            raise ToolFailure(
-                f"Prometheus did not answer within {self.timeout:g} s: narrow the window or raise the step"
-            ) from exc
+            raise ToolFailure(f"Prometheus did not answer within {self.timeout:g} s.", hint=NARROWER) from exc
         except httpx.ConnectError as exc:
             reason = str(exc) or type(exc).__name__
             raise ToolFailure(
@@ -121,7 +121,7 @@ class PrometheusClient:
             ) from exc
         except httpx.HTTPError as exc:
             raise ToolFailure(
-                f"the request to Prometheus at {self.base_url} failed ({type(exc).__name__}: {exc}); try again"
+                f"the request to Prometheus at {self.base_url} failed ({type(exc).__name__}: {exc}).", hint="Try again."
             ) from exc
         return _data_or_failure(response, url, promql)
 
@@ -159,14 +159,15 @@ def _data_or_failure(response: httpx.Response, url: str, promql: str | None) -> 
     query = f": {promql}" if promql else ""
     if kind == "bad_data":
         if promql:
-            raise ToolFailure(f"Prometheus rejected the query: {error}. Fix the PromQL{query}")
+            raise ToolFailure(f"Prometheus rejected the query: {error}{query}.", hint="Fix the PromQL.")
         raise ToolFailure(f"Prometheus rejected the request to {url}: {error}")
     if kind == "execution":
         raise ToolFailure(
-            f"Prometheus could not evaluate the query: {error}. Change the PromQL, or select fewer series{query}"
+            f"Prometheus could not evaluate the query: {error}{query}.",
+            hint="Change the PromQL, or select fewer series.",
         )
     if kind in ("timeout", "canceled"):
-        raise ToolFailure(f"Prometheus gave up on the query ({error}): narrow the window or raise the step")
+        raise ToolFailure(f"Prometheus gave up on the query ({error}).", hint=NARROWER)
     raise ToolFailure(f"Prometheus answered HTTP {response.status_code} with an error ({kind}: {error}){query}")
 
 
