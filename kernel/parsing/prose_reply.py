@@ -32,7 +32,7 @@ TAIL_SENTENCES = 2
 _PROBLEMS = {
     ReplyKind.ANSWER: "",
     ReplyKind.EMPTY: "the reply was empty",
-    ReplyKind.ANNOUNCES_ACTION: "it announced an action without making it: make the call now",
+    ReplyKind.ANNOUNCES_ACTION: "it announced an action without making it",
     ReplyKind.TOO_SHORT: "it was too short to be an answer",
 }
 _CONCLUSION = re.compile(
