@@ -152,7 +152,7 @@ def _data_or_failure(response: httpx.Response, url: str, promql: str | None) -> 
     except ValueError:
         body = None
     if not isinstance(body, dict) or "status" not in body:
-        raise ToolFailure(_non_api_message(response, url))
+        raise _non_api_failure(response, url)
     if body["status"] == "success":
         return body.get("data")
     kind, error = str(body.get("errorType", "")), str(body.get("error", "(no message)"))
@@ -171,24 +171,32 @@ def _data_or_failure(response: httpx.Response, url: str, promql: str | None) -> 
     raise ToolFailure(f"Prometheus answered HTTP {response.status_code} with an error ({kind}: {error}){query}")
 
 
-def _non_api_message(response: httpx.Response, url: str) -> str:
+def _non_api_failure(response: httpx.Response, url: str) -> ToolFailure:
+    """An answer that is not Prometheus's API: what to check, for the operator, and when to retry, for the model."""
     status = response.status_code
     if status in (401, 403):
-        return f"Prometheus refused the request (HTTP {status}): check the credentials in {HEADERS_SETTING}"
+        return ToolFailure(
+            f"Prometheus refused the request (HTTP {status}): check the credentials in {HEADERS_SETTING}"
+        )
     if status == 404:
-        return (
+        return ToolFailure(
             f"no Prometheus API at {url} (HTTP 404): check {URL_SETTING} "
             "(Mimir and Cortex serve the API under a /prometheus prefix)"
         )
     if status == 429:
-        return "Prometheus is rate-limiting requests (HTTP 429): wait a little, or ask for fewer series"
+        return ToolFailure(
+            "Prometheus is rate-limiting requests (HTTP 429).", hint="Wait a little, or ask for fewer series."
+        )
     snippet = " ".join(response.text.split())[:200] or "(empty body)"
     if status >= 500:
-        return (
+        return ToolFailure(
             f"Prometheus answered HTTP {status} without an API response ({snippet}): the server or a proxy in "
-            "front of it is failing; try again shortly"
+            "front of it is failing.",
+            hint="Try again shortly.",
         )
-    return f"the answer from {url} is not a Prometheus API response (HTTP {status}: {snippet}): check {URL_SETTING}"
+    return ToolFailure(
+        f"the answer from {url} is not a Prometheus API response (HTTP {status}: {snippet}): check {URL_SETTING}"
+    )
 
 
 def _parse_result(data: Any, promql: str) -> list[Series]:
