@@ -97,7 +97,7 @@ PROSE_REMINDER = (
 the model's alone (a surface says the run asked the model to confirm its answer)."""
 FORMAT = Words(
     "The model's reply had no usable action{problem}.",
-    "Reply with your thought, then exactly one JSON block:\n"
+    "{advice}Reply with your thought, then exactly one JSON block:\n"
     '{{"action": "<tool name>", "args": {{...}}}}\n'
     'or, when you know the answer: {{"action": "finish", "args": {{"answer": "..."}}}}',
 )
@@ -141,9 +141,10 @@ class StepError(BaseModel):
         return f"{prefix} {message}"
 
 
-def format_error(problem: str = "") -> StepError:
-    """The error for a model turn with no usable action, naming what was wrong when known."""
-    return FORMAT.error(ErrorKind.FORMAT, problem=f" ({problem})" if problem else "")
+def format_error(problem: str = "", advice: str = "") -> StepError:
+    """The error for a model turn with no usable action, naming what was wrong when known; `advice` (a sentence
+    and a space) leads the hint."""
+    return FORMAT.error(ErrorKind.FORMAT, problem=f" ({problem})" if problem else "", advice=advice)
 
 
 def denial_reason(name: str, said: str) -> str:

@@ -21,8 +21,13 @@ class ReplyKind(StrEnum):
 
     @property
     def problem(self) -> str:
-        """Why the reply is not usable, for the model's format error ("" for an answer)."""
+        """Why the reply is not usable, in the format error's words for people ("" for an answer)."""
         return _PROBLEMS[self]
+
+    @property
+    def advice(self) -> str:
+        """What the model should do about it beyond the format's reminder, for the format error's hint."""
+        return "Make the call now. " if self is ReplyKind.ANNOUNCES_ACTION else ""
 
 
 MIN_ANSWER_WORDS = 3

@@ -165,8 +165,8 @@ async def test_prose_without_action_gets_format_error_then_recovers(tools):
     result, model = await run(tools, ["I will look at the metrics next.", FINISH])
     assert trail(result) == [(None, ErrorKind.FORMAT), ("finish", None)]
     assert result.steps[0].observation.startswith(
-        "[FormatError] The model's reply had no usable action (it announced an action without making it). Reply "
-        "with your thought"
+        "[FormatError] The model's reply had no usable action (it announced an action without making it). Make "
+        "the call now. Reply with your thought"
     )
     assert model.requests[1].messages[-1].content.startswith("Observation (step 1):\n[FormatError]")
 
