@@ -75,8 +75,8 @@ DENIED = Words("'{name}' was not run: {reason}.", "Use a read-only tool, or ask 
 NO_CONFIRM_REASON = "it has side effects and no approver is configured for this run"
 LOOP_GUARD = Words(
     "The model repeated its call of step {step} exactly; it was not run again.",
-    'You already made this call: use that result (read_output(handle="{handle}") shows it in full), change the tool or the arguments (the time '
-    "window, if you expect a change), or finish if you know enough.",
+    'You already made this call: use that result (read_output(handle="{handle}") shows it in full), change the '
+    "tool or the arguments (the time window, if you expect a change), or finish if you know enough.",
 )
 RATE_LIMITED = Words(
     "'{name}' was not run: it may be called at most {limit} times per run.", "Use what it already returned."

@@ -31,7 +31,10 @@ USAGE_ELSEWHERE = (
 METRICS_UNAVAILABLE = (
     "metrics-server is registered but not answering ({detail}), so live usage is unavailable right now."
 )
-USAGE_ELSEWHERE_NOW = "Use query_metrics (memory_usage, cpu_usage) if configured, and k8s_pods / k8s_describe for terminations and limits."
+USAGE_ELSEWHERE_NOW = (
+    "Use query_metrics (memory_usage, cpu_usage) if configured, and k8s_pods / k8s_describe for terminations and "
+    "limits."
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,7 +156,8 @@ class McpServer:
                     hint="Check before calling it again.",
                 ) from exc
             raise ToolFailure(
-                f"the MCP server '{self.name}' refused the call: {self._clean(exc.message)} (JSON-RPC error {exc.code}).",
+                f"the MCP server '{self.name}' refused the call: {self._clean(exc.message)} "
+                f"(JSON-RPC error {exc.code}).",
                 hint="Fix the arguments, or use another tool.",
             ) from exc
         except ValidationError as exc:
