@@ -74,9 +74,9 @@ DENIED = Words("'{name}' was not run: {reason}.", "Use a read-only tool, or ask 
 
 NO_CONFIRM_REASON = "it has side effects and no approver is configured for this run"
 LOOP_GUARD = Words(
-    "You already made exactly this call at step {step}; it was not run again.",
-    'Use that result (read_output(handle="{handle}") shows it in full), change the tool or the arguments (the time '
-    "window, if you expect a change), or finish if you know enough.",
+    "The model repeated its call of step {step} exactly; it was not run again.",
+    'You already made this call: use that result (read_output(handle="{handle}") shows it in full), change the '
+    "tool or the arguments (the time window, if you expect a change), or finish if you know enough.",
 )
 RATE_LIMITED = Words(
     "'{name}' was not run: it may be called at most {limit} times per run.", "Use what it already returned."
@@ -86,7 +86,9 @@ CANCELLED = Words("'{name}' was stopped because the run was cancelled ({reason})
 FINISH_NOT_ALONE = Words(
     "'finish' must be the only call in its turn:", "read the results of your other calls first, then finish."
 )
-FINISH_NEEDS_ANSWER = Words("'finish' needs your findings: at least a non-empty 'summary' (one sentence).")
+FINISH_NEEDS_ANSWER = Words(
+    "'finish' was called without findings.", "Give your findings: at least a non-empty 'summary' (one sentence)."
+)
 PROSE_REMINDER = (
     "If this is your final answer, call `finish` with it; otherwise continue with a tool call. "
     "A reply without a call ends the investigation."
@@ -94,8 +96,8 @@ PROSE_REMINDER = (
 """The one confirming turn a prose answer gets (see `kernel.parsing.prose_reply`): it is not an error, and it is
 the model's alone (a surface says the run asked the model to confirm its answer)."""
 FORMAT = Words(
-    "Your reply had no usable action{problem}.",
-    "Reply with your thought, then exactly one JSON block:\n"
+    "The model's reply had no usable action{problem}.",
+    "{advice}Reply with your thought, then exactly one JSON block:\n"
     '{{"action": "<tool name>", "args": {{...}}}}\n'
     'or, when you know the answer: {{"action": "finish", "args": {{"answer": "..."}}}}',
 )
@@ -139,9 +141,10 @@ class StepError(BaseModel):
         return f"{prefix} {message}"
 
 
-def format_error(problem: str = "") -> StepError:
-    """The error for a model turn with no usable action, naming what was wrong when known."""
-    return FORMAT.error(ErrorKind.FORMAT, problem=f" ({problem})" if problem else "")
+def format_error(problem: str = "", advice: str = "") -> StepError:
+    """The error for a model turn with no usable action, naming what was wrong when known; `advice` (a sentence
+    and a space) leads the hint."""
+    return FORMAT.error(ErrorKind.FORMAT, problem=f" ({problem})" if problem else "", advice=advice)
 
 
 def denial_reason(name: str, said: str) -> str:

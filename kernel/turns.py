@@ -89,7 +89,7 @@ def plan_turn(response: LLMResponse, *, reminded: str | None = None) -> tuple[li
             return [_prose_answer(parsed.thought, max(reminded, parsed.thought, key=len))], False
         if kind is ReplyKind.ANSWER:
             return [PlannedStep(parsed.thought, None)], False
-        return [PlannedStep(parsed.thought, None, format_error(kind.problem))], False
+        return [PlannedStep(parsed.thought, None, format_error(kind.problem, kind.advice))], False
     return _check_finish([_wellformed_step(parsed.thought, call) for call in parsed.calls]), False
 
 

@@ -55,8 +55,8 @@ def compile_model_regex(pattern: str, *, where: str) -> ModelRegex:
     """
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolFailure(
-            f"{where} is {len(pattern):,} characters long; patterns are limited to {MAX_PATTERN_CHARS:,}. "
-            "Search for a shorter distinctive part of the line."
+            f"{where} is {len(pattern):,} characters long; patterns are limited to {MAX_PATTERN_CHARS:,}.",
+            hint="Search for a shorter distinctive part of the line.",
         )
     options = re2.Options()
     options.log_errors = False  # RE2 would print the pattern to stderr, outside the redacting log pipeline
@@ -66,19 +66,19 @@ def compile_model_regex(pattern: str, *, where: str) -> ModelRegex:
     except re2.error as exc:
         reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         if reason.startswith("invalid escape sequence: \\") and reason[-1:].isdigit():
-            raise ToolFailure(_unsupported(where, "backreferences (\\1)")) from None
+            raise _unsupported(where, "backreferences (\\1)") from None
         feature = next((name for error, name in _UNSUPPORTED if reason.startswith(error)), None)
         if feature is not None:
-            raise ToolFailure(_unsupported(where, feature)) from None
+            raise _unsupported(where, feature) from None
         raise ToolFailure(
-            f"{where} is not a valid regular expression ({reason}). Patterns use {SYNTAX}. Fix the pattern, "
-            "or search for a plain substring instead."
+            f"{where} is not a valid regular expression ({reason}). Patterns use {SYNTAX}.",
+            hint="Fix the pattern, or search for a plain substring instead.",
         ) from None
 
 
-def _unsupported(where: str, feature: str) -> str:
-    return (
-        f"{where} uses {feature}, which this search cannot run: patterns are matched in linear time with {SYNTAX}. "
-        "Rewrite it without that feature (e.g. match the repeated text literally, or search for the part you need "
-        "and narrow with level, service or the time window)."
+def _unsupported(where: str, feature: str) -> ToolFailure:
+    return ToolFailure(
+        f"{where} uses {feature}, which this search cannot run: patterns are matched in linear time with {SYNTAX}.",
+        hint="Rewrite it without that feature (e.g. match the repeated text literally, or search for the part you "
+        "need and narrow with level, service or the time window).",
     )

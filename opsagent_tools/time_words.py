@@ -36,7 +36,9 @@ def parse_duration(text: str, what: str = "window") -> float:
     """Seconds in a duration such as 15m, 1h or 2h30m (units w, d, h, m, s)."""
     compact = text.strip().lower().replace(" ", "")
     if not _DURATION.fullmatch(compact):
-        raise ToolFailure(f'{what} "{text}" is not a duration: write it like 15m, 1h or 2h30m (units s, m, h, d)')
+        raise ToolFailure(
+            f'{what} "{text}" is not a duration.', hint="Write it like 15m, 1h or 2h30m (units s, m, h, d)."
+        )
     return float(_seconds(compact))
 
 
@@ -44,9 +46,9 @@ def window_seconds(text: str) -> float:
     """A query window in seconds, between 1m and 7d."""
     seconds = parse_duration(text)
     if seconds < MIN_WINDOW_S:
-        raise ToolFailure(f'window "{text}" is shorter than 1m: use at least 1m, e.g. 15m, 1h or 2h30m')
+        raise ToolFailure(f'window "{text}" is shorter than 1m.', hint="Use at least 1m, e.g. 15m, 1h or 2h30m.")
     if seconds > MAX_WINDOW_S:
-        raise ToolFailure(f'window "{text}" is longer than 7d: use at most 7d, e.g. 15m, 1h or 2h30m')
+        raise ToolFailure(f'window "{text}" is longer than 7d.', hint="Use at most 7d, e.g. 15m, 1h or 2h30m.")
     return seconds
 
 
@@ -114,7 +116,7 @@ def parse_time(text: str, now: datetime) -> datetime:
         return now.astimezone(UTC) - timedelta(seconds=_seconds(relative.group("parts")))
     parsed = parse_iso(spec)
     if parsed is None:
-        raise ToolFailure(f"Cannot read the time {text!r}. Use {TIME_FORMATS}.")
+        raise ToolFailure(f"Cannot read the time {text!r}.", hint=f"Use {TIME_FORMATS}.")
     return parsed
 
 

@@ -28,6 +28,20 @@ MODEL_DIRECTED = (
     "send the arguments as one json object",
     "if this is your final answer",
     "continue with a tool call",
+    "your reply",
+    "you already made",
+    "your findings",
+    "make the call now",
+    "read it with",
+    "use k8s_",
+    "pass one of these",
+    "pass repo as",
+    "use one of these",
+    "leave step out",
+    "raise the step",
+    "try a shorter window",
+    "before calling it again",
+    "use other tools",
 )
 """Phrases of the kernel's and the tools' hints to the model (`StepError.hint`, `ToolFailure.hint`)."""
 

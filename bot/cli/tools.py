@@ -44,8 +44,8 @@ async def shown_toolset(
 
 
 async def list_tools(settings: Settings, terminal: Terminal, *, as_json: bool) -> int:
-    """Show every registered tool with its argument schema (or the model-facing specs as JSON); 1 when a
-    configured MCP server did not start, whose tools are then missing from the list."""
+    """Show every registered tool in words for people: what it does and its arguments (or, as JSON, the
+    model-facing specs); 1 when a configured MCP server did not start, whose tools are then missing from the list."""
     async with shown_toolset(settings, terminal) as toolset:
         registry, entries = toolset.tools, {entry.name: entry for entry in toolset.mcp.entries}
         down = [server.name for server in toolset.mcp.servers if not server.started]
@@ -94,15 +94,25 @@ async def call_tool(settings: Settings, terminal: Terminal, name: str, arguments
 
 
 def render_tools(registry: ToolRegistry, mcp_entries: Mapping[str, McpToolEntry]) -> Report:
-    """Each tool: its name and flags, its description and its argument schema, a blank line between tools."""
+    """Each tool: its name and flags, its summary for people (`Tool.summary`, never the model's description) and
+    its arguments' names, a blank line between tools."""
     parts: list[str | Heading] = []
     for tool in registry:
-        schema = json.dumps(tool.spec.parameters.get("properties", {}), indent=2)
         if parts:
             parts.append("")
-        parts += [Heading(tool.name, _tool_flags(tool, mcp_entries.get(tool.name))), f"  {tool.spec.description}"]
-        parts.append(f"  arguments: {schema}")
+        parts.append(Heading(tool.name, _tool_flags(tool, mcp_entries.get(tool.name))))
+        if tool.summary:
+            parts.append(f"  {tool.summary}")
+        parts.append(f"  arguments: {_argument_names(tool)}")
     return parts
+
+
+def _argument_names(tool: Tool) -> str:
+    """ "service (required), metric, window"; "none" for a tool without arguments."""
+    parameters = tool.spec.parameters
+    required = set(parameters.get("required", ()))
+    names = [f"{name} (required)" if name in required else name for name in parameters.get("properties", {})]
+    return ", ".join(names) or "none"
 
 
 def _tool_flags(tool: Tool, entry: McpToolEntry | None) -> str:

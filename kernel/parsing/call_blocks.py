@@ -37,7 +37,7 @@ from kernel.parsing.lenient_json import (
 
 TRUNCATED_PROBLEM = "the JSON block is cut off (unbalanced braces)"
 INVALID_PROBLEM = "the JSON block is not valid JSON: {detail}"
-THINK_ONLY_PROBLEM = "the action is inside the <think> reasoning, which is never executed; write it after the reasoning"
+THINK_ONLY_PROBLEM = "the action is inside the <think> reasoning, which is never executed"
 MARKUP_PROBLEM = "a tool-call tag was found but no call could be read from it"
 NO_TOOL_PROBLEM = 'a JSON block was found but it names no tool (expected an "action" key)'
 BAD_ACTION_PROBLEM = 'an "Action:" line was found but it names no tool'

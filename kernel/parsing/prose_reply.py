@@ -21,8 +21,13 @@ class ReplyKind(StrEnum):
 
     @property
     def problem(self) -> str:
-        """Why the reply is not usable, for the model's format error ("" for an answer)."""
+        """Why the reply is not usable, in the format error's words for people ("" for an answer)."""
         return _PROBLEMS[self]
+
+    @property
+    def advice(self) -> str:
+        """What the model should do about it beyond the format's reminder, for the format error's hint."""
+        return "Make the call now. " if self is ReplyKind.ANNOUNCES_ACTION else ""
 
 
 MIN_ANSWER_WORDS = 3
@@ -32,7 +37,7 @@ TAIL_SENTENCES = 2
 _PROBLEMS = {
     ReplyKind.ANSWER: "",
     ReplyKind.EMPTY: "the reply was empty",
-    ReplyKind.ANNOUNCES_ACTION: "it announced an action without making it: make the call now",
+    ReplyKind.ANNOUNCES_ACTION: "it announced an action without making it",
     ReplyKind.TOO_SHORT: "it was too short to be an answer",
 }
 _CONCLUSION = re.compile(

@@ -66,15 +66,18 @@ METRICS_ROUTES = {
 
 SECRETS_REFUSED = (
     "Secrets are never readable through OpsAgent, whatever the request: their values must not reach the model, "
-    "Slack or a trace. To see which secret a workload uses, describe its pod or deployment: env values that "
-    "come from secrets are shown there as references, without their values."
+    "Slack or a trace."
+)
+SECRETS_ELSEWHERE = (
+    "To see which secret a workload uses, describe its pod or deployment: env values that come from secrets are "
+    "shown there as references, without their values."
 )
 
 
 def refuse_secrets(kind: str) -> None:
     """Raise the refusal when `kind` (as a person or model writes it: secret, secrets, Secret.v1) means Secrets."""
     if kind.strip().lower().split(".", 1)[0].rpartition("/")[2] in ("secret", "secrets"):
-        raise ToolFailure(SECRETS_REFUSED)
+        raise ToolFailure(SECRETS_REFUSED, hint=SECRETS_ELSEWHERE)
 
 
 TELL_AND_MOVE_ON = "Tell the user, and use other evidence (metrics, logs) meanwhile."
@@ -277,14 +280,14 @@ class KubeSession:
     def _path(self, route: Route, namespace: str | None, name: str = "") -> str:
         if name and not _OBJECT_NAME.fullmatch(name):
             raise ToolFailure(
-                f"'{name}' is not a Kubernetes object name (lower-case letters, digits, '-' and '.'; no '/'): "
-                "give the bare name, e.g. checkout-7d9f8c6b5-x2x9k"
+                f"'{name}' is not a Kubernetes object name (lower-case letters, digits, '-' and '.'; no '/').",
+                hint="Give the bare name, e.g. checkout-7d9f8c6b5-x2x9k.",
             )
         parts = [route.prefix]
         if route.namespaced and namespace is not None:
             parts += ["namespaces", self._api.check_namespace(namespace)]
         elif route.namespaced and not self._api.settings.all_namespaces:
-            raise ToolFailure(f"listing {route.plural} across all namespaces is not allowed; name a namespace")
+            raise ToolFailure(f"listing {route.plural} across all namespaces is not allowed.", hint="Name a namespace.")
         parts.append(route.plural)
         return "/".join([*parts, name] if name else parts)
 

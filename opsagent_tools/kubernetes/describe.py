@@ -52,7 +52,9 @@ async def describe_output(
     refuse_secrets(kind)
     model = DESCRIBE_KINDS.get(kind.strip().lower())
     if model is None:
-        raise ToolFailure(f"k8s_describe reads a pod, deployment or node, not '{kind}'; for workload pods use k8s_pods")
+        raise ToolFailure(
+            f"k8s_describe reads a pod, deployment or node, not '{kind}'.", hint="For workload pods use k8s_pods."
+        )
     async with api.session() as kube:
         if model is Node:
             obj = await _get(kube, Node, name, None)

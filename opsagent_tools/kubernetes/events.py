@@ -56,7 +56,9 @@ class ObjectFilter:
         canonical = EVENT_KINDS.get(kind.lower())
         if canonical is None:
             known = sorted(set(EVENT_KINDS.values()))
-            raise ToolFailure(f"unknown object kind '{kind}'; use one of {', '.join(known)} (or a bare name prefix)")
+            raise ToolFailure(
+                f"unknown object kind '{kind}'.", hint=f"Use one of {', '.join(known)} (or a bare name prefix)."
+            )
         return cls(kind=canonical, name=name)
 
     def field_selector(self) -> str:

@@ -50,8 +50,9 @@ async def container_logs_output(
         last = status.lastState.terminated if status is not None and status.lastState is not None else None
         if previous and last is None:
             raise ToolFailure(
-                f"container {name} of pod {pod} has no previous run to read (restarts: {status.restartCount if status else 0}): "
-                "call k8s_logs without previous for its current log."
+                f"container {name} of pod {pod} has no previous run to read "
+                f"(restarts: {status.restartCount if status else 0}).",
+                hint="Call k8s_logs without previous for its current log.",
             )
         params = {"container": name, "timestamps": "true", "tailLines": str(settings.log_lines)}
         params |= {"limitBytes": str(settings.log_bytes)}
@@ -63,7 +64,7 @@ async def container_logs_output(
         except KubeApiError as exc:
             if exc.code == 400 and not previous and status is not None and status.restartCount:
                 raise ToolFailure(
-                    f"{exc} It has restarted {status.restartCount} times: previous=true reads its last run."
+                    f"{exc} It has restarted {status.restartCount} times.", hint="previous=true reads its last run."
                 ) from None
             raise
     head = _state_line(found, name, choice, status, previous, now)
@@ -106,8 +107,8 @@ async def find_pod(kube: KubeSession, namespace: str, name: str) -> Pod:
     prefixed = [n for n in names if n.startswith(name)]
     if prefixed:
         raise ToolFailure(
-            f"no pod '{name}' in namespace '{namespace}'. Pods whose names start with it: {capped(prefixed, 8)} "
-            "(a workload's pods: k8s_pods)."
+            f"no pod '{name}' in namespace '{namespace}'. Pods whose names start with it: {capped(prefixed, 8)}.",
+            hint="A workload's pods: k8s_pods.",
         )
     raise ToolFailure(unknown_name("pod", name, names, where=f"in namespace '{namespace}'"))
 

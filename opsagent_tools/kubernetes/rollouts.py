@@ -77,7 +77,9 @@ async def _deployment(kube: KubeSession, namespace: str, name: str) -> Deploymen
             raise
     names = [d.metadata.name for d in (await kube.list(Deployment, namespace)).items if d.metadata and d.metadata.name]
     unknown = unknown_name("deployment", name, names, where=f"in namespace '{namespace}'")
-    raise ToolFailure(f"{unknown} (Rollout history is kept for deployments; for a statefulset use k8s_describe.)")
+    raise ToolFailure(
+        f"{unknown} (Rollout history is kept for deployments.)", hint="For a statefulset use k8s_describe."
+    )
 
 
 def owned_by(rs: ReplicaSet, name: str, uid: str | None) -> bool:

@@ -148,7 +148,7 @@ def kubernetes_tools(
         current = now()
         start = parse_time(since, current) if since.strip() else None
         if start is not None and start >= current:
-            raise ToolFailure(f"since ({since!r}) is not in the past: use e.g. since='30m'")
+            raise ToolFailure(f"since ({since!r}) is not in the past.", hint="Use e.g. since='30m'.")
         q = LogQuery(
             service=pod.strip(),
             since=start or current,

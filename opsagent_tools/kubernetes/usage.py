@@ -22,12 +22,18 @@ from opsagent_tools.time_words import parse_iso
 MAX_ROWS = 40
 METRICS_ABSENT = (
     "metrics-server is not installed in this cluster (the metrics.k8s.io API answered 404), so live CPU and memory "
-    "usage is unavailable. Use query_metrics with memory_usage or cpu_usage (cAdvisor through Prometheus) if it is "
-    "configured, and k8s_pods / k8s_describe for OOMKilled terminations and the configured limits."
+    "usage is unavailable."
+)
+USAGE_ELSEWHERE = (
+    "Use query_metrics with memory_usage or cpu_usage (cAdvisor through Prometheus) if it is configured, and "
+    "k8s_pods / k8s_describe for OOMKilled terminations and the configured limits."
 )
 METRICS_UNAVAILABLE = (
-    "metrics-server is registered but not answering ({detail}), so live usage is unavailable right now. Use "
-    "query_metrics (memory_usage, cpu_usage) if configured, and k8s_pods / k8s_describe for terminations and limits."
+    "metrics-server is registered but not answering ({detail}), so live usage is unavailable right now."
+)
+USAGE_ELSEWHERE_NOW = (
+    "Use query_metrics (memory_usage, cpu_usage) if configured, and k8s_pods / k8s_describe for terminations and "
+    "limits."
 )
 
 
@@ -135,9 +141,10 @@ async def _metrics(kube: KubeSession, kind: str, namespace: str | None, labels: 
         return await kube.list_json(METRICS_ROUTES[kind], namespace, labels=labels)
     except KubeApiError as exc:
         if exc.code == 404:
-            raise ToolFailure(METRICS_ABSENT) from None
+            raise ToolFailure(METRICS_ABSENT, hint=USAGE_ELSEWHERE) from None
         if exc.code == 503:
-            raise ToolFailure(METRICS_UNAVAILABLE.format(detail=f"HTTP 503 {exc.reason}".strip())) from None
+            detail = f"HTTP 503 {exc.reason}".strip()
+            raise ToolFailure(METRICS_UNAVAILABLE.format(detail=detail), hint=USAGE_ELSEWHERE_NOW) from None
         raise
 
 

@@ -53,7 +53,7 @@ def split_ref(ref: str) -> tuple[str, str]:
     """("deployment", "checkout") from "deployment/checkout", "deploy/checkout" or ("", "checkout")."""
     kind, _, name = ref.strip().rpartition("/")
     if not name:
-        raise ToolFailure(f"'{ref}' names no object: write NAME or KIND/NAME, e.g. deployment/checkout")
+        raise ToolFailure(f"'{ref}' names no object.", hint="Write NAME or KIND/NAME, e.g. deployment/checkout.")
     refuse_secrets(kind)
     return kind.lower(), name
 
@@ -63,7 +63,8 @@ async def find_workload(kube: KubeSession, namespace: str, ref: str) -> Workload
     kind, name = split_ref(ref)
     if kind and kind not in WORKLOAD_KINDS:
         raise ToolFailure(
-            f"'{kind}' is not a workload kind: use deployment/NAME, statefulset/NAME or daemonset/NAME, or a bare name"
+            f"'{kind}' is not a workload kind.",
+            hint="Use deployment/NAME, statefulset/NAME or daemonset/NAME, or a bare name.",
         )
     models: Sequence[type[WorkloadObject]] = [WORKLOAD_KINDS[kind]] if kind else [Deployment, StatefulSet, DaemonSet]
     found = await asyncio.gather(*(_get_or_none(kube, model, name, namespace) for model in models))

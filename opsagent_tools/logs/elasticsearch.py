@@ -77,8 +77,9 @@ def build_search(q: LogQuery, settings: ElasticsearchSettings) -> dict[str, Any]
     if q.query:
         if q.query.startswith("re:"):
             raise ToolFailure(
-                "Elasticsearch searches words, not lines with regular expressions: drop 're:' and use query_string "
-                'syntax, e.g. upstream AND "connect error", or a regex on one word: /time.*out/.'
+                "Elasticsearch searches words, not lines with regular expressions.",
+                hint="Drop 're:' and use query_string syntax, e.g. upstream AND \"connect error\", or a regex on one "
+                "word: /time.*out/.",
             )
         filters.append(
             {"query_string": {"query": q.query, "default_field": settings.message_field, "default_operator": "AND"}}
@@ -202,8 +203,8 @@ class ElasticsearchBackend:
             response = await client.request(method, path, json=json, params=params)
         except httpx.TimeoutException:
             raise ToolFailure(
-                f"Elasticsearch did not answer within {self._settings.timeout_s:g} s. "
-                "Narrow the window (a later since) or the query, then try again."
+                f"Elasticsearch did not answer within {self._settings.timeout_s:g} s.",
+                hint="Narrow the window (a later since) or the query, then try again.",
             ) from None
         except httpx.HTTPError as exc:
             raise ToolFailure(
@@ -221,8 +222,9 @@ class ElasticsearchBackend:
         status = response.status_code
         if status == 400 and json is not None:
             raise ToolFailure(
-                f"Elasticsearch rejected the search: {reason}. Check the query's syntax (quote phrases; escape "
-                '+ - = && || > < ! ( ) { } [ ] ^ " ~ * ? : \\ / with a backslash) or drop it.'
+                f"Elasticsearch rejected the search: {reason}.",
+                hint="Check the query's syntax (quote phrases; escape "
+                '+ - = && || > < ! ( ) { } [ ] ^ " ~ * ? : \\ / with a backslash) or drop it.',
             )
         if status == 404:
             raise ToolFailure(
@@ -237,8 +239,9 @@ class ElasticsearchBackend:
                 hint=LOGS_DOWN_HINT,
             )
         raise ToolFailure(
-            f"Elasticsearch failed with HTTP {status}: {reason}. Try a shorter window or a narrower query; "
-            "if it keeps failing, the cluster is unhealthy: use other evidence."
+            f"Elasticsearch failed with HTTP {status}: {reason}.",
+            hint="Try a shorter window or a narrower query; if it keeps failing, the cluster is unhealthy: use other "
+            "evidence.",
         )
 
     def _record(self, hit: Mapping[str, Any], service: str) -> LogRecord | None:

@@ -144,7 +144,7 @@ class LokiBackend:
     async def label_values(self, label: str, since: datetime, until: datetime) -> list[str]:
         """The values of stream label `label` between `since` and `until` (GET /loki/api/v1/label/<name>/values)."""
         if not re.fullmatch(LABEL_NAME, label):
-            raise ToolFailure(f"{label!r} is not a label name: use letters, digits and _, e.g. service_name")
+            raise ToolFailure(f"{label!r} is not a label name.", hint="Use letters, digits and _, e.g. service_name.")
         async with self._client() as client:
             return sorted(await self._get(client, f"label/{label}/values", _window(since, until), "") or [])
 
@@ -163,8 +163,8 @@ class LokiBackend:
             response = await client.get(path, params=params)
         except httpx.TimeoutException:
             raise ToolFailure(
-                f"Loki did not answer within {self._settings.timeout_s:g} s. "
-                "Narrow the window (a later since) or add a query to cut the lines scanned, then try again."
+                f"Loki did not answer within {self._settings.timeout_s:g} s.",
+                hint="Narrow the window (a later since) or add a query to cut the lines scanned, then try again.",
             ) from None
         except httpx.HTTPError as exc:
             raise ToolFailure(
@@ -175,9 +175,9 @@ class LokiBackend:
         body = response.text.strip()[:300]
         if response.status_code == 400:
             raise ToolFailure(
-                f"Loki rejected the query: {body}. LogQL sent: `{logql}`. Pass plain text as query to search for a "
-                "substring, or fix the LogQL (a raw query must start with a stream selector such as "
-                f'{{{self._settings.service_label}="checkout"}}).'
+                f"Loki rejected the query: {body}. LogQL sent: `{logql}`.",
+                hint="Pass plain text as query to search for a substring, or fix the LogQL (a raw query must start "
+                f'with a stream selector such as {{{self._settings.service_label}="checkout"}}).',
             )
         if response.status_code in (401, 403):
             raise ToolFailure(
@@ -187,8 +187,9 @@ class LokiBackend:
             )
         if response.status_code != 200:
             raise ToolFailure(
-                f"Loki failed with HTTP {response.status_code}: {body}. Try a shorter window or a narrower query; "
-                "if it keeps failing, Loki is unhealthy: use other evidence."
+                f"Loki failed with HTTP {response.status_code}: {body}.",
+                hint="Try a shorter window or a narrower query; if it keeps failing, Loki is unhealthy: use other "
+                "evidence.",
             )
         try:
             payload = load_json(response.content)
@@ -231,7 +232,8 @@ class LokiBackend:
                 labels = sorted(await self._get(client, "labels", window, "") or [])
                 missing = unknown_name("label", label, labels, where="is on any stream in this window")
                 result.notes.append(
-                    f"{missing} tools.logs.loki.service_label names it, so that setting may be wrong: tell the user."
+                    f"{missing} tools.logs.loki.service_label names it, so that setting may be wrong, and the "
+                    "services cannot be listed until it is corrected."
                 )
         except ToolFailure as exc:
             result.notes.append(f"Could not list the services Loki knows: {exc}")

@@ -92,13 +92,15 @@ def log_tools(
         ctx: CallContext,
     ) -> ToolOutput:
         if not service.strip():
-            raise ToolFailure("service is empty: name the service whose logs to search, e.g. service='checkout'.")
+            raise ToolFailure(
+                "service is empty.", hint="Name the service whose logs to search, e.g. service='checkout'."
+            )
         current = now()
         start, end = parse_time(since, current), parse_time(until, current)
         if start >= end:
             raise ToolFailure(
-                f"since ({since!r}) is not before until ({until!r}): since is the start of the window, "
-                "e.g. since='1h', until='now'."
+                f"since ({since!r}) is not before until ({until!r}).",
+                hint="since is the start of the window, e.g. since='1h', until='now'.",
             )
         q = LogQuery(
             service=service.strip(),

@@ -184,7 +184,8 @@ class McpServer:
             raise ToolFailure(
                 f"the MCP server '{self.name}' answered with something that is not MCP JSON-RPC "
                 f"({self._clean(self._garbage or '?')}), so its answer cannot be read. Whether the call took effect "
-                "is unknown: check before calling it again, or use another tool; the server's operator should look at it."
+                "is unknown; the server's operator should look at it.",
+                hint="Check before calling it again, or use another tool.",
             ) from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
@@ -193,17 +194,20 @@ class McpServer:
                     await self._stderr.settled()
                 raise ToolFailure(
                     f"the MCP server '{self.name}' closed the connection during the call ({self._why_closed()}); "
-                    "it is being restarted. Whether the call took effect is unknown: check before calling it again."
+                    "it is being restarted. Whether the call took effect is unknown.",
+                    hint="Check before calling it again.",
                 ) from exc
             raise ToolFailure(
-                f"the MCP server '{self.name}' refused the call: {self._clean(exc.message)} (JSON-RPC error {exc.code}). "
-                "Fix the arguments, or use another tool."
+                f"the MCP server '{self.name}' refused the call: {self._clean(exc.message)} "
+                f"(JSON-RPC error {exc.code}).",
+                hint="Fix the arguments, or use another tool.",
             ) from exc
         except ValidationError as exc:
             raise ToolFailure(
                 f"the MCP server '{self.name}' answered with something that is not a valid MCP tool result "
                 f"({exc.error_count()} problems, first: {self._clean(str(exc.errors()[0]['msg']))}). "
-                "Use another tool; the server's operator should check it."
+                "The server's operator should check it.",
+                hint="Use another tool.",
             ) from exc
         except (RuntimeError, OSError, httpx2.HTTPError) as exc:
             raise ToolFailure(
@@ -241,7 +245,8 @@ class McpServer:
                 case ServerState.RESTARTING if self.failure is not None:
                     raise ToolFailure(
                         f"the MCP server '{self.name}' is down and restarting it failed ({self.failure}); "
-                        "it is retried with backoff. Use other tools meanwhile."
+                        "it is retried with backoff.",
+                        hint="Use other tools meanwhile.",
                     )
                 case _:  # starting or restarting right now: wait for it (dispatch's timeout bounds the wait)
                     await self._attempt.wait()

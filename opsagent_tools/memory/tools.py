@@ -43,7 +43,7 @@ def similar_incidents_tool(memory: IncidentMemory, *, now: Callable[[], datetime
         limit: Annotated[int, Field(ge=1, le=MAX_RESULTS, description="Most incidents listed.")] = 5,
     ) -> ToolOutput:
         if not re.search(r"\w", query):
-            raise ToolFailure(f"the query {query!r} has no words: name a symptom, a service or an alert")
+            raise ToolFailure(f"the query {query!r} has no words.", hint="Name a symptom, a service or an alert.")
         wanted = service.strip() if service and service.strip() else None
         found = await memory.similar_incidents(query, service=wanted, limit=limit)
         scope = f" of service {wanted}" if wanted else ""

@@ -24,10 +24,9 @@ LOOKBACK_S = 300.0
 """A grid time takes the latest sample in (t - 5m, t], as Prometheus' default lookback delta does."""
 MAX_GRID_POINTS = 11000
 """Prometheus' own limit on points per series in a range query."""
-UNSUPPORTED = (
-    'the recorded-metrics backend answers plain selectors such as name{service="x"}, not PromQL functions; '
-    "use a metric alias from list_metrics()"
-)
+UNSUPPORTED = 'the recorded-metrics backend answers plain selectors such as name{service="x"}, not PromQL functions'
+ALIASES_INSTEAD = "Use a metric alias from list_metrics()."
+
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _OP = re.compile(r"=~|!~|!=|=")
@@ -56,7 +55,7 @@ class _Matcher:
 def _parse_selector(promql: str) -> tuple[_Matcher, ...]:
     """`name`, `name{l="v", l2=~"re", l3!="x", l4!~"re"}` or `{__name__="name", ...}`; anything else fails."""
     text = promql.strip()
-    fail = ToolFailure(f"{UNSUPPORTED} (got: {promql})")
+    fail = ToolFailure(f"{UNSUPPORTED} (got: {promql}).", hint=ALIASES_INSTEAD)
     matchers: list[_Matcher] = []
     name = _METRIC_NAME.match(text)
     if name:
@@ -146,7 +145,9 @@ class FileMetricsClient:
         first, last = _unix(start), _unix(end)
         count = math.floor((last - first) / step_s + 1e-9) + 1 if last >= first else 0
         if count > MAX_GRID_POINTS:
-            raise ToolFailure(f"more than {MAX_GRID_POINTS} points per series: raise the step or narrow the window")
+            raise ToolFailure(
+                f"more than {MAX_GRID_POINTS} points per series.", hint="Raise the step or narrow the window."
+            )
         grid = [first + k * step_s for k in range(count)]
         return self._evaluate(promql, grid)
 
@@ -165,7 +166,7 @@ class FileMetricsClient:
     ) -> list[str]:
         """The values of `label` on series with samples in [start, end] matching any of the selectors in `match`."""
         if not _LABEL_NAME.fullmatch(label):
-            raise ToolFailure(f'"{label}" is not a label name: use letters, digits and _, e.g. service')
+            raise ToolFailure(f'"{label}" is not a label name.', hint="Use letters, digits and _, e.g. service.")
         selectors = [_parse_selector(s) for s in ([match] if isinstance(match, str) else match or [])]
         lo, hi = _bounds(start, end)
         values = {

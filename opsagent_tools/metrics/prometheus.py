@@ -21,6 +21,8 @@ LONG_QUERY_CHARS = 2000
 """PromQL longer than this goes in a POST form: proxies in front of Prometheus often cap URL length."""
 URL_SETTING = "tools.metrics.url"
 """The configuration key named in "cannot reach Prometheus" errors."""
+NARROWER = "Narrow the window or raise the step."
+"""The model's hint when Prometheus ran out of time or patience on a query."""
 HEADERS_SETTING = "tools.metrics.headers"
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
@@ -70,7 +72,7 @@ class PrometheusClient:
         """The values of `label`, optionally only on series matching a selector such as '{service="x"}'
         (several selectors are OR-ed), optionally only between `start` and `end`."""
         if not _LABEL_NAME.fullmatch(label):
-            raise ToolFailure(f'"{label}" is not a label name: use letters, digits and _, e.g. service')
+            raise ToolFailure(f'"{label}" is not a label name.', hint="Use letters, digits and _, e.g. service.")
         params: dict[str, Any] = _window(start, end)
         if match:
             params["match[]"] = [match] if isinstance(match, str) else list(match)
@@ -111,9 +113,7 @@ class PrometheusClient:
                 async with httpx.AsyncClient() as client:
                     response = await self._send(client, url, params, use_post)
         except httpx.TimeoutException as exc:
-            raise ToolFailure(
-                f"Prometheus did not answer within {self.timeout:g} s: narrow the window or raise the step"
-            ) from exc
+            raise ToolFailure(f"Prometheus did not answer within {self.timeout:g} s.", hint=NARROWER) from exc
         except httpx.ConnectError as exc:
             reason = str(exc) or type(exc).__name__
             raise ToolFailure(
@@ -121,7 +121,7 @@ class PrometheusClient:
             ) from exc
         except httpx.HTTPError as exc:
             raise ToolFailure(
-                f"the request to Prometheus at {self.base_url} failed ({type(exc).__name__}: {exc}); try again"
+                f"the request to Prometheus at {self.base_url} failed ({type(exc).__name__}: {exc}).", hint="Try again."
             ) from exc
         return _data_or_failure(response, url, promql)
 
@@ -152,42 +152,51 @@ def _data_or_failure(response: httpx.Response, url: str, promql: str | None) -> 
     except ValueError:
         body = None
     if not isinstance(body, dict) or "status" not in body:
-        raise ToolFailure(_non_api_message(response, url))
+        raise _non_api_failure(response, url)
     if body["status"] == "success":
         return body.get("data")
     kind, error = str(body.get("errorType", "")), str(body.get("error", "(no message)"))
     query = f": {promql}" if promql else ""
     if kind == "bad_data":
         if promql:
-            raise ToolFailure(f"Prometheus rejected the query: {error}. Fix the PromQL{query}")
+            raise ToolFailure(f"Prometheus rejected the query: {error}{query}.", hint="Fix the PromQL.")
         raise ToolFailure(f"Prometheus rejected the request to {url}: {error}")
     if kind == "execution":
         raise ToolFailure(
-            f"Prometheus could not evaluate the query: {error}. Change the PromQL, or select fewer series{query}"
+            f"Prometheus could not evaluate the query: {error}{query}.",
+            hint="Change the PromQL, or select fewer series.",
         )
     if kind in ("timeout", "canceled"):
-        raise ToolFailure(f"Prometheus gave up on the query ({error}): narrow the window or raise the step")
+        raise ToolFailure(f"Prometheus gave up on the query ({error}).", hint=NARROWER)
     raise ToolFailure(f"Prometheus answered HTTP {response.status_code} with an error ({kind}: {error}){query}")
 
 
-def _non_api_message(response: httpx.Response, url: str) -> str:
+def _non_api_failure(response: httpx.Response, url: str) -> ToolFailure:
+    """An answer that is not Prometheus's API: what to check, for the operator, and when to retry, for the model."""
     status = response.status_code
     if status in (401, 403):
-        return f"Prometheus refused the request (HTTP {status}): check the credentials in {HEADERS_SETTING}"
+        return ToolFailure(
+            f"Prometheus refused the request (HTTP {status}): check the credentials in {HEADERS_SETTING}"
+        )
     if status == 404:
-        return (
+        return ToolFailure(
             f"no Prometheus API at {url} (HTTP 404): check {URL_SETTING} "
             "(Mimir and Cortex serve the API under a /prometheus prefix)"
         )
     if status == 429:
-        return "Prometheus is rate-limiting requests (HTTP 429): wait a little, or ask for fewer series"
+        return ToolFailure(
+            "Prometheus is rate-limiting requests (HTTP 429).", hint="Wait a little, or ask for fewer series."
+        )
     snippet = " ".join(response.text.split())[:200] or "(empty body)"
     if status >= 500:
-        return (
+        return ToolFailure(
             f"Prometheus answered HTTP {status} without an API response ({snippet}): the server or a proxy in "
-            "front of it is failing; try again shortly"
+            "front of it is failing.",
+            hint="Try again shortly.",
         )
-    return f"the answer from {url} is not a Prometheus API response (HTTP {status}: {snippet}): check {URL_SETTING}"
+    return ToolFailure(
+        f"the answer from {url} is not a Prometheus API response (HTTP {status}: {snippet}): check {URL_SETTING}"
+    )
 
 
 def _parse_result(data: Any, promql: str) -> list[Series]:

@@ -45,12 +45,12 @@ def step_seconds(window_s: float, step: str | None) -> float:
         return float(next((s for s in NICE_STEPS_S if s >= wanted), NICE_STEPS_S[-1]))
     seconds = parse_duration(step, "step")
     if seconds < 1:
-        raise ToolFailure(f'step "{step}" is zero: use at least 1s, e.g. 30s or 5m, or leave it out')
+        raise ToolFailure(f'step "{step}" is zero.', hint="Use at least 1s, e.g. 30s or 5m, or leave it out.")
     if window_s / seconds > MAX_POINTS_PER_SERIES:
         least = format_span(math.ceil(window_s / MAX_POINTS_PER_SERIES))
         raise ToolFailure(
-            f"step {step} over a {format_span(window_s)} window gives more than {MAX_POINTS_PER_SERIES} points: "
-            f"use a step of at least {least}, or leave step out"
+            f"step {step} over a {format_span(window_s)} window gives more than {MAX_POINTS_PER_SERIES} points.",
+            hint=f"Use a step of at least {least}, or leave step out.",
         )
     return seconds
 
@@ -104,7 +104,8 @@ class _MetricsTools:
         found = await self.client.query_range(promql, start, end, step_s)
         found = [s for s in found if s.points]
         if not found:
-            raise ToolFailure(await self._no_data(service, name, format_span(window_s), promql, end))
+            said, hint = await self._no_data(service, name, format_span(window_s), promql, end)
+            raise ToolFailure(said, hint=hint)
         shown, left_out = report_series(found, end.timestamp(), unit, top=self.settings.max_series)
         head = f"{service} {name} over the last {format_span(window_s)}"
         lines = []
@@ -125,7 +126,8 @@ class _MetricsTools:
             links=(graph,) if graph is not None else (),
         )
 
-    async def _no_data(self, service: str, name: str, window: str, promql: str, end: datetime) -> str:
+    async def _no_data(self, service: str, name: str, window: str, promql: str, end: datetime) -> tuple[str, str]:
+        """Why a query found no series, for people, and what to try next, for the model."""
         label = self.settings.service_label
         try:
             known = await known_services(self.client, self.settings, end)
@@ -133,14 +135,14 @@ class _MetricsTools:
             known = None
         tail = f" query: {promql}"
         if known is not None and service not in known:
-            return f"{unknown_service(service, self.settings, known)} Use one of these names.{tail}"
+            return f"{unknown_service(service, self.settings, known)}{tail}", "Use one of these names."
         not_alias = ""
         if METRIC_NAME.fullmatch(name) and name not in self.settings.aliases:
             not_alias = f" ({name} is not an alias: {', '.join(self.settings.aliases)})"
         return (
-            f'no series for {label}="{service}" and {name} in the last {window}{not_alias}: '
-            f'list_metrics(service="{service}") shows what exists; check the service label, or try a longer window '
-            f"(it may have stopped reporting).{tail}"
+            f'no series for {label}="{service}" and {name} in the last {window}{not_alias} '
+            f"(it may have stopped reporting).{tail}",
+            f'list_metrics(service="{service}") shows what exists; check the service label, or try a longer window.',
         )
 
     async def list_metrics(self, service: str | None) -> ToolOutput:

@@ -16,6 +16,7 @@ from opsagent_tools.names import nearest_names
 from opsagent_tools.repos.sandbox import (
     DEFAULT_PATH_POLICY,
     REF_HINT,
+    ROOT_HINT,
     PathPolicy,
     check_ref,
     close_paths,
@@ -196,7 +197,7 @@ class GitRepo:
         if b"not a git repository" in err:
             raise ToolFailure(f"Repository {self.name} is not available: {self.path} is not a git repository.")
         if rc != 0:
-            raise ToolFailure(await self._unknown_ref(ref))
+            raise await self._unknown_ref(ref)
         return out.decode().strip()
 
     async def _read(self, target: PurePosixPath, ref: str, commit: str, *, hops: int) -> FileContent:
@@ -224,7 +225,7 @@ class GitRepo:
                 raise await self._not_found(target, ref, commit)
             if entry.mode == "120000":
                 return await self._list(await self._follow(target, entry, hops), ref, commit, hops=hops + 1)
-            raise ToolFailure(f"'{target}' is a file, not a directory; read it with read_repo_file.")
+            raise ToolFailure(f"'{target}' is a file, not a directory.", hint="Read it with read_repo_file.")
         entries = []
         for item in _parse_tree(out):
             child = PurePosixPath(item.name) if target == PurePosixPath(".") else target / item.name
@@ -243,7 +244,7 @@ class GitRepo:
                 "Only files inside the repository can be read."
             )
         if hops >= MAX_SYMLINK_HOPS:
-            raise ToolFailure(f"'{link}' is part of a symlink loop; read the file it should point to directly.")
+            raise ToolFailure(f"'{link}' is part of a symlink loop.", hint="Read the file it should point to directly.")
         return self.policy.check(str(resolved), allow_root=True)
 
     async def _entry(self, commit: str, target: PurePosixPath) -> _TreeEntry | None:
@@ -257,13 +258,10 @@ class GitRepo:
         names = [n for n in out.decode("utf-8", errors="replace").split("\0") if n]
         close = await asyncio.to_thread(close_paths, str(target), names)  # difflib over a big tree is slow
         suggestions = [p for p in close if self.policy.denied_by(p) is None]
-        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-        return ToolFailure(
-            f"No file or directory '{target}' at {ref} in {self.name}.{hint} Paths are relative to the "
-            "repository root; read_repo_file with path '' lists the root."
-        )
+        nearest = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        return ToolFailure(f"No file or directory '{target}' at {ref} in {self.name}.{nearest}", hint=ROOT_HINT)
 
-    async def _unknown_ref(self, ref: str) -> str:
+    async def _unknown_ref(self, ref: str) -> ToolFailure:
         fmt = "--format=%(refname:short)"
         _, tags, _ = await self._run("for-each-ref", "--sort=-creatordate", fmt, "refs/tags")
         _, heads, _ = await self._run("for-each-ref", "--sort=-committerdate", fmt, "refs/heads", "refs/remotes")
@@ -276,8 +274,8 @@ class GitRepo:
         parts.append(f"Recent tags: {', '.join(tag_names[:8])}." if tag_names else "The repository has no tags.")
         if branch_names:
             parts.append(f"Branches: {', '.join(branch_names[:5])}.")
-        parts.append(f"{REF_HINT} A tag newer than this clone's last fetch is missing here.")
-        return " ".join(parts)
+        parts.append("A tag newer than this clone's last fetch is missing here.")
+        return ToolFailure(" ".join(parts), hint=REF_HINT)
 
     async def _run(self, *args: str, check: bool = False, max_stdout: int | None = None) -> tuple[int, bytes, bytes]:
         """Run git; with `max_stdout`, stop reading (and end git) after that many bytes."""
@@ -309,8 +307,8 @@ class GitRepo:
                     await proc.wait()
         except TimeoutError:
             raise ToolFailure(
-                f"git timed out after {self.timeout:g} s in {self.name} (git {args[0]}). "
-                "Narrow the request: a single path, or two refs closer together."
+                f"git timed out after {self.timeout:g} s in {self.name} (git {args[0]}).",
+                hint="Narrow the request: a single path, or two refs closer together.",
             ) from None
         finally:
             if proc.returncode is None:

@@ -19,7 +19,15 @@ from kernel import ToolFailure
 from opsagent_tools.bounded_json import load_json
 from opsagent_tools.names import nearest_names
 from opsagent_tools.repos.github_api import DEFAULT_API_URL, DEFAULT_HTTP_TIMEOUT, DEFAULT_TOKEN_ENV, GitHubApi
-from opsagent_tools.repos.sandbox import DEFAULT_PATH_POLICY, REF_HINT, PathPolicy, check_ref, close_paths, git_path
+from opsagent_tools.repos.sandbox import (
+    DEFAULT_PATH_POLICY,
+    REF_HINT,
+    ROOT_HINT,
+    PathPolicy,
+    check_ref,
+    close_paths,
+    git_path,
+)
 from opsagent_tools.repos.shapes import (
     DEFAULT_MAX_DIFF_BYTES,
     DEFAULT_MAX_FILE_BYTES,
@@ -115,7 +123,7 @@ class GitHubRepo:
                 raise await self._not_found(client, git_path(target), ref)
             data = self.api.ok_json(resp)
         if not isinstance(data, list):
-            raise ToolFailure(f"'{target}' is a file, not a directory; read it with read_repo_file.")
+            raise ToolFailure(f"'{target}' is a file, not a directory.", hint="Read it with read_repo_file.")
         entries = [
             DirEntry(
                 name=str(item.get("name", "")),
@@ -139,7 +147,7 @@ class GitHubRepo:
             if resp.status_code == 404:
                 for ref in (base, head):
                     if not await self._ref_exists(client, ref):
-                        raise ToolFailure(await self._unknown_ref(client, ref))
+                        raise await self._unknown_ref(client, ref)
                 raise ToolFailure(
                     f"GitHub could not compare {base}...{head} in {self.full_name} (404): the refs may share no "
                     f"history, or the token in ${self.api.token_env} cannot see the repository."
@@ -290,12 +298,14 @@ class GitHubRepo:
                     if sum(map(len, chunks)) >= limit:
                         break
         except httpx.TimeoutException:
-            raise ToolFailure(f"GitHub did not send '{path}' within {self.api.timeout:g} s; try again.") from None
+            raise ToolFailure(
+                f"GitHub did not send '{path}' within {self.api.timeout:g} s.", hint="Try again."
+            ) from None
         return b"".join(chunks)[:limit]
 
     async def _not_found(self, client: httpx.AsyncClient, path: str, ref: str) -> ToolFailure:
         if ref != "HEAD" and not await self._ref_exists(client, ref):
-            return ToolFailure(await self._unknown_ref(client, ref))
+            return await self._unknown_ref(client, ref)
         parent = path.rpartition("/")[0]
         resp = await self.api.get(client, self._contents(parent), ref=ref)
         listing = load_json(resp.content) if resp.status_code == 200 else None
@@ -306,17 +316,14 @@ class GitHubRepo:
             )
         names = [str(item.get("path", "")) for item in listing] if isinstance(listing, list) else []
         suggestions = [p for p in close_paths(path, names) if self.policy.denied_by(p) is None]
-        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-        return ToolFailure(
-            f"No file or directory '{path}' at {ref} in {self.name}.{hint} Paths are relative to the repository "
-            "root; read_repo_file with path '' lists the root."
-        )
+        nearest = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        return ToolFailure(f"No file or directory '{path}' at {ref} in {self.name}.{nearest}", hint=ROOT_HINT)
 
     async def _ref_exists(self, client: httpx.AsyncClient, ref: str) -> bool:
         resp = await self.api.get(client, f"/commits/{_ref_part(ref)}", accept=SHA_MEDIA)
         return resp.status_code == 200
 
-    async def _unknown_ref(self, client: httpx.AsyncClient, ref: str) -> str:
+    async def _unknown_ref(self, client: httpx.AsyncClient, ref: str) -> ToolFailure:
         resp = await self.api.get(client, "/tags", params={"per_page": "30"})
         tags = [str(t.get("name")) for t in load_json(resp.content)] if resp.status_code == 200 else []
         close = nearest_names(ref, tags)
@@ -324,8 +331,7 @@ class GitHubRepo:
         if close:
             parts.append(f"Did you mean {', '.join(close)}?")
         parts.append(f"Tags: {', '.join(tags[:8])}." if tags else "No tags were listed.")
-        parts.append(REF_HINT)
-        return " ".join(parts)
+        return ToolFailure(" ".join(parts), hint=REF_HINT)
 
 
 def _ref_part(ref: str) -> str:

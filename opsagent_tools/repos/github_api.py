@@ -88,8 +88,8 @@ class GitHubApi:
             resp = await client.get(url, params=params, headers=self.headers(accept))
         except httpx.TimeoutException:
             raise ToolFailure(
-                f"GitHub did not answer within {self.timeout:g} s ({self.full_name}). Try again, or use other "
-                "evidence (metrics, logs) if GitHub is slow."
+                f"GitHub did not answer within {self.timeout:g} s ({self.full_name}).",
+                hint="Try again, or use other evidence (metrics, logs) if GitHub is slow.",
             ) from None
         except httpx.HTTPError as exc:
             raise ToolFailure(f"Could not reach the GitHub API at {self.api_url} ({type(exc).__name__}).") from None
@@ -131,7 +131,7 @@ class GitHubApi:
                 "lack read access to this repository's contents."
             )
         if status >= 500:
-            return ToolFailure(f"GitHub returned {status} ({message}); try again shortly.")
+            return ToolFailure(f"GitHub returned {status} ({message}).", hint="Try again shortly.")
         return ToolFailure(f"GitHub answered {status}: {message}.")
 
     def ok_json(self, resp: httpx.Response) -> Any:

@@ -83,39 +83,40 @@ class PathPolicy:
         """
         shown = _shown(path)
         if not path.strip() and not allow_root:
-            raise ToolFailure(f"Refused an empty path. {ALLOWED_PATHS_HINT}")
+            raise ToolFailure("Refused an empty path.", hint=ALLOWED_PATHS_HINT)
         _refuse_unsafe_text(path, shown)
         raw = path.strip()
         if raw.startswith("/"):
-            raise ToolFailure(f"Refused path {shown}: absolute paths are not allowed. {ALLOWED_PATHS_HINT}")
+            raise ToolFailure(f"Refused path {shown}: absolute paths are not allowed.", hint=ALLOWED_PATHS_HINT)
         if raw.startswith("~"):
-            raise ToolFailure(f"Refused path {shown}: '~' (a home directory) is not allowed. {ALLOWED_PATHS_HINT}")
+            raise ToolFailure(f"Refused path {shown}: '~' (a home directory) is not allowed.", hint=ALLOWED_PATHS_HINT)
         parts: list[str] = []
         for part in raw.split("/"):
             if part in ("", "."):
                 continue
             if part == "..":
                 if not parts:
-                    raise ToolFailure(f"Refused path {shown}: it leaves the repository. {ALLOWED_PATHS_HINT}")
+                    raise ToolFailure(f"Refused path {shown}: it leaves the repository.", hint=ALLOWED_PATHS_HINT)
                 parts.pop()
                 continue
             parts.append(part)
         if any(part.lower() == ".git" for part in parts):
             raise ToolFailure(
-                f"Refused path {shown}: git's internal '.git' directory is not readable. "
-                "Read tracked files instead; compare_refs shows what changed between versions."
+                f"Refused path {shown}: git's internal '.git' directory is not readable.",
+                hint="Read tracked files instead; compare_refs shows what changed between versions.",
             )
         if not parts:
             if allow_root:
                 return PurePosixPath(".")
-            raise ToolFailure(f"Refused path {shown}: it names no file. {ALLOWED_PATHS_HINT}")
+            raise ToolFailure(f"Refused path {shown}: it names no file.", hint=ALLOWED_PATHS_HINT)
         normalised = PurePosixPath(*parts)
         pattern = self.denied_by(normalised)
         if pattern is not None:
             raise ToolFailure(
                 f"Refused path '{normalised}': files that usually hold secrets (matching '{pattern}') are not "
-                "readable here. Read the configuration that references the secret instead (config files, "
-                "Helm values, deployment manifests), or ask a human for the value."
+                "readable here.",
+                hint="Read the configuration that references the secret instead (config files, Helm values, "
+                "deployment manifests), or ask a human for the value.",
             )
         return normalised
 
@@ -147,17 +148,18 @@ def resolve_link(link: PurePosixPath, target: str) -> PurePosixPath | None:
 
 def _refuse_unsafe_text(path: str, shown: str) -> None:
     if "\x00" in path:
-        raise ToolFailure(f"Refused path {shown}: it contains a NUL byte. {ALLOWED_PATHS_HINT}")
+        raise ToolFailure(f"Refused path {shown}: it contains a NUL byte.", hint=ALLOWED_PATHS_HINT)
     if any(unicodedata.category(ch) == "Cc" for ch in path):
-        raise ToolFailure(f"Refused path {shown}: it contains control characters. {ALLOWED_PATHS_HINT}")
+        raise ToolFailure(f"Refused path {shown}: it contains control characters.", hint=ALLOWED_PATHS_HINT)
     if "\\" in path:
-        raise ToolFailure(f"Refused path {shown}: backslashes are not path separators here. {ALLOWED_PATHS_HINT}")
+        raise ToolFailure(f"Refused path {shown}: backslashes are not path separators here.", hint=ALLOWED_PATHS_HINT)
     if _PERCENT_ESCAPE.search(path):
-        raise ToolFailure(f"Refused path {shown}: percent-encoding is not accepted. {ALLOWED_PATHS_HINT}")
+        raise ToolFailure(f"Refused path {shown}: percent-encoding is not accepted.", hint=ALLOWED_PATHS_HINT)
     for ch in path:
         if ch not in "/.\\" and any(c in "/.\\" for c in unicodedata.normalize("NFKC", ch)):
             raise ToolFailure(
-                f"Refused path {shown}: it contains a look-alike of '/', '.' or '\\' ({ch!r}). {ALLOWED_PATHS_HINT}"
+                f"Refused path {shown}: it contains a look-alike of '/', '.' or '\\' ({ch!r}).",
+                hint=ALLOWED_PATHS_HINT,
             )
 
 
@@ -169,21 +171,24 @@ def _shown(path: str) -> str:
 # --- refs and suggestions --------------------------------------------------------------------------
 
 REF_HINT = "Pass a tag (e.g. 'v2.14.0'), a branch (e.g. 'main') or a commit SHA."
+ROOT_HINT = "Paths are relative to the repository root; read_repo_file with path '' lists the root."
+"""The model's hint when a path names nothing."""
 
 
 def check_ref(ref: str) -> None:
     """Refuse refs that could be read as options, ranges or paths; git and GitHub resolve the rest."""
     shown = _shown(ref)
     if not ref:
-        raise ToolFailure(f"Refused an empty ref. {REF_HINT}")
+        raise ToolFailure("Refused an empty ref.", hint=REF_HINT)
     if ref.startswith("-"):
-        raise ToolFailure(f"Refused ref {shown}: refs cannot start with '-'. {REF_HINT}")
+        raise ToolFailure(f"Refused ref {shown}: refs cannot start with '-'.", hint=REF_HINT)
     if len(ref) > 200 or any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in ref):
-        raise ToolFailure(f"Refused ref {shown}: refs have no spaces or control characters. {REF_HINT}")
+        raise ToolFailure(f"Refused ref {shown}: refs have no spaces or control characters.", hint=REF_HINT)
     if ".." in ref or ":" in ref or "\\" in ref or "//" in ref or ref.startswith(".") or "/." in ref:
         raise ToolFailure(
-            f"Refused ref {shown}: pass one ref, without '..', ':', backslashes or parts starting with '.' "
-            f"(compare_refs takes base and head separately; the path is its own argument). {REF_HINT}"
+            f"Refused ref {shown}: a ref has no '..', ':', backslashes or parts starting with '.'.",
+            hint="Pass one ref (compare_refs takes base and head separately; the path is its own argument). "
+            + REF_HINT,
         )
 
 

@@ -90,13 +90,15 @@ def repo_tools(
     def pick(repo: str | None) -> RepoBackend:
         if repo is None or not repo.strip():
             if default is None:
-                raise ToolFailure(f"Several repositories are configured; pass repo as one of: {names}.")
+                raise ToolFailure(f"Several repositories are configured: {names}.", hint="Pass repo as one of these.")
             return backends[default]
         wanted = repo.strip().lower()
         by_name = {n.lower(): n for n in backends} | {s.lower(): r for s, r in settings.services.items()}
         if wanted in by_name:
             return backends[by_name[wanted]]
-        raise ToolFailure(f"No repository '{repo}' is configured. Configured: {names}. Pass one of these as repo.")
+        raise ToolFailure(
+            f"No repository '{repo}' is configured. Configured: {names}.", hint="Pass one of these as repo."
+        )
 
     async def read_repo_file(
         path: Annotated[

@@ -40,7 +40,7 @@ def runbook_tools(library: RunbookLibrary) -> list[Tool]:
     ) -> ToolOutput:
         if not re.search(r"\w", query):
             raise ToolFailure(
-                f"the query {query!r} has no words: name a service, an alert or a symptom, e.g. 'checkout 5xx'"
+                f"the query {query!r} has no words.", hint="Name a service, an alert or a symptom, e.g. 'checkout 5xx'."
             )
         index = await library.index()
         hits = index.search(query, limit)
@@ -71,7 +71,7 @@ def runbook_tools(library: RunbookLibrary) -> list[Tool]:
         runbook = index.get(id)
         if runbook is None:
             where = "is in the runbook library"
-            raise ToolFailure(f"{unknown_name('runbook', id, index.ids(), where=where)} Use one of these ids.")
+            raise ToolFailure(unknown_name("runbook", id, index.ids(), where=where), hint="Use one of these ids.")
         text = "\n".join([*_header(runbook, library.status), *_freshness(library.status), "", runbook.body])
         lines = len(runbook.body.splitlines())
         return ToolOutput(text, headline=f"{runbook.id}: {_title(runbook)} ({lines} line{'' if lines == 1 else 's'})")

@@ -165,8 +165,8 @@ async def test_prose_without_action_gets_format_error_then_recovers(tools):
     result, model = await run(tools, ["I will look at the metrics next.", FINISH])
     assert trail(result) == [(None, ErrorKind.FORMAT), ("finish", None)]
     assert result.steps[0].observation.startswith(
-        "[FormatError] Your reply had no usable action (it announced an action without making it: make the call "
-        "now). Reply with your thought"
+        "[FormatError] The model's reply had no usable action (it announced an action without making it). Make "
+        "the call now. Reply with your thought"
     )
     assert model.requests[1].messages[-1].content.startswith("Observation (step 1):\n[FormatError]")
 
@@ -216,7 +216,9 @@ async def test_exact_repeat_is_not_executed_and_a_stuck_repeat_stops(tools, back
     assert trail(result) == [("query_metrics", None)] + [("query_metrics", ErrorKind.LOOP_GUARD)] * 3
     assert result.stop_reason is StopReason.LOOP_DETECTED
     assert len(backend.metric_queries) == 1
-    assert result.steps[1].observation.startswith("[LoopGuard] You already made exactly this call at step 1;")
+    assert result.steps[1].observation.startswith(
+        "[LoopGuard] The model repeated its call of step 1 exactly; it was not run again. You already made this call: "
+    )
 
 
 async def test_same_call_and_same_result_after_warning_is_a_loop(tools):

@@ -122,11 +122,11 @@ async def test_an_announced_action_stays_a_format_error(tools):
     assert result.finished_by is FinishedBy.PROSE
     assert trail(result) == [
         ("query_metrics", None, "order-service http_5xx_rate over 30m: ju"),
-        (None, ErrorKind.FORMAT, "[FormatError] Your reply had no usable a"),
+        (None, ErrorKind.FORMAT, "[FormatError] The model's reply had no u"),
         (None, None, PROSE_REMINDER[:40]),
         ("finish", None, ""),
     ]
-    assert "(it announced an action without making it: make the call now)" in result.steps[1].observation
+    assert "(it announced an action without making it)" in result.steps[1].observation
 
 
 async def test_an_empty_reply_stays_a_format_error_and_counts_in_the_streak(tools):

@@ -1,7 +1,8 @@
 """The requests the model is sent, byte for byte, against a recording of a mixed run (truncation, elision, errors,
 a resumed native run): a change to how the conversation is kept or fenced must not change what the model reads
 (`tests/fixtures/requests/`, recorded with the kernel of 138df07; re-recorded when read_output came to be offered
-only from the turn after an observation was cut: the first two requests lost its spec, nothing else changed).
+only from the turn after an observation was cut: the first two requests lost its spec, nothing else changed; and
+when the loop guard's words for people came to lead its observation: that sentence alone changed).
 """
 
 from __future__ import annotations

@@ -22,8 +22,9 @@ from opsagent_tools.time_words import (
 
 NOW = datetime(2026, 11, 30, 3, 38, 57, tzinfo=UTC)
 BAD_TIME = (
-    "Cannot read the time 'yesterday'. Use a relative time such as '15m', '2h', '1d' or 't-12m' (that long before "
-    "now), 'now', or an ISO-8601 time such as '2026-11-30T03:20:00Z' or '2026-11-30T04:20:00+01:00'."
+    "Cannot read the time 'yesterday'.",
+    "Use a relative time such as '15m', '2h', '1d' or 't-12m' (that long before "
+    "now), 'now', or an ISO-8601 time such as '2026-11-30T03:20:00Z' or '2026-11-30T04:20:00+01:00'.",
 )
 
 
@@ -45,21 +46,24 @@ def test_durations_read_as_seconds(text, seconds):
 def test_anything_else_is_not_a_duration_and_says_how_to_write_one(text):
     with pytest.raises(ToolFailure) as caught:
         parse_duration(text, "step")
-    assert str(caught.value) == f'step "{text}" is not a duration: write it like 15m, 1h or 2h30m (units s, m, h, d)'
+    assert str(caught.value) == f'step "{text}" is not a duration.', "people read what is wrong"
+    assert caught.value.hint == "Write it like 15m, 1h or 2h30m (units s, m, h, d).", "the model, how to write it"
 
 
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("30s", 'window "30s" is shorter than 1m: use at least 1m'),
-        ("8d", 'window "8d" is longer than 7d: use at most 7d'),
+        ("30s", ('window "30s" is shorter than 1m.', "Use at least 1m")),
+        ("8d", ('window "8d" is longer than 7d.', "Use at most 7d")),
     ],
 )
 def test_a_window_is_between_a_minute_and_a_week(text, error):
     assert window_seconds("1m") == 60
     assert window_seconds("7d") == 7 * 86400
-    with pytest.raises(ToolFailure, match=error):
+    said, hint = error
+    with pytest.raises(ToolFailure) as caught:
         window_seconds(text)
+    assert (str(caught.value), caught.value.hint.startswith(hint)) == (said, True)
 
 
 @given(counts=st.lists(st.tuples(st.integers(0, 500), st.sampled_from("wdhms")), min_size=1, max_size=4))
@@ -128,7 +132,8 @@ def test_parse_time_accepts_relative_and_iso_times(text, expected):
 def test_parse_time_rejects_anything_else_naming_the_accepted_formats(text):
     with pytest.raises(ToolFailure) as caught:
         parse_time(text, NOW)
-    assert str(caught.value) == BAD_TIME.replace("'yesterday'", repr(text))
+    said, hint = BAD_TIME
+    assert (str(caught.value), caught.value.hint) == (said.replace("'yesterday'", repr(text)), hint)
 
 
 def test_describe_time_keeps_relative_times_short_and_shows_iso_in_utc():

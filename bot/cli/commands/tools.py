@@ -12,8 +12,8 @@ def register(commands: Commands) -> None:
     """Add `opsagent tools list` and `opsagent tools call`."""
     tools = commands.add("tools", "list the configured tools, or call one through the agent's dispatch")
     under = commands.under(tools, dest="tools_command", metavar="list|call")
-    listing = under.add("list", "the registered tools and their argument schemas", _list)
-    listing.add_argument("--json", action="store_true", help="print the specs as JSON")
+    listing = under.add("list", "the registered tools: what each does and its arguments", _list)
+    listing.add_argument("--json", action="store_true", help="print the model-facing specs as JSON")
     call = under.add("call", "run one tool and print the observation the model would see", _call)
     call.add_argument("name")
     call.add_argument("--args", default="{}", help="the arguments as a JSON object")

@@ -22,10 +22,10 @@ def demo_config(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def no_words_for_the_model_reach_the_terminal() -> Iterator[None]:
     """After every test: nothing `opsagent` printed speaks to the model ("tell the user", "call `finish`"), but for
-    `opsagent tools`, whose listing is the model's descriptions shown to the operator on purpose."""
+    `opsagent tools list --json`, which is the model-facing specs on purpose."""
     PRINTED.clear()
     yield
     for args, printed in PRINTED:
-        listing = "tools" in args and "call" not in args
-        if not listing and (found := model_directed(printed)):
+        specs = "tools" in args and "--json" in args
+        if not specs and (found := model_directed(printed)):
             pytest.fail(f"words for the model reached the terminal (opsagent {' '.join(args)}: {', '.join(found)})")

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from opsagent_process import environment, opsagent
 
 from bot.cli.main import main
+from opsagent_tools.metrics import MetricsSettings
+from opsagent_tools.metrics.tools import metrics_tools
 from samples.demo_config import write_demo_config
 from testkit.fakes.model_server import FakeModelServer, Reply, openai_completion, openai_tool_call
 from testkit.model_words import model_directed
@@ -29,6 +31,12 @@ def test_tools_list_shows_every_configured_tool(capsys, demo_config):
     for name in ("query_metrics", "list_metrics", "search_logs", "read_repo_file", "compare_refs", "\n"):
         assert name in out
     assert "rollback_deployment" not in out, "no [tools.actions] section, no side-effect tools"
+    (query,) = [
+        tool for tool in metrics_tools(MetricsSettings(url="http://127.0.0.1:9")) if tool.name == "query_metrics"
+    ]
+    assert query.summary in out, "each tool says what it does in a person's words"
+    assert query.spec.description.splitlines()[0] not in out, "not in the model's description"
+    assert "arguments: service (required), metric, window, step" in out
 
 
 def test_tools_list_json_is_the_model_facing_specs(capsys, demo_config):

@@ -153,7 +153,8 @@ async def test_a_finish_without_findings_says_what_it_needs(tools):
     model = ScriptedModel([text_turn("finish", confidence="likely"), text_turn("finish", summary="Found it.")])
     result = await Agent(llm=model, tools=tools).run("t")
     assert result.steps[0].observation == (
-        "[ToolError] bad_args: 'finish' needs your findings: at least a non-empty 'summary' (one sentence)."
+        "[ToolError] bad_args: 'finish' was called without findings. Give your findings: at least a non-empty "
+        "'summary' (one sentence)."
     )
     assert result.ok
     assert result.answer == "Found it."

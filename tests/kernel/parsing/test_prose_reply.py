@@ -45,7 +45,7 @@ def test_only_an_answer_has_no_problem_to_report():
     assert ReplyKind.ANSWER.problem == ""
     assert {kind.problem for kind in ReplyKind if kind is not ReplyKind.ANSWER} == {
         "the reply was empty",
-        "it announced an action without making it: make the call now",
+        "it announced an action without making it",
         "it was too short to be an answer",
     }
 

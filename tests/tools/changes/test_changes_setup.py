@@ -94,8 +94,13 @@ def test_tools_list_shows_it_read_only(capsys, tmp_path, prometheus, clone):
     )
     assert main(["--config", str(config), "tools", "list"]) == 0
     out = capsys.readouterr().out
-    assert "recent_changes [read-only]\n  See what changed around the incident" in out
-    assert "version changes of app_build_info{version} in Prometheus, tags and merges of order-service)" in out
+    assert "recent_changes [read-only]\n  List what changed around a service lately: deploys, config, merges" in out
+    assert main(["--config", str(config), "tools", "list", "--json"]) == 0
+    (spec,) = [spec for spec in json.loads(capsys.readouterr().out) if spec["name"] == "recent_changes"]
+    assert (
+        "version changes of app_build_info{version} in Prometheus, tags and merges of order-service)"
+        in (spec["description"])
+    ), "the model is told which sources it reads"
     assert (
         main(["--config", str(config), "tools", "call", "recent_changes", "--args", json.dumps({"window": "1h"})]) == 0
     )

@@ -107,7 +107,7 @@ async def test_a_failing_source_is_one_line_and_the_others_still_answer(tools, c
     assert lines[1:3] == [
         "kubernetes: not read: 403 on namespace shop: OpsAgent may not list deployments or replicasets there; "
         "bind the read-only ClusterRole (deploy/k8s/clusterrole.yaml) in it",
-        "github acme/payment-service: not read: GitHub returned 502 (Server Error); try again shortly.",
+        "github acme/payment-service: not read: GitHub returned 502 (Server Error).",
     ]
     assert "t-12m prometheus: order-service version v2.13.2 → v2.14.0 (app_build_info)" in entries(text)
     assert not any(" kubernetes: " in line or " github: " in line for line in entries(text))
@@ -160,7 +160,7 @@ async def test_an_alert_already_firing_when_the_window_begins_is_shown_at_its_st
 
 async def test_a_bad_window_is_the_models_to_fix(tools):
     error = await error_of(tools, "recent_changes", window="yesterday")
-    assert 'window "yesterday" is not a duration: write it like 15m, 1h or 2h30m' in error
+    assert 'window "yesterday" is not a duration. Write it like 15m, 1h or 2h30m' in error
 
 
 async def test_only_the_newest_changes_are_shown_and_the_rest_counted(settings, prometheus):

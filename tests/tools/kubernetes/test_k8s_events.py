@@ -60,7 +60,7 @@ async def test_one_forbidden_namespace_is_a_note_and_all_forbidden_is_the_error(
 
 
 async def test_bad_filters_say_what_is_accepted(tools):
-    assert "unknown object kind 'widget'; use one of" in await error_of(tools, "k8s_events", object="widget/x")
+    assert "unknown object kind 'widget'. Use one of" in await error_of(tools, "k8s_events", object="widget/x")
     assert "Cannot read the time 'yesterday'" in await error_of(tools, "k8s_events", since="yesterday")
     assert "namespace 'kube-system' is not allowed" in await error_of(tools, "k8s_events", namespace="kube-system")
 

@@ -79,7 +79,7 @@ async def test_the_kubelets_refusal_points_at_previous_when_the_container_restar
     pod["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "ContainerCreating"}}
     error = await error_of(tools, "k8s_logs", pod=CRASHED)
     assert f'container "app" in pod "{CRASHED}" is waiting to start: ContainerCreating' in error
-    assert "It has restarted 7 times: previous=true reads its last run." in error
+    assert "It has restarted 7 times. previous=true reads its last run." in error
 
 
 async def test_an_empty_log_and_the_names_of_pods_and_containers(tools):

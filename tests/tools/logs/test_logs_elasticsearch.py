@@ -224,7 +224,7 @@ async def test_regex_queries_are_refused_with_the_lucene_alternative():
         outcome = await search_logs(tools_with(es), service="order-service", query="re:time.*out")
     assert es.requests == []
     assert outcome.text == PREFIX + (
-        "Elasticsearch searches words, not lines with regular expressions: drop 're:' and use query_string syntax, "
+        "Elasticsearch searches words, not lines with regular expressions. Drop 're:' and use query_string syntax, "
         'e.g. upstream AND "connect error", or a regex on one word: /time.*out/.'
     )
 

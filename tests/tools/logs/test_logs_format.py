@@ -254,7 +254,7 @@ async def test_bad_times_and_reversed_windows_are_model_facing_errors(recorded):
     )
     outcome = await search_logs(tools, service="order-service", since="5m", until="10m")
     assert outcome.text == (
-        "[ToolError] exception: 'search_logs' failed: since ('5m') is not before until ('10m'): since is the start "
+        "[ToolError] exception: 'search_logs' failed: since ('5m') is not before until ('10m'). since is the start "
         "of the window, e.g. since='1h', until='now'."
     )
     assert backend.queries == []

@@ -130,11 +130,11 @@ async def test_promql_beyond_plain_selectors_says_what_this_backend_answers(
         await client.query_range(promql, NOW - timedelta(minutes=30), NOW, 60)
     message = str(failure.value)
     assert message.startswith(
-        'the recorded-metrics backend answers plain selectors such as name{service="x"}, not PromQL functions; '
-        "use a metric alias from list_metrics()"
+        'the recorded-metrics backend answers plain selectors such as name{service="x"}, not PromQL functions'
     )
     assert message.startswith(UNSUPPORTED)
-    assert message.endswith(f"(got: {promql})")
+    assert message.endswith(f"(got: {promql}).")
+    assert failure.value.hint == "Use a metric alias from list_metrics().", "the model is told what to use instead"
 
 
 async def test_a_selector_that_matches_everything_or_a_bad_regex_is_refused(client: FileMetricsClient) -> None:
@@ -341,8 +341,9 @@ async def test_a_stale_service_and_an_unknown_one_get_the_no_data_advice(tools: 
 
 
 async def test_promql_functions_are_refused_through_the_tool(tools: dict[str, Tool]) -> None:
-    with pytest.raises(ToolFailure, match="use a metric alias from list_metrics"):
+    with pytest.raises(ToolFailure, match="not PromQL functions") as failure:
         await query_metrics(tools, "order-service", metric=f'sum(rate({RATIO}{{service="{{service}}"}}[5m]))')
+    assert "Use a metric alias from list_metrics" in failure.value.hint
 
 
 async def test_list_metrics_over_a_recording(tools: dict[str, Tool]) -> None:

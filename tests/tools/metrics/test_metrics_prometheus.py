@@ -30,9 +30,10 @@ SPIKE_QUERY = (
 
 
 async def call(tools: list[Tool], name: str, **args: Any) -> str:
-    """One call through the kernel's Dispatcher, as a run makes it: the output, or the error the model would see."""
+    """One call through the kernel's Dispatcher, as a run makes it: the output, or the error the model would see
+    (the words for people, then the hint), without its prefix."""
     result = await dispatch_call(tools, name, **args)
-    return result.error.said if result.error else result.text
+    return f"{result.error.said} {result.error.hint}".rstrip() if result.error else result.text
 
 
 @pytest.fixture
@@ -72,6 +73,8 @@ async def test_a_service_that_stopped_reporting_says_what_to_try(tools: list[Too
     assert text.startswith("'query_metrics' failed: no series for service=\"ghost-service\" and http_5xx_rate")
     assert 'list_metrics(service="ghost-service") shows what exists; check the service label' in text
     assert 'query: (sum(rate(http_requests_total{service="ghost-service"' in text
+    said = (await dispatch_call(tools, "query_metrics", service="ghost-service")).error.said
+    assert "list_metrics" not in said, "people read what was missing; the model, what to try"
 
 
 async def test_the_stopped_service_is_still_there_over_a_longer_window(tools: list[Tool]) -> None:
@@ -84,8 +87,9 @@ async def test_an_unknown_service_gets_the_closest_names(tools: list[Tool]) -> N
     text = await call(tools, "query_metrics", service="order")
     assert text.startswith(
         "'query_metrics' failed: No service \"order\" has metrics (service or container) in the last 6h. Nearest: order-service. "
-        "Known services (4): ghost-service, inventory-service, order-service, payment-service. Use one of these names."
+        "Known services (4): ghost-service, inventory-service, order-service, payment-service. query: "
     )
+    assert text.endswith(" Use one of these names.")
 
 
 # --- aliases and PromQL -----------------------------------------------------------------------
@@ -151,7 +155,7 @@ async def test_bad_promql_is_rejected_with_the_query_to_fix(tools: list[Tool]) -
     text = await call(tools, "query_metrics", service="order-service", metric="sum(rate(http_requests_total[5m])")
     assert text.startswith("'query_metrics' failed: Prometheus rejected the query: ")
     assert "parse error" in text
-    assert text.endswith("Fix the PromQL: sum(rate(http_requests_total[5m])")
+    assert text.endswith(": sum(rate(http_requests_total[5m]). Fix the PromQL.")
 
 
 async def test_a_query_prometheus_cannot_evaluate_says_so(tools: list[Tool]) -> None:
@@ -191,10 +195,10 @@ def test_alias_templates_with_unknown_placeholders_are_refused() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"window": "90 minutes"}, 'window "90 minutes" is not a duration: write it like 15m, 1h or 2h30m'),
-        ({"window": "30d"}, 'window "30d" is longer than 7d: use at most 7d'),
+        ({"window": "90 minutes"}, 'window "90 minutes" is not a duration. Write it like 15m, 1h or 2h30m'),
+        ({"window": "30d"}, 'window "30d" is longer than 7d. Use at most 7d'),
         ({"window": "30s"}, 'window "30s" is shorter than 1m'),
-        ({"window": "7d", "step": "1s"}, "gives more than 1000 points: use a step of at least 10m5s"),
+        ({"window": "7d", "step": "1s"}, "gives more than 1000 points. Use a step of at least 10m5s"),
         ({"step": "fast"}, 'step "fast" is not a duration'),
     ],
 )
@@ -290,7 +294,7 @@ async def test_a_slow_server_times_out_with_advice() -> None:
         tools = metrics_tools(MetricsSettings(url=slow.url, timeout_s=0.3))
         text = await call(tools, "query_metrics", service="order-service")
     assert text == (
-        "'query_metrics' failed: Prometheus did not answer within 0.3 s: narrow the window or raise the step"
+        "'query_metrics' failed: Prometheus did not answer within 0.3 s. Narrow the window or raise the step."
     )
 
 
@@ -302,7 +306,7 @@ async def test_a_slow_server_times_out_with_advice() -> None:
         (Reply(body="no auth", status=401), "refused the request (HTTP 401): check the credentials"),
         (
             Reply(body={"status": "error", "errorType": "timeout", "error": "query timed out"}, status=503),
-            "Prometheus gave up on the query (query timed out): narrow the window or raise the step",
+            "Prometheus gave up on the query (query timed out). Narrow the window or raise the step.",
         ),
     ],
 )
@@ -312,6 +316,6 @@ async def test_servers_that_are_not_well_say_what_to_check(reply: Reply, message
         client = PrometheusClient(base_url=fake.url + "/", headers={"Authorization": "Bearer t0ken"})
         with pytest.raises(ToolFailure) as failure:
             await client.query("up")
-    assert message in str(failure.value)
+    assert message in f"{failure.value} {failure.value.hint}"
     assert fake.requests[0].path == "/api/v1/query"
     assert fake.requests[0].headers["authorization"] == "Bearer t0ken"

@@ -291,10 +291,9 @@ async def test_the_tools_read_compare_and_list(repo_root: Path) -> None:
 
 async def test_the_tools_explain_how_to_name_a_repository(repo_root: Path) -> None:
     tools = tools_for(repo_root)
-    with pytest.raises(
-        ToolFailure, match="Several repositories are configured; pass repo as one of: order-service, wide"
-    ):
+    with pytest.raises(ToolFailure, match="Several repositories are configured: order-service, wide") as several:
         await call(tools["read_repo_file"], path="README.md")
+    assert several.value.hint == "Pass repo as one of these."
     with pytest.raises(ToolFailure, match=r"No repository 'billing' is configured\. Configured: order-service, wide\."):
         await call(tools["compare_refs"], base="v1", head="v2", repo="billing")
 
