@@ -301,6 +301,8 @@ class SqliteDatabase(Database):
             await subscription.aclose()
         if self._closed:
             return
+        if self._checkpoint is not None:  # begun before the close: it ends first, not on a closed store
+            await asyncio.wait([self._checkpoint])
         if self._here is not None:
             self._here.close()
         await asyncio.wrap_future(self._worker.submit(self._close_patient, urgent=False))
