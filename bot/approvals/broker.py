@@ -51,7 +51,7 @@ class ApprovalUI(Protocol):
         ...
 
     async def show_decision(self, approval: PendingApproval) -> None:
-        """Replace the buttons with the decision line."""
+        """Replace the buttons with the decision line; must not wait on Slack (the run is woken after it)."""
         ...
 
 
@@ -305,7 +305,7 @@ class ApprovalBroker:
     async def _settle(
         self, approval: PendingApproval, state: ApprovalState, *, by: str, reason: str
     ) -> PendingApproval | None:
-        """The one transition out of `pending`: store it, wake the waiting hook, audit it, update the message.
+        """The one transition out of `pending`: store it, update the message, wake the waiting hook, audit it.
 
         None if the approval was no longer pending (another click, the expiry or a stop got there first).
         """
@@ -321,6 +321,10 @@ class ApprovalBroker:
                 listener(settled)
             except Exception:
                 log.exception("approval_listener_failed", **_audit(settled))
+        # The message shows the decision before the run is woken: the run's line for the action it then takes (its
+        # outcome) replaces it. The other way round, a decision line written late would hide what the action did.
+        if settled.message_ts:  # else not posted (yet): there is no message to update
+            await self._show(settled)
         waiter = self._waiters.get(settled.approval_id)
         if waiter is not None and not waiter.done():
             waiter.set_result(settled)
@@ -332,8 +336,6 @@ class ApprovalBroker:
         # The audit line after the run is woken: the decision is stored already, and the approver waits for the
         # action, not for the audit log's turn behind every run's checkpoints. Its time is taken before this yields.
         await self._record(AuditKind.APPROVAL_DECIDED, settled, by, decision=str(state), reason=reason)
-        if settled.message_ts:  # else not posted (yet): there is no message to update
-            await self._show(settled)
         return settled
 
     async def _show(self, approval: PendingApproval) -> None:

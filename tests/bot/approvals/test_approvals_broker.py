@@ -15,6 +15,7 @@ from bot.approvals import broker as broker_module
 from bot.approvals.broker import ApprovalBroker, ApproverPolicy
 from bot.approvals.outcomes import ApprovalRefusal, ApprovalRefused, Decided
 from bot.approvals.store import ApprovalState, InMemoryApprovalStore, PendingApproval
+from bot.audit.trail import AuditEvent, AuditTrail
 from bot.words import expiry_reason
 from kernel import (
     Agent,
@@ -88,11 +89,15 @@ class HeldStore(InMemoryApprovalStore):
 class Harness:
     """A broker with fakes, and the hook tasks it started (cancelled at teardown)."""
 
-    def __init__(self, policy: ApproverPolicy = POLICY, *, recheck_s: float = 5.0) -> None:
+    def __init__(
+        self, policy: ApproverPolicy = POLICY, *, recheck_s: float = 5.0, audit: AuditTrail | None = None
+    ) -> None:
         self.ui = FakeUI()
         self.clock = ManualClock()
         self.store = HeldStore()
-        self.broker = ApprovalBroker(policy=policy, ui=self.ui, store=self.store, clock=self.clock, recheck_s=recheck_s)
+        self.broker = ApprovalBroker(
+            policy=policy, ui=self.ui, store=self.store, clock=self.clock, recheck_s=recheck_s, audit=audit
+        )
         self.tasks: list[asyncio.Task[Approved | Denied]] = []
 
     async def ask(self, run_id: str = "run-1", requested_by: str = "U_REQ", step: int = 1):
@@ -324,6 +329,40 @@ async def test_a_click_that_beats_the_write_of_its_message_ts_is_decided_as_soon
     assert isinstance(outcome, Decided)
     assert outcome.approval.decided_by == "U_BOB"
     assert await asyncio.wait_for(task, 5) == Approved(by="U_BOB", args_hash=approval.args_hash, at=T0)
+
+
+async def test_the_message_shows_the_decision_before_the_run_is_woken():
+    """The run's line for the action it takes replaces the decision line on the approval message: a decision line
+    written after the run woke (the audit line before it may yield) would hide what the action did."""
+    events: list[str] = []
+    h = Harness(audit=AuditTrail(YieldingSink(events), names=yielding_name))
+    task, approval = await h.ask()
+    woke = asyncio.ensure_future(_after(task, lambda: events.append(f"run woken, {len(h.ui.shown)} shown")))
+    await h.click(approval)
+    await woke
+    assert events == ["approval_requested", "run woken, 1 shown", "approval_decided"], "shown, woken, then audited"
+    assert [a.state for a in h.ui.shown] == [ApprovalState.APPROVED]
+
+
+class YieldingSink:
+    """An audit sink that yields to the loop before keeping each event, as a store's write may."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    async def audit(self, event: AuditEvent, *, urgent: bool = False) -> None:
+        await asyncio.sleep(0)
+        self.events.append(event.kind)
+
+
+async def yielding_name(user_id: str) -> str:
+    await asyncio.sleep(0)
+    return f"name of {user_id}"
+
+
+async def _after(task: asyncio.Task, then) -> None:
+    await task
+    then()
 
 
 # --- who may click, and which click counts ----------------------------------------------------------------
